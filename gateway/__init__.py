@@ -1,0 +1,1 @@
+"""The HiveServer2 gateway: server, handler, service, sessions and operations."""

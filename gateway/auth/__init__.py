@@ -1,0 +1,1 @@
+"""Authentication: who may open a session, and the SASL PLAIN transport that carries the password."""

@@ -1,0 +1,125 @@
+"""`sluicegate serve | shell | passwd`: the command line."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from gateway.errors import ConfigError
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gateway.auth.providers import make_authenticator
+    from gateway.config import load_config
+    from gateway.server import GatewayServer
+    from gateway.service import GatewayService
+    from runtime.spark import create_spark_session, warm_up
+
+    config = load_config(args.conf, host=args.host, port=args.port, warehouse=args.warehouse)
+    authenticator = make_authenticator(config.auth.mode, config.auth.password_file)
+    spark = create_spark_session(config.spark)
+    warm_up(spark)
+    service = GatewayService(config, spark, authenticator)
+    server = GatewayServer(service, config.server.host, config.server.port, config.server.max_connections)
+    server.start()
+
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        logging.getLogger("sluicegate").info("received %s, stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    print(
+        f"sluicegate ready on {config.server.host}:{server.port} "
+        f"(jdbc:hive2://{config.server.host}:{server.port}/default; warehouse {config.warehouse}; "
+        f"auth {config.auth.mode})",
+        flush=True,
+    )
+    stop.wait()
+    server.shutdown(config.server.shutdown_grace)
+    spark.stop()
+    print("sluicegate stopped", flush=True)
+    return 0
+
+
+def _passwd(args: argparse.Namespace) -> int:
+    from gateway.auth.providers import set_password
+    from gateway.config import load_config
+
+    config = load_config(args.conf, warehouse=args.warehouse)
+    path = Path(args.file) if args.file else config.auth.password_file
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"new password for {args.user}: ")
+        if password != getpass.getpass("again: "):
+            print("sluicegate passwd: the two passwords differ; nothing changed", file=sys.stderr)
+            return 1
+    if not password:
+        print("sluicegate passwd: an empty password is not allowed; nothing changed", file=sys.stderr)
+        return 1
+    set_password(path, args.user, password)
+    print(f"password for {args.user} set in {path}")
+    return 0
+
+
+def _shell(args: argparse.Namespace) -> int:
+    from gateway.shell.main import run_shell
+
+    return run_shell(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sluicegate", description="SQL-first streaming warehouse gateway")
+    parser.add_argument("--log-level", default="INFO", help="logging level (DEBUG, INFO, WARNING)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="start the HiveServer2 gateway")
+    serve.add_argument("--host", help="address to bind (default from conf: 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="Thrift port (default from conf: 10000; 0 = any free port)")
+    serve.add_argument("--warehouse", help="warehouse folder (default from conf: ./warehouse)")
+    serve.add_argument("--conf", help="a TOML file overriding conf/sluicegate.toml key by key")
+    serve.set_defaults(run=_serve)
+
+    shell = commands.add_parser("shell", help="an interactive SQL shell over the HiveServer2 protocol")
+    shell.add_argument("--host", default="127.0.0.1")
+    shell.add_argument("--port", type=int, default=10000)
+    shell.add_argument("-u", "--user", default=getpass.getuser())
+    shell.add_argument("-p", "--password", help="password (asked for when the server wants one and none is given)")
+    shell.add_argument("-d", "--database", default="default")
+    shell.add_argument("-e", dest="execute", help="run these statements and exit")
+    shell.add_argument("-f", dest="file", help="run the statements in this file and exit")
+    shell.set_defaults(run=_shell)
+
+    passwd = commands.add_parser("passwd", help="set a user's password for auth.mode = password")
+    passwd.add_argument("user")
+    passwd.add_argument("--conf", help="configuration file (to find the warehouse and password file)")
+    passwd.add_argument("--warehouse", help="warehouse folder")
+    passwd.add_argument("--file", help="password file (default: auth.password_file, or WAREHOUSE/passwd)")
+    passwd.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    passwd.set_defaults(run=_passwd)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    for noisy in ("py4j", "pyspark"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        return int(args.run(args))
+    except ConfigError as exc:
+        print(f"sluicegate: {exc.message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

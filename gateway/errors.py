@@ -1,0 +1,84 @@
+"""The gateway's errors: each carries a stable error class, a SQLSTATE and, where it has one, a position and a hint.
+
+`gateway/thrift/convert.py` turns any of these (and the errors of `runtime`, `dialect` and `catalog`, which carry the
+same attributes) into a TStatus at one place; nothing else formats errors for the wire.
+"""
+
+from __future__ import annotations
+
+
+class GatewayError(Exception):
+    """Base of the gateway's own errors. Subclasses fix `error_class` and `sqlstate`."""
+
+    error_class = "INTERNAL_ERROR"
+    sqlstate = "XX000"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_class: str | None = None,
+        sqlstate: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if error_class is not None:
+            self.error_class = error_class
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
+        self.line = line
+        self.column = column
+        self.hint = hint
+
+
+class ConfigError(GatewayError):
+    error_class = "INVALID_CONFIGURATION"
+    sqlstate = "F0000"
+
+
+class AuthenticationError(GatewayError):
+    error_class = "INVALID_CREDENTIALS"
+    sqlstate = "28000"
+
+
+class SessionNotFoundError(GatewayError):
+    error_class = "INVALID_SESSION_HANDLE"
+    sqlstate = "08003"
+
+
+class OperationNotFoundError(GatewayError):
+    error_class = "INVALID_OPERATION_HANDLE"
+    sqlstate = "HY010"
+
+
+class InvalidOperationStateError(GatewayError):
+    error_class = "INVALID_OPERATION_STATE"
+    sqlstate = "HY010"
+
+
+class InvalidRequestError(GatewayError):
+    error_class = "INVALID_PARAMETER_VALUE"
+    sqlstate = "22023"
+
+
+class FeatureNotSupportedError(GatewayError):
+    error_class = "FEATURE_NOT_SUPPORTED"
+    sqlstate = "0A000"
+
+
+class OperationCanceledError(GatewayError):
+    error_class = "OPERATION_CANCELED"
+    sqlstate = "57014"
+
+
+class QueryTimeoutError(GatewayError):
+    error_class = "QUERY_TIMEOUT"
+    sqlstate = "57014"
+
+
+class InternalError(GatewayError):
+    error_class = "INTERNAL_ERROR"
+    sqlstate = "XX000"

@@ -1,0 +1,373 @@
+"""The operation: runs once (inline or on a background thread), then serves its result incrementally.
+
+Two locks, for two jobs: `_state_lock` guards the state machine and is only ever held for a moment, so cancel and
+close never wait behind a long fetch; `_fetch_lock` serialises fetches (which may wait while Spark computes the next
+partition). Cancel and close are idempotent, and a failure that arrives after a cancel is dropped, not reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from gateway.errors import (
+    FeatureNotSupportedError,
+    GatewayError,
+    InternalError,
+    InvalidOperationStateError,
+    OperationCanceledError,
+    QueryTimeoutError,
+)
+from gateway.operation.state import TERMINAL, OperationState, check_transition
+from runtime.errors import RuntimeQueryError
+from runtime.results import ResultColumn
+from runtime.sql import BatchSource, StatementResult
+
+if TYPE_CHECKING:
+    from gateway.session import Session
+
+log = logging.getLogger(__name__)
+
+
+class OperationType(Enum):
+    EXECUTE_STATEMENT = "EXECUTE_STATEMENT"
+    GET_TYPE_INFO = "GET_TYPE_INFO"
+    GET_CATALOGS = "GET_CATALOGS"
+    GET_SCHEMAS = "GET_SCHEMAS"
+    GET_TABLES = "GET_TABLES"
+    GET_TABLE_TYPES = "GET_TABLE_TYPES"
+    GET_COLUMNS = "GET_COLUMNS"
+    GET_FUNCTIONS = "GET_FUNCTIONS"
+    UNKNOWN = "UNKNOWN"
+
+
+class FetchOrientation(Enum):
+    NEXT = "NEXT"
+    FIRST = "FIRST"
+    OTHER = "OTHER"
+
+
+@dataclass(frozen=True)
+class OperationHandle:
+    guid: bytes
+    secret: bytes
+
+    @classmethod
+    def new(cls) -> OperationHandle:
+        return cls(uuid.uuid4().bytes, uuid.uuid4().bytes)
+
+    @property
+    def hex(self) -> str:
+        return self.guid.hex()
+
+
+@dataclass
+class RowBlock:
+    """A slice of a result: `arrays[i]` holds column i's values for rows start_offset .. start_offset+num_rows."""
+
+    start_offset: int
+    columns: list[ResultColumn]
+    arrays: list[pa.Array]
+    has_more: bool
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.arrays[0]) if self.arrays else 0
+
+
+@dataclass
+class OperationLog:
+    """Log lines a client reads with FetchResults(fetchType=1): FETCH_NEXT returns the unread ones."""
+
+    lines: list[str] = field(default_factory=list)
+    read: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, line: str) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        with self._lock:
+            self.lines.append(f"{stamp} {line}")
+
+    def fetch(self, orientation: FetchOrientation, max_rows: int) -> list[str]:
+        with self._lock:
+            if orientation is FetchOrientation.FIRST:
+                self.read = 0
+            chunk = self.lines[self.read : self.read + max_rows]
+            self.read += len(chunk)
+            return chunk
+
+
+@dataclass(frozen=True)
+class OperationStatus:
+    state: OperationState
+    error: BaseException | None
+    started: float
+    completed: float | None
+    has_result_set: bool
+
+
+class Operation(ABC):
+    """Subclasses say what to run (`execute`) and how to stop it (`cancel_work`)."""
+
+    op_type: OperationType = OperationType.UNKNOWN
+
+    def __init__(self, session: Session, statement: str | None = None) -> None:
+        self.handle = OperationHandle.new()
+        self.session = session
+        self.statement = statement
+        self.log = OperationLog()
+        self._state = OperationState.INITIALIZED
+        self._state_lock = threading.Lock()
+        self._fetch_lock = threading.Lock()
+        self._done = threading.Event()
+        self._error: BaseException | None = None
+        self._result: StatementResult | None = None
+        self._source: BatchSource | None = None
+        self._batches: Iterator[pa.RecordBatch] | None = None
+        self._pending: pa.RecordBatch | None = None
+        self._exhausted = False
+        self._row_offset = 0
+        self._timer: threading.Timer | None = None
+        self.started = time.time()
+        self.completed: float | None = None
+        self.last_access = time.monotonic()
+
+    # -- what subclasses provide -------------------------------------------------------------------------------
+
+    @abstractmethod
+    def execute(self) -> StatementResult:
+        """Do the work; return the result's columns and a way to open its batches."""
+
+    def cancel_work(self) -> None:
+        """Stop work in flight (Spark jobs). Called at most once per cancel, without locks held."""
+
+    # -- state ---------------------------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> OperationState:
+        return self._state
+
+    def _transition(self, new: OperationState) -> bool:
+        """Move to `new` if allowed; False (and no change) if the operation already ended."""
+        with self._state_lock:
+            if self._state in TERMINAL and new not in (OperationState.CLOSED,):
+                return False
+            if self._state is OperationState.CLOSED:
+                return False
+            check_transition(self._state, new)
+            self._state = new
+            if new in TERMINAL and self.completed is None:
+                self.completed = time.time()
+        if new in TERMINAL:
+            self._done.set()
+            if self._timer is not None:
+                self._timer.cancel()
+        return True
+
+    def status(self) -> OperationStatus:
+        self.last_access = time.monotonic()
+        with self._state_lock:
+            return OperationStatus(
+                self._state, self._error, self.started, self.completed, bool(self._result and self._result.columns)
+            )
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    # -- running -------------------------------------------------------------------------------------------------
+
+    def mark_pending(self, timeout: float | None) -> None:
+        self._transition(OperationState.PENDING)
+        self._arm_timeout(timeout)
+
+    def _arm_timeout(self, timeout: float | None) -> None:
+        if timeout and timeout > 0:
+            self._timer = threading.Timer(timeout, self._time_out, args=(timeout,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def run(self, timeout: float | None = None) -> None:
+        """Run to FINISHED or ERROR (or stop early if cancelled meanwhile). Never raises."""
+        if self._timer is None:
+            self._arm_timeout(timeout)
+        if not self._transition(OperationState.RUNNING):
+            return
+        if self.statement is not None:
+            self.log.add(f"Running: {self.statement.strip()[:500]}")
+        try:
+            result = self.execute()
+            source = result.open_batches()
+            batches = iter(source)
+            # The first batch is read here, so that most failures show in the status rather than at fetch.
+            pending = next(batches, None)
+        except (GatewayError, RuntimeQueryError) as exc:
+            self._fail(exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - a gateway bug must end this operation, not the server
+            log.exception("operation %s failed inside the gateway", self.handle.hex)
+            self._fail(InternalError(f"internal error in the gateway: {type(exc).__name__}: {exc}"))
+            return
+        with self._state_lock:
+            ended = self._state in TERMINAL
+            if not ended:
+                self._result, self._source, self._batches, self._pending = result, source, batches, pending
+                self._exhausted = pending is None
+        if ended:
+            source.close()
+            return
+        self._transition(OperationState.FINISHED)
+        self.log.add("Finished")
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._state_lock:
+            if self._state in TERMINAL:
+                log.info("ignoring an error of operation %s that already ended: %s", self.handle.hex, exc)
+                return
+            self._error = exc
+        self.log.add(f"Failed: {getattr(exc, 'message', exc)}")
+        self._transition(OperationState.ERROR)
+
+    def _time_out(self, timeout: float) -> None:
+        with self._state_lock:
+            if self._state in TERMINAL:
+                return
+            self._error = QueryTimeoutError(
+                f"the statement ran longer than its query timeout of {timeout:g} s and was cancelled",
+                hint="raise the timeout (JDBC Statement.setQueryTimeout) or make the query cheaper",
+            )
+        if self._transition(OperationState.TIMEDOUT):
+            self.log.add("Timed out")
+            self._stop_work()
+
+    def cancel(self) -> None:
+        if self._transition(OperationState.CANCELED):
+            self.log.add("Cancelled")
+            self._stop_work()
+
+    def close(self) -> None:
+        """Cancel what runs, release the result; idempotent."""
+        if self._state is OperationState.CLOSED:
+            return
+        running = self._state not in TERMINAL
+        self._transition(OperationState.CLOSED)
+        if running:
+            self._stop_work()
+        # A fetch in flight ends soon after its jobs are cancelled; the result is released after it.
+        if self._fetch_lock.acquire(timeout=30):
+            try:
+                self._release()
+            finally:
+                self._fetch_lock.release()
+        else:
+            log.warning("operation %s: a fetch did not end within 30 s of close", self.handle.hex)
+
+    def _stop_work(self) -> None:
+        try:
+            self.cancel_work()
+        except Exception:  # noqa: BLE001 - cancel is best effort; the state already says the operation ended
+            log.exception("cancelling the work of operation %s failed", self.handle.hex)
+
+    def _release(self) -> None:
+        source, self._source, self._batches, self._pending = self._source, None, None, None
+        if source is not None:
+            try:
+                source.close()
+            except Exception:  # noqa: BLE001
+                log.exception("releasing the result of operation %s failed", self.handle.hex)
+
+    # -- results -------------------------------------------------------------------------------------------------
+
+    def result_columns(self) -> list[ResultColumn]:
+        self._require_finished()
+        assert self._result is not None
+        return self._result.columns
+
+    def _require_finished(self) -> None:
+        self.last_access = time.monotonic()
+        state = self._state
+        if state is OperationState.FINISHED:
+            return
+        if state is OperationState.ERROR and self._error is not None:
+            raise self._error
+        if state is OperationState.CANCELED:
+            raise OperationCanceledError("the operation was cancelled; its results are gone")
+        if state is OperationState.TIMEDOUT and self._error is not None:
+            raise self._error
+        if state is OperationState.CLOSED:
+            raise InvalidOperationStateError("the operation is closed")
+        raise InvalidOperationStateError(
+            f"the operation is {state.value}; poll GetOperationStatus until it is FINISHED before fetching"
+        )
+
+    def fetch(self, orientation: FetchOrientation, max_rows: int) -> RowBlock:
+        if orientation is FetchOrientation.OTHER:
+            raise FeatureNotSupportedError(
+                "only FETCH_NEXT and FETCH_FIRST are supported; results are read forward",
+                hint="read the result again from its start with FETCH_FIRST",
+            )
+        self._require_finished()
+        with self._fetch_lock:
+            self._require_finished()
+            assert self._result is not None
+            if orientation is FetchOrientation.FIRST and self._row_offset > 0:
+                self._restart()
+            start = self._row_offset
+            try:
+                slices = self._take(max_rows)
+            except (GatewayError, RuntimeQueryError):
+                self._require_finished()  # a cancel or timeout explains the failure better than Spark's message
+                raise
+            columns = self._result.columns
+            if slices:
+                table = pa.Table.from_batches(slices)
+                arrays = [table.column(i).combine_chunks() for i in range(table.num_columns)]
+            else:
+                arrays = [pa.array([], type=field.type) for field in self._empty_schema()]
+            block = RowBlock(start, columns, arrays, has_more=not self._exhausted)
+            self._row_offset += block.num_rows
+            return block
+
+    def _empty_schema(self) -> pa.Schema:
+        from runtime.results import arrow_schema
+
+        assert self._result is not None
+        return arrow_schema(self._result.columns)
+
+    def _restart(self) -> None:
+        assert self._result is not None
+        self._release()
+        self._source = self._result.open_batches()
+        self._batches = iter(self._source)
+        self._pending = None
+        self._exhausted = False
+        self._row_offset = 0
+
+    def _take(self, max_rows: int) -> list[pa.RecordBatch]:
+        slices: list[pa.RecordBatch] = []
+        wanted = max_rows
+        while wanted > 0 and not self._exhausted:
+            if self._pending is None:
+                assert self._batches is not None
+                self._pending = next(self._batches, None)
+                if self._pending is None:
+                    self._exhausted = True
+                    break
+            batch = self._pending
+            if batch.num_rows <= wanted:
+                slices.append(batch)
+                wanted -= batch.num_rows
+                self._pending = None
+            else:
+                slices.append(batch.slice(0, wanted))
+                self._pending = batch.slice(wanted)
+                wanted = 0
+        return slices

@@ -1,0 +1,194 @@
+"""GatewayService: what the gateway does, in domain types only (as Flink's SqlGatewayService).
+
+The Thrift handler is one of its callers; tests and the future HTTP transport can be others. It owns the Spark
+session, the session and operation registries and the sweeper that closes idle ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from gateway.auth.providers import Authenticator
+from gateway.config import GatewayConfig
+from gateway.errors import InvalidRequestError
+from gateway.operation.base import FetchOrientation, Operation, OperationHandle, OperationStatus, RowBlock
+from gateway.operation.execute_statement import ExecuteStatement
+from gateway.operation.manager import OperationManager
+from gateway.operation import metadata
+from gateway.session import Session, SessionHandle, SessionManager
+from runtime.results import ResultColumn
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "sluicegate"
+
+
+class InfoType(Enum):
+    SERVER_NAME = "SERVER_NAME"
+    DBMS_NAME = "DBMS_NAME"
+    DBMS_VERSION = "DBMS_VERSION"
+    MAX_IDENTIFIER_LENGTH = "MAX_IDENTIFIER_LENGTH"
+    MAX_COLUMN_NAME_LENGTH = "MAX_COLUMN_NAME_LENGTH"
+    MAX_TABLE_NAME_LENGTH = "MAX_TABLE_NAME_LENGTH"
+    MAX_SCHEMA_NAME_LENGTH = "MAX_SCHEMA_NAME_LENGTH"
+    IDENTIFIER_QUOTE_CHAR = "IDENTIFIER_QUOTE_CHAR"
+    SEARCH_PATTERN_ESCAPE = "SEARCH_PATTERN_ESCAPE"
+    OTHER = "OTHER"
+
+
+class GatewayService:
+    def __init__(self, config: GatewayConfig, spark: SparkSession, authenticator: Authenticator) -> None:
+        self.config = config
+        self.spark = spark
+        self.authenticator = authenticator
+        self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
+        self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout)
+        self._stopping = threading.Event()
+        self._sweeper = threading.Thread(target=self._sweep, name="sluicegate-sweeper", daemon=True)
+        self._sweeper.start()
+
+    # -- sessions ------------------------------------------------------------------------------------------------
+
+    def authenticate(self, user: str, password: str | None) -> None:
+        self.authenticator.authenticate(user, password)
+
+    def open_session(
+        self, user: str, protocol: int, configuration: dict[str, str], client: str = "",
+        password: str | None = None, authenticated: bool = False,
+    ) -> Session:
+        """`authenticated`: the transport (SASL PLAIN) already checked the password."""
+        if not authenticated:
+            self.authenticator.authenticate(user, password)
+        return self.sessions.open(user, protocol, configuration, client)
+
+    def close_session(self, handle: SessionHandle) -> None:
+        self.sessions.close(handle)
+
+    def get_info(self, handle: SessionHandle, info: InfoType) -> str | int:
+        self.sessions.get(handle)
+        values: dict[InfoType, str | int] = {
+            InfoType.SERVER_NAME: SERVER_NAME,
+            InfoType.DBMS_NAME: "Spark SQL",
+            InfoType.DBMS_VERSION: self.spark.version,
+            InfoType.MAX_IDENTIFIER_LENGTH: 128,
+            InfoType.MAX_COLUMN_NAME_LENGTH: 128,
+            InfoType.MAX_TABLE_NAME_LENGTH: 128,
+            InfoType.MAX_SCHEMA_NAME_LENGTH: 128,
+            InfoType.IDENTIFIER_QUOTE_CHAR: "`",
+            InfoType.SEARCH_PATTERN_ESCAPE: "\\",
+        }
+        if info not in values:
+            raise InvalidRequestError(f"GetInfo does not know the info type {info.value}")
+        return values[info]
+
+    # -- operations ----------------------------------------------------------------------------------------------
+
+    def execute_statement(
+        self, handle: SessionHandle, statement: str, conf_overlay: dict[str, str] | None = None,
+        run_async: bool = False, timeout: float | None = None,
+    ) -> Operation:
+        session = self.sessions.get(handle)
+        if not statement or not statement.strip():
+            raise InvalidRequestError("the statement is empty", error_class="EMPTY_STATEMENT", sqlstate="42601")
+        operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace)
+        session.track(operation)
+        self.operations.run(operation, run_async, timeout)
+        return operation
+
+    def _metadata(self, kind: type[metadata.MetadataOperation], handle: SessionHandle, **request: Any) -> Operation:
+        session = self.sessions.get(handle)
+        operation = kind(session, **request)
+        session.track(operation)
+        self.operations.run(operation, run_async=False, timeout=None)
+        return operation
+
+    def get_catalogs(self, handle: SessionHandle) -> Operation:
+        return self._metadata(metadata.GetCatalogs, handle)
+
+    def get_schemas(self, handle: SessionHandle, schema_name: str | None) -> Operation:
+        return self._metadata(metadata.GetSchemas, handle, schema_name=schema_name)
+
+    def get_tables(self, handle: SessionHandle, schema_name: str | None, table_name: str | None,
+                   table_types: list[str] | None) -> Operation:
+        return self._metadata(metadata.GetTables, handle, schema_name=schema_name, table_name=table_name,
+                              table_types=table_types)
+
+    def get_table_types(self, handle: SessionHandle) -> Operation:
+        return self._metadata(metadata.GetTableTypes, handle)
+
+    def get_columns(self, handle: SessionHandle, schema_name: str | None, table_name: str | None,
+                    column_name: str | None) -> Operation:
+        return self._metadata(metadata.GetColumns, handle, schema_name=schema_name, table_name=table_name,
+                              column_name=column_name)
+
+    def get_type_info(self, handle: SessionHandle) -> Operation:
+        return self._metadata(metadata.GetTypeInfo, handle)
+
+    def get_functions(self, handle: SessionHandle, schema_name: str | None, function_name: str | None) -> Operation:
+        return self._metadata(metadata.GetFunctions, handle, schema_name=schema_name, function_name=function_name)
+
+    def get_primary_keys(self, handle: SessionHandle) -> Operation:
+        return self._metadata(metadata.GetPrimaryKeys, handle)
+
+    def get_cross_reference(self, handle: SessionHandle) -> Operation:
+        return self._metadata(metadata.GetCrossReference, handle)
+
+    def operation(self, handle: OperationHandle) -> Operation:
+        operation = self.operations.get(handle)
+        operation.session.touch()
+        return operation
+
+    def get_operation_status(self, handle: OperationHandle) -> OperationStatus:
+        return self.operation(handle).status()
+
+    def get_result_set_metadata(self, handle: OperationHandle) -> list[ResultColumn]:
+        return self.operation(handle).result_columns()
+
+    def fetch_results(self, handle: OperationHandle, orientation: FetchOrientation, max_rows: int) -> RowBlock:
+        if max_rows <= 0:
+            raise InvalidRequestError(f"maxRows must be positive, got {max_rows}")
+        max_rows = min(max_rows, self.config.operation.max_fetch_rows)
+        return self.operation(handle).fetch(orientation, max_rows)
+
+    def fetch_log(self, handle: OperationHandle, orientation: FetchOrientation, max_rows: int) -> list[str]:
+        return self.operation(handle).log.fetch(orientation, max(max_rows, 1))
+
+    def cancel_operation(self, handle: OperationHandle) -> None:
+        self.operation(handle).cancel()
+
+    def close_operation(self, handle: OperationHandle) -> None:
+        operation = self.operations.get(handle)
+        operation.session.forget(operation)
+        operation.close()
+        self.operations.remove(handle)
+
+    # -- lifecycle -----------------------------------------------------------------------------------------------
+
+    def _sweep(self) -> None:
+        interval = max(self.config.session.check_interval, 0.05)
+        while not self._stopping.wait(interval):
+            try:
+                self.sessions.close_idle()
+                self.operations.close_idle()
+            except Exception:  # noqa: BLE001 - the sweeper must survive a bad session
+                log.exception("closing idle sessions failed")
+
+    def shutdown(self, grace: float) -> None:
+        """Let running statements finish for up to `grace` seconds, then cancel the rest and close every session."""
+        self._stopping.set()
+        deadline = time.monotonic() + grace
+        while self.operations_running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.sessions.close_all()
+        self.operations.shutdown()
+
+    def operations_running(self) -> int:
+        return sum(1 for s in self.sessions.list() for op in s.operations() if op.state.value in ("PENDING", "RUNNING"))
+

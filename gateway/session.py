@@ -1,0 +1,175 @@
+"""Client sessions: each has its own Spark session (own temp views, current database and SQL conf) on the shared
+Spark context, and the operations it started. Idle sessions are closed by a sweeper; closing a session cancels its
+running work."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gateway.errors import InvalidRequestError, SessionNotFoundError
+from gateway.operation.state import TERMINAL
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from gateway.operation.base import Operation
+    from gateway.operation.manager import OperationManager
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SessionHandle:
+    guid: bytes
+    secret: bytes
+
+    @classmethod
+    def new(cls) -> SessionHandle:
+        return cls(uuid.uuid4().bytes, uuid.uuid4().bytes)
+
+    @property
+    def hex(self) -> str:
+        return self.guid.hex()
+
+
+class Session:
+    def __init__(self, handle: SessionHandle, user: str, protocol: int, spark: SparkSession, client: str) -> None:
+        self.handle = handle
+        self.user = user
+        self.protocol = protocol
+        self.spark = spark
+        self.client = client
+        self.created = time.time()
+        self.last_access = time.monotonic()
+        self._operations: dict[bytes, Operation] = {}
+        self._lock = threading.Lock()
+
+    def touch(self) -> None:
+        self.last_access = time.monotonic()
+
+    def track(self, operation: Operation) -> None:
+        with self._lock:
+            self._operations[operation.handle.guid] = operation
+
+    def forget(self, operation: Operation) -> None:
+        with self._lock:
+            self._operations.pop(operation.handle.guid, None)
+
+    def operations(self) -> list[Operation]:
+        with self._lock:
+            return list(self._operations.values())
+
+    def busy(self) -> bool:
+        return any(op.state not in TERMINAL for op in self.operations())
+
+    @property
+    def current_database(self) -> str:
+        return self.spark.catalog.currentDatabase()
+
+
+class SessionManager:
+    def __init__(self, spark: SparkSession, operations: OperationManager, idle_timeout: float) -> None:
+        self._spark = spark
+        self._operations = operations
+        self._idle_timeout = idle_timeout
+        self._sessions: dict[bytes, Session] = {}
+        self._lock = threading.Lock()
+
+    def open(self, user: str, protocol: int, configuration: dict[str, str], client: str = "") -> Session:
+        session = Session(SessionHandle.new(), user, protocol, self._spark.newSession(), client)
+        _apply_session_configuration(session, configuration)
+        with self._lock:
+            self._sessions[session.handle.guid] = session
+        log.info("session %s opened for %s from %s (protocol V%d)", session.handle.hex, user, client, protocol + 1)
+        return session
+
+    def get(self, handle: SessionHandle) -> Session:
+        with self._lock:
+            session = self._sessions.get(handle.guid)
+        if session is None or session.handle.secret != handle.secret:
+            raise SessionNotFoundError(
+                f"session {handle.hex} does not exist: it was closed or timed out; open a new session"
+            )
+        session.touch()
+        return session
+
+    def close(self, handle: SessionHandle) -> None:
+        with self._lock:
+            session = self._sessions.pop(handle.guid, None)
+        if session is None:
+            raise SessionNotFoundError(f"session {handle.hex} does not exist or is already closed")
+        self._close(session)
+
+    def _close(self, session: Session) -> None:
+        for operation in session.operations():
+            operation.close()
+            self._operations.remove(operation.handle)
+        log.info("session %s of %s closed", session.handle.hex, session.user)
+
+    def close_quietly(self, handle: SessionHandle) -> None:
+        """For a dropped connection: its sessions go with it (as HiveServer2's close-on-disconnect)."""
+        with self._lock:
+            session = self._sessions.pop(handle.guid, None)
+        if session is not None:
+            self._close(session)
+
+    def close_idle(self) -> int:
+        if self._idle_timeout <= 0:
+            return 0
+        now = time.monotonic()
+        with self._lock:
+            idle = [s for s in self._sessions.values() if now - s.last_access > self._idle_timeout and not s.busy()]
+            for session in idle:
+                self._sessions.pop(session.handle.guid, None)
+        for session in idle:
+            log.info("closing session %s of %s: idle for %.0f s", session.handle.hex, session.user,
+                     now - session.last_access)
+            self._close(session)
+        return len(idle)
+
+    def close_all(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for session in sessions:
+            self._close(session)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def list(self) -> list[Session]:
+        with self._lock:
+            return list(self._sessions.values())
+
+
+def _apply_session_configuration(session: Session, configuration: dict[str, str]) -> None:
+    """OpenSession's overlay: `use:database`, `set:hiveconf:KEY` and `set:hivevar:KEY`, as HiveServer2 reads them."""
+    for key, value in configuration.items():
+        if key.startswith("set:hiveconf:"):
+            _set_conf(session, key[len("set:hiveconf:"):], value)
+        elif key.startswith("set:hivevar:"):
+            _set_conf(session, "hivevar:" + key[len("set:hivevar:"):], value)
+        elif key.startswith(("spark.", "hive.")):
+            _set_conf(session, key, value)
+    database = configuration.get("use:database")
+    if database and database != "default":
+        if not session.spark.catalog.databaseExists(database):
+            raise InvalidRequestError(
+                f"database '{database}' does not exist; connect to an existing one (SHOW DATABASES lists them)",
+                error_class="SCHEMA_NOT_FOUND",
+                sqlstate="42704",
+            )
+        session.spark.catalog.setCurrentDatabase(database)
+
+
+def _set_conf(session: Session, key: str, value: str) -> None:
+    try:
+        session.spark.conf.set(key, value)
+    except Exception as exc:  # noqa: BLE001 - a client's harmless hive.* setting must not fail its session
+        log.warning("session %s: ignoring setting %s=%s: %s", session.handle.hex, key, value, exc)

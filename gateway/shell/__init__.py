@@ -1,0 +1,1 @@
+"""`sluicegate shell`: a psql-like client over the HiveServer2 protocol."""

@@ -1,0 +1,270 @@
+"""All conversions between HiveServer2 Thrift types and the gateway's domain types, in one place.
+
+Errors become TStatus here and nowhere else: the message a client shows is `[ERROR_CLASS] message`, then the line
+and column with the statement line and a caret under the offending place, then a hint where there is one.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pyarrow as pa
+from TCLIService import ttypes as T
+
+from gateway import types as hive_types
+from gateway.errors import GatewayError, InvalidRequestError
+from gateway.operation.base import FetchOrientation, Operation, OperationHandle, OperationType, RowBlock
+from gateway.operation.state import OperationState
+from gateway.service import InfoType
+from gateway.session import SessionHandle
+from runtime.errors import RuntimeQueryError
+from runtime.results import ResultColumn
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_V6 = T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V6
+SERVER_PROTOCOL = T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10
+
+# -- handles --------------------------------------------------------------------------------------------------
+
+
+def to_tsession_handle(handle: SessionHandle) -> T.TSessionHandle:
+    return T.TSessionHandle(sessionId=T.THandleIdentifier(guid=handle.guid, secret=handle.secret))
+
+
+def to_session_handle(handle: T.TSessionHandle | None) -> SessionHandle:
+    if handle is None or handle.sessionId is None:
+        raise InvalidRequestError("the request carries no session handle")
+    return SessionHandle(bytes(handle.sessionId.guid), bytes(handle.sessionId.secret))
+
+
+_OPERATION_TYPES = {
+    OperationType.EXECUTE_STATEMENT: T.TOperationType.EXECUTE_STATEMENT,
+    OperationType.GET_TYPE_INFO: T.TOperationType.GET_TYPE_INFO,
+    OperationType.GET_CATALOGS: T.TOperationType.GET_CATALOGS,
+    OperationType.GET_SCHEMAS: T.TOperationType.GET_SCHEMAS,
+    OperationType.GET_TABLES: T.TOperationType.GET_TABLES,
+    OperationType.GET_TABLE_TYPES: T.TOperationType.GET_TABLE_TYPES,
+    OperationType.GET_COLUMNS: T.TOperationType.GET_COLUMNS,
+    OperationType.GET_FUNCTIONS: T.TOperationType.GET_FUNCTIONS,
+    OperationType.UNKNOWN: T.TOperationType.UNKNOWN,
+}
+
+
+def to_toperation_handle(operation: Operation) -> T.TOperationHandle:
+    status = operation.status()
+    # Until it finishes we cannot know; clients fetch only after FINISHED, and then GetResultSetMetadata decides.
+    has_result_set = status.has_result_set or status.state in (OperationState.PENDING, OperationState.RUNNING)
+    return T.TOperationHandle(
+        operationId=T.THandleIdentifier(guid=operation.handle.guid, secret=operation.handle.secret),
+        operationType=_OPERATION_TYPES[operation.op_type],
+        hasResultSet=has_result_set,
+    )
+
+
+def to_operation_handle(handle: T.TOperationHandle | None) -> OperationHandle:
+    if handle is None or handle.operationId is None:
+        raise InvalidRequestError("the request carries no operation handle")
+    return OperationHandle(bytes(handle.operationId.guid), bytes(handle.operationId.secret))
+
+
+_STATES = {
+    OperationState.INITIALIZED: T.TOperationState.INITIALIZED_STATE,
+    OperationState.PENDING: T.TOperationState.PENDING_STATE,
+    OperationState.RUNNING: T.TOperationState.RUNNING_STATE,
+    OperationState.FINISHED: T.TOperationState.FINISHED_STATE,
+    OperationState.CANCELED: T.TOperationState.CANCELED_STATE,
+    OperationState.TIMEDOUT: T.TOperationState.TIMEDOUT_STATE,
+    OperationState.ERROR: T.TOperationState.ERROR_STATE,
+    OperationState.CLOSED: T.TOperationState.CLOSED_STATE,
+}
+
+
+def to_toperation_state(state: OperationState) -> int:
+    return _STATES[state]
+
+
+def to_fetch_orientation(orientation: int | None) -> FetchOrientation:
+    if orientation in (None, T.TFetchOrientation.FETCH_NEXT):
+        return FetchOrientation.NEXT
+    if orientation == T.TFetchOrientation.FETCH_FIRST:
+        return FetchOrientation.FIRST
+    return FetchOrientation.OTHER
+
+
+_INFO_TYPES = {
+    T.TGetInfoType.CLI_SERVER_NAME: InfoType.SERVER_NAME,
+    T.TGetInfoType.CLI_DBMS_NAME: InfoType.DBMS_NAME,
+    T.TGetInfoType.CLI_DBMS_VER: InfoType.DBMS_VERSION,
+    T.TGetInfoType.CLI_MAX_IDENTIFIER_LEN: InfoType.MAX_IDENTIFIER_LENGTH,
+    T.TGetInfoType.CLI_MAX_COLUMN_NAME_LEN: InfoType.MAX_COLUMN_NAME_LENGTH,
+    T.TGetInfoType.CLI_MAX_TABLE_NAME_LEN: InfoType.MAX_TABLE_NAME_LENGTH,
+    T.TGetInfoType.CLI_MAX_SCHEMA_NAME_LEN: InfoType.MAX_SCHEMA_NAME_LENGTH,
+    T.TGetInfoType.CLI_IDENTIFIER_QUOTE_CHAR: InfoType.IDENTIFIER_QUOTE_CHAR,
+    T.TGetInfoType.CLI_SEARCH_PATTERN_ESCAPE: InfoType.SEARCH_PATTERN_ESCAPE,
+}
+
+
+def to_info_type(info_type: int) -> InfoType:
+    return _INFO_TYPES.get(info_type, InfoType.OTHER)
+
+
+def to_tget_info_value(value: str | int) -> T.TGetInfoValue:
+    if isinstance(value, int):
+        return T.TGetInfoValue(lenValue=value)
+    return T.TGetInfoValue(stringValue=value)
+
+
+# -- schemas and rows -----------------------------------------------------------------------------------------
+
+
+def _type_entry(spark_type: str) -> T.TTypeEntry:
+    hive = hive_types.hive_type(spark_type)
+    qualifiers = None
+    decimal = hive_types.decimal_precision_scale(spark_type)
+    if hive.hive_name == "DECIMAL" and decimal is not None:
+        qualifiers = T.TTypeQualifiers(qualifiers={
+            "precision": T.TTypeQualifierValue(i32Value=decimal[0]),
+            "scale": T.TTypeQualifierValue(i32Value=decimal[1]),
+        })
+    length = hive_types.char_length(spark_type)
+    if length is not None:
+        qualifiers = T.TTypeQualifiers(qualifiers={"characterMaximumLength": T.TTypeQualifierValue(i32Value=length)})
+    type_id = getattr(T.TTypeId, f"{hive.hive_name}_TYPE")
+    return T.TTypeEntry(primitiveEntry=T.TPrimitiveTypeEntry(type=type_id, typeQualifiers=qualifiers))
+
+
+def to_ttable_schema(columns: list[ResultColumn]) -> T.TTableSchema:
+    return T.TTableSchema(columns=[
+        T.TColumnDesc(columnName=col.name, typeDesc=T.TTypeDesc(types=[_type_entry(col.type)]), position=i,
+                      comment=col.comment or "")
+        for i, col in enumerate(columns, start=1)
+    ])
+
+
+def _nulls(array: pa.Array) -> bytes:
+    if array.null_count == 0:
+        return b""
+    mask = array.is_null().to_numpy(zero_copy_only=False)
+    return np.packbits(mask, bitorder="little").tobytes()
+
+
+def _values(array: pa.Array, fill: object) -> list:
+    if array.null_count:
+        array = array.fill_null(fill)
+    if pa.types.is_integer(array.type) or pa.types.is_float64(array.type):
+        return array.to_numpy(zero_copy_only=False).tolist()
+    return array.to_pylist()
+
+
+def to_tcolumn(array: pa.Array) -> T.TColumn:
+    kind = array.type
+    nulls = _nulls(array)
+    if pa.types.is_boolean(kind):
+        return T.TColumn(boolVal=T.TBoolColumn(values=_values(array, False), nulls=nulls))
+    if pa.types.is_int8(kind):
+        return T.TColumn(byteVal=T.TByteColumn(values=_values(array, 0), nulls=nulls))
+    if pa.types.is_int16(kind):
+        return T.TColumn(i16Val=T.TI16Column(values=_values(array, 0), nulls=nulls))
+    if pa.types.is_int32(kind):
+        return T.TColumn(i32Val=T.TI32Column(values=_values(array, 0), nulls=nulls))
+    if pa.types.is_int64(kind):
+        return T.TColumn(i64Val=T.TI64Column(values=_values(array, 0), nulls=nulls))
+    if pa.types.is_float32(kind):
+        # Through the shortest decimal form: FLOAT 1.1 reaches the client as 1.1, not 1.100000023841858.
+        values = [float(str(v)) for v in array.fill_null(0.0).to_numpy(zero_copy_only=False)]
+        return T.TColumn(doubleVal=T.TDoubleColumn(values=values, nulls=nulls))
+    if pa.types.is_floating(kind):
+        return T.TColumn(doubleVal=T.TDoubleColumn(values=_values(array, 0.0), nulls=nulls))
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return T.TColumn(binaryVal=T.TBinaryColumn(values=_values(array, b""), nulls=nulls))
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        array = array.cast(pa.string())
+    return T.TColumn(stringVal=T.TStringColumn(values=_values(array, ""), nulls=nulls))
+
+
+def _tcolumn_value(kind: pa.DataType, value: object) -> T.TColumnValue:
+    if pa.types.is_boolean(kind):
+        return T.TColumnValue(boolVal=T.TBoolValue(value=value))
+    if pa.types.is_int8(kind):
+        return T.TColumnValue(byteVal=T.TByteValue(value=value))
+    if pa.types.is_int16(kind):
+        return T.TColumnValue(i16Val=T.TI16Value(value=value))
+    if pa.types.is_int32(kind):
+        return T.TColumnValue(i32Val=T.TI32Value(value=value))
+    if pa.types.is_int64(kind):
+        return T.TColumnValue(i64Val=T.TI64Value(value=value))
+    if pa.types.is_float32(kind) and value is not None:
+        return T.TColumnValue(doubleVal=T.TDoubleValue(value=float(str(np.float32(value)))))
+    if pa.types.is_floating(kind):
+        return T.TColumnValue(doubleVal=T.TDoubleValue(value=value))
+    if pa.types.is_binary(kind) and value is not None:
+        value = bytes(value).decode("utf-8", "replace")
+    return T.TColumnValue(stringVal=T.TStringValue(value=value))
+
+
+def to_trowset(block: RowBlock, protocol: int) -> T.TRowSet:
+    """Columnar for V6 and later (what PyHive and the JDBC driver ask for); row-based for V1 to V5."""
+    if protocol >= PROTOCOL_V6:
+        return T.TRowSet(startRowOffset=block.start_offset, rows=[],
+                         columns=[to_tcolumn(array) for array in block.arrays])
+    columns = [(array.type, array.to_pylist()) for array in block.arrays]
+    rows = [T.TRow(colVals=[_tcolumn_value(kind, values[i]) for kind, values in columns])
+            for i in range(block.num_rows)]
+    return T.TRowSet(startRowOffset=block.start_offset, rows=rows)
+
+
+def log_to_trowset(lines: list[str], protocol: int) -> T.TRowSet:
+    block = RowBlock(0, [ResultColumn("operation_log", "string")], [pa.array(lines, type=pa.string())], False)
+    return to_trowset(block, protocol)
+
+
+# -- errors ---------------------------------------------------------------------------------------------------
+
+
+def _excerpt(sql: str, line: int, column: int) -> str:
+    lines = sql.splitlines() or [""]
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1]
+    if len(text) > 160:  # keep the caret on screen: show a window around the column
+        start = max(0, column - 80)
+        text, column = text[start:start + 160], column - start
+    return f"\n    {text}\n    {' ' * max(column - 1, 0)}^"
+
+
+def describe(exc: BaseException, sql: str | None = None) -> str:
+    """The message a client shows for an error: class, text, position with a caret, hint."""
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    error_class = getattr(exc, "error_class", None)
+    if error_class and not message.startswith("["):
+        message = f"[{error_class}] {message}"
+    line, column = getattr(exc, "line", None), getattr(exc, "column", None)
+    if line is not None and column is not None:
+        message += f"\n  at line {line}, column {column}"
+        if sql:
+            message += ":" + _excerpt(sql, line, column)
+    hint = getattr(exc, "hint", None)
+    if hint:
+        message += f"\n  hint: {hint}"
+    detail = getattr(exc, "detail", None)
+    if detail:
+        message += f"\n{detail}"
+    return message
+
+
+def error_fields(exc: BaseException, sql: str | None = None) -> tuple[str, str, int]:
+    """(message, SQLSTATE, vendor code) of any exception; unknown ones are internal errors (SQLSTATE XX000)."""
+    if isinstance(exc, (GatewayError, RuntimeQueryError)) or hasattr(exc, "sqlstate"):
+        return describe(exc, sql), getattr(exc, "sqlstate", "XX000") or "XX000", 0
+    log.error("internal error", exc_info=exc)
+    return f"[INTERNAL_ERROR] internal error in the gateway: {type(exc).__name__}: {exc}", "XX000", 0
+
+
+def to_tstatus(exc: BaseException, sql: str | None = None) -> T.TStatus:
+    message, sqlstate, code = error_fields(exc, sql)
+    return T.TStatus(statusCode=T.TStatusCode.ERROR_STATUS, sqlState=sqlstate, errorCode=code, errorMessage=message)
+
+
+OK_STATUS = T.TStatus(statusCode=T.TStatusCode.SUCCESS_STATUS)

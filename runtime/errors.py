@@ -1,0 +1,103 @@
+"""Spark's errors in the gateway's shape: Spark's own error class and SQLSTATE pass through, the message is cut to
+what fits on a screen (no logical plan, no JVM stack unless asked for) and the position is read off Spark's query
+context."""
+
+from __future__ import annotations
+
+import re
+
+_PLAN_START = re.compile(r";?\s*\n\s*(?:'|\+-|==|:-|Project |Aggregate |Join |Filter |Relation |JVM stacktrace:)")
+_PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
+_MAX_LINES = 12
+
+
+class RuntimeQueryError(Exception):
+    """A statement failed inside Spark (or the runtime around it)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_class: str = "SPARK_ERROR",
+        sqlstate: str = "XX000",
+        line: int | None = None,
+        column: int | None = None,
+        hint: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_class = error_class
+        self.sqlstate = sqlstate
+        self.line = line
+        self.column = column
+        self.hint = hint
+        self.detail = detail
+
+
+def _position_from_offset(sql: str, offset: int) -> tuple[int, int]:
+    before = sql[:offset]
+    line = before.count("\n") + 1
+    column = offset - (before.rfind("\n") + 1) + 1
+    return line, column
+
+
+def _short_message(text: str) -> str:
+    """Spark appends the logical plan and sometimes a stack trace; a client wants the first sentences."""
+    match = _PLAN_START.search(text)
+    if match:
+        text = text[: match.start()]
+    lines = text.strip().splitlines()
+    if len(lines) > _MAX_LINES:
+        lines = [*lines[:_MAX_LINES], "..."]
+    return "\n".join(lines)
+
+
+def from_spark(exc: BaseException, sql: str | None = None, *, include_stack_trace: bool = False) -> RuntimeQueryError:
+    """Translate a PySpark exception (a CapturedException, a Py4J error or any other) into a RuntimeQueryError."""
+    get_condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    error_class = None
+    sqlstate = None
+    if get_condition is not None:
+        try:
+            error_class = get_condition()
+            sqlstate = exc.getSqlState()  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - a half-initialised py4j error must still be reported
+            error_class = None
+    raw = getattr(exc, "getMessage", None)
+    try:
+        message = raw() if callable(raw) else str(exc)
+    except Exception:  # noqa: BLE001
+        message = str(exc)
+    message = message or type(exc).__name__
+    line = column = None
+    if sql is not None:
+        for context in _query_contexts(exc):
+            start = context.startIndex()  # type: ignore[attr-defined]
+            if start is not None and start >= 0:
+                line, column = _position_from_offset(sql, start)
+                break
+    if line is None:
+        found = _PARSE_POSITION.search(message) or _PARSE_POSITION.search(str(exc))
+        if found:
+            line, column = int(found.group(1)), int(found.group(2)) + 1
+    short = _short_message(message)
+    if error_class is None:
+        error_class = "SPARK_ERROR" if type(exc).__module__.startswith(("pyspark", "py4j")) else "INTERNAL_ERROR"
+    detail = None
+    if include_stack_trace:
+        detail = getattr(exc, "_stackTrace", None) or getattr(exc, "java_exception", None)
+        detail = str(detail) if detail is not None else None
+    return RuntimeQueryError(
+        short, error_class=error_class, sqlstate=sqlstate or "XX000", line=line, column=column, detail=detail
+    )
+
+
+def _query_contexts(exc: BaseException) -> list[object]:
+    get_contexts = getattr(exc, "getQueryContext", None)
+    if get_contexts is None:
+        return []
+    try:
+        return list(get_contexts())
+    except Exception:  # noqa: BLE001 - the context is a nicety; the error itself must still be reported
+        return []

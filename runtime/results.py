@@ -1,0 +1,159 @@
+"""Results out of Spark as Arrow record batches, one partition at a time.
+
+A query's result is never collected whole: Spark computes one partition per job (the next one prefetched), ships it
+to this process as Arrow IPC batches over a local socket, and the gateway encodes and sends those batches while the
+next partition computes. The gateway's memory bound for a result is therefore about two partitions' Arrow batches,
+whatever the result's size.
+
+Types that HiveServer2 sends as text (DATE, TIMESTAMP, DECIMAL, intervals, ARRAY/MAP/STRUCT) are turned into text
+inside Spark, in the same projection, so that Python only moves primitive columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class ResultColumn:
+    """One result column, protocol-neutral: the type is Spark's SQL type string (`int`, `decimal(10,2)` ...)."""
+
+    name: str
+    type: str
+    nullable: bool = True
+    comment: str | None = None
+
+
+# Spark types whose values cross to Python as they are; everything else is rendered as text inside Spark.
+_NATIVE_TYPES = {"boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string", "binary"}
+
+
+def _wire_expression(column: str, type_name: str) -> str:
+    quoted = f"`{column}`"
+    if type_name in _NATIVE_TYPES:
+        return quoted
+    if type_name.startswith(("array", "map", "struct", "variant")):
+        return f"to_json({quoted}, map('ignoreNullFields', 'false'))" if not type_name.startswith("variant") else (
+            f"CAST({quoted} AS STRING)"
+        )
+    if type_name.startswith("interval"):
+        # Spark renders `INTERVAL '1-2' YEAR TO MONTH`; HiveServer2 clients expect the Hive style `1-2`.
+        return f"regexp_extract(CAST({quoted} AS STRING), '\\'(.*)\\'', 1)"
+    return f"CAST({quoted} AS STRING)"
+
+
+def result_columns(df: DataFrame) -> list[ResultColumn]:
+    return [
+        ResultColumn(
+            name=field.name,
+            type=field.dataType.simpleString(),
+            nullable=field.nullable,
+            comment=(field.metadata or {}).get("comment"),
+        )
+        for field in df.schema.fields
+    ]
+
+
+def wire_dataframe(df: DataFrame, columns: list[ResultColumn]) -> DataFrame:
+    """The projection that renders non-primitive columns as text. Renamed by position: names may repeat."""
+    positional = [f"_c{i}" for i in range(len(columns))]
+    renamed = df.toDF(*positional)
+    return renamed.selectExpr(*[f"{_wire_expression(name, col.type)} AS {name}" for name, col in zip(positional, columns)])
+
+
+def wire_arrow_type(type_name: str) -> pa.DataType:
+    return {
+        "boolean": pa.bool_(),
+        "tinyint": pa.int8(),
+        "smallint": pa.int16(),
+        "int": pa.int32(),
+        "bigint": pa.int64(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "binary": pa.binary(),
+    }.get(type_name, pa.string())
+
+
+class ArrowBatchStream:
+    """Iterates a DataFrame's Arrow batches partition by partition; `close()` tells Spark to stop early.
+
+    The protocol is PySpark's local-iterator one: ask for a partition (write 1), read its status (1: data follows,
+    0: no more, -1: the job failed), then read length-prefixed Arrow IPC record batches until the end marker.
+    """
+
+    def __init__(self, spark: SparkSession, wire_df: DataFrame, schema: pa.Schema, prefetch: bool = True) -> None:
+        from pyspark.util import _create_local_socket
+
+        self._schema = schema
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        port, secret, self._server = jvm.PythonRDD.toLocalIteratorAndServe(wire_df._jdf.toArrowBatchRdd(), prefetch)
+        self._sockfile = _create_local_socket((port, secret))
+        self._status = 1
+        self._in_partition = False
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        from pyspark.serializers import SpecialLengths, read_int, write_int
+
+        while self._status == 1:
+            write_int(1, self._sockfile)
+            self._sockfile.flush()
+            self._status = read_int(self._sockfile)
+            if self._status == 1:
+                self._in_partition = True
+                while True:
+                    length = read_int(self._sockfile)
+                    if length == SpecialLengths.END_OF_DATA_SECTION:
+                        break
+                    if length < 0:
+                        raise RuntimeError(f"unexpected marker {length} in Spark's result stream")
+                    payload = self._sockfile.read(length)
+                    yield pa.ipc.read_record_batch(pa.py_buffer(payload), self._schema)
+                self._in_partition = False
+            elif self._status == -1:
+                self._server.getResult()  # raises the job's exception
+
+    def close(self) -> None:
+        """Stop Spark from computing further partitions and release the socket. Safe to call twice."""
+        from pyspark.serializers import SpecialLengths, read_int, write_int
+
+        if self._sockfile.closed:
+            return
+        try:
+            if self._status == 1:
+                if self._in_partition:
+                    while True:
+                        length = read_int(self._sockfile)
+                        if length == SpecialLengths.END_OF_DATA_SECTION:
+                            break
+                        self._sockfile.read(length)
+                write_int(0, self._sockfile)
+                self._sockfile.flush()
+                self._status = 0
+        except (OSError, EOFError):
+            pass  # the JVM side already ended (cancelled or failed); the socket is closed below either way
+        finally:
+            self._sockfile.close()
+
+
+def arrow_schema(columns: list[ResultColumn]) -> pa.Schema:
+    return pa.schema([pa.field(f"_c{i}", wire_arrow_type(col.type)) for i, col in enumerate(columns)])
+
+
+def table_batches(table: pa.Table) -> Iterator[pa.RecordBatch]:
+    yield from table.to_batches(max_chunksize=10000)
+
+
+def empty_batches(_: Any = None) -> Iterator[pa.RecordBatch]:
+    return iter(())

@@ -1,0 +1,84 @@
+"""The Spark session factory: the only place that decides how the embedded Spark is configured."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.java import find_java_home
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    master: str
+    driver_memory: str
+    shuffle_partitions: int
+    bind_loopback: bool
+    warehouse: Path
+    extra_conf: dict[str, Any] = field(default_factory=dict)
+    include_stack_trace: bool = False
+
+
+def spark_conf(settings: SparkSettings) -> dict[str, str]:
+    conf: dict[str, str] = {
+        "spark.master": settings.master,
+        "spark.app.name": "sluicegate",
+        "spark.driver.memory": settings.driver_memory,
+        "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
+        "spark.default.parallelism": str(settings.shuffle_partitions),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.warehouse.dir": str(settings.warehouse / "spark-warehouse"),
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "10000",
+        "spark.sql.pyspark.jvmStacktrace.enabled": str(settings.include_stack_trace).lower(),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse / 'derby'}",
+        # Statement cancel interrupts the executor threads (as Spark's Thrift server does since 3.5).
+        "spark.sql.thriftServer.interruptOnCancel": "true",
+    }
+    if settings.bind_loopback:
+        conf.update(
+            {
+                "spark.driver.bindAddress": "127.0.0.1",
+                "spark.driver.host": "127.0.0.1",
+                "spark.blockManager.host": "127.0.0.1",
+            }
+        )
+    conf.update({key: str(value) for key, value in settings.extra_conf.items()})
+    return conf
+
+
+def create_spark_session(settings: SparkSettings) -> SparkSession:
+    """Start (or join) the process's Spark driver. Environment first: Spark reads it when the JVM starts."""
+    os.environ.setdefault("JAVA_HOME", str(find_java_home()))
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    if settings.bind_loopback:
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    settings.warehouse.mkdir(parents=True, exist_ok=True)
+
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in spark_conf(settings).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    # PySpark logs every failed statement with its JVM stack; the gateway reports errors to the client itself.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    log.info("Spark %s started (master %s)", spark.version, settings.master)
+    return spark
+
+
+def warm_up(spark: SparkSession) -> None:
+    """A fresh JVM runs its first query 2-3x slower; pay that at start-up rather than on a user's first query."""
+    spark.sql("SELECT sum(id) FROM range(100000)").collect()

@@ -1,0 +1,102 @@
+"""Batch SQL in one client session: run a statement tagged with its operation's job group, so cancel reaches it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import pyarrow as pa
+
+from runtime.errors import from_spark
+from runtime.results import (
+    ArrowBatchStream,
+    ResultColumn,
+    arrow_schema,
+    result_columns,
+    wire_dataframe,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class BatchSource(Protocol):
+    """Arrow batches of one result, from its start; `close()` releases what produces them."""
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]: ...
+
+    def close(self) -> None: ...
+
+
+class ListBatchSource:
+    """A result already in memory (metadata listings, command output)."""
+
+    def __init__(self, batches: Iterable[pa.RecordBatch]) -> None:
+        self._batches = list(batches)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return iter(self._batches)
+
+    def close(self) -> None:
+        self._batches = []
+
+
+@dataclass
+class StatementResult:
+    """What a statement produced: its columns and a way to (re)open its batches from the first row."""
+
+    columns: list[ResultColumn]
+    open_batches: Callable[[], BatchSource]
+
+
+
+def run_sql(
+    spark: SparkSession, sql: str, job_group: str, *, include_stack_trace: bool = False
+) -> StatementResult:
+    """Analyse (and, for commands, run) `sql`. Queries run later, partition by partition, as batches are read.
+
+    Raises RuntimeQueryError with Spark's error class, SQLSTATE and the statement position.
+    """
+    context = spark.sparkContext
+    context.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
+    try:
+        df = spark.sql(sql)
+        columns = result_columns(df)
+        if not columns:
+            return StatementResult(columns, lambda: ListBatchSource(()))
+        wire = wire_dataframe(df, columns)
+        schema = arrow_schema(columns)
+    except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
+        raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
+
+    def open_batches() -> BatchSource:
+        context.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
+        try:
+            return _TranslatingSource(ArrowBatchStream(spark, wire, schema), sql, include_stack_trace)
+        except Exception as exc:  # noqa: BLE001
+            raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
+
+    return StatementResult(columns, open_batches)
+
+
+class _TranslatingSource:
+    """Errors raised while Spark computes later partitions get the same translation as those at analysis."""
+
+    def __init__(self, inner: ArrowBatchStream, sql: str, include_stack_trace: bool) -> None:
+        self._inner = inner
+        self._sql = sql
+        self._include_stack_trace = include_stack_trace
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from self._inner
+        except Exception as exc:  # noqa: BLE001
+            raise from_spark(exc, self._sql, include_stack_trace=self._include_stack_trace) from exc
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def cancel_job_group(spark: SparkSession, job_group: str) -> None:
+    spark.sparkContext.cancelJobGroup(job_group)
