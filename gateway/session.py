@@ -154,7 +154,8 @@ def _apply_session_configuration(session: Session, configuration: dict[str, str]
         if key.startswith("set:hiveconf:"):
             _set_conf(session, key[len("set:hiveconf:"):], value)
         elif key.startswith("set:hivevar:"):
-            _set_conf(session, "hivevar:" + key[len("set:hivevar:"):], value)
+            # Spark resolves ${hivevar:x} from the conf key `x` (its `SET hivevar:x=...` stores it so, too).
+            _set_conf(session, key[len("set:hivevar:"):], value)
         elif key.startswith(("spark.", "hive.")):
             _set_conf(session, key, value)
     database = configuration.get("use:database")

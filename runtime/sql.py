@@ -99,4 +99,6 @@ class _TranslatingSource:
 
 
 def cancel_job_group(spark: SparkSession, job_group: str) -> None:
-    spark.sparkContext.cancelJobGroup(job_group)
+    """Cancel the group's running jobs and any it starts later: a cancel that lands between analysis and the first
+    job (or between two partitions of a result) must still stop the statement."""
+    spark.sparkContext._jsc.sc().cancelJobGroupAndFutureJobs(job_group, "cancelled by the client")

@@ -149,3 +149,13 @@ def test_sessions_are_isolated(connect):
     assert first.fetchall() == [(1,)]
     with pytest.raises(hive_exc.OperationalError):
         second.execute("SELECT * FROM only_mine")
+
+
+def test_hivevar_and_hiveconf_from_open_session(connect):
+    """JDBC URLs carry `?hive.var=...#conf=...`; drivers send them as set:hivevar:/set:hiveconf: in OpenSession."""
+    conn = connect(configuration={"set:hivevar:threshold": "41", "set:hiveconf:spark.sql.ansi.enabled": "false"})
+    cursor = conn.cursor()
+    cursor.execute("SELECT ${hivevar:threshold} + 1 AS answer")
+    assert cursor.fetchall() == [(42,)]
+    cursor.execute("SELECT 1 / 0")  # division by zero is NULL once ANSI mode is off, as dbt sets it
+    assert cursor.fetchall() == [(None,)]

@@ -205,6 +205,8 @@ class Operation(ABC):
             self.log.add(f"Running: {self.statement.strip()[:500]}")
         try:
             result = self.execute()
+            if self._state in TERMINAL:
+                return  # cancelled or timed out during analysis: start no job
             source = result.open_batches()
             batches = iter(source)
             # The first batch is read here, so that most failures show in the status rather than at fetch.
