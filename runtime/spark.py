@@ -40,6 +40,8 @@ def spark_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.sql.warehouse.dir": str(settings.warehouse / "spark-warehouse"),
         "spark.sql.catalogImplementation": "in-memory",
         "spark.sql.execution.arrow.maxRecordsPerBatch": "10000",
+        # Delta readers (delta-rs, Trino, DuckDB) expect INT64 microsecond timestamps, not Spark's legacy INT96.
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         "spark.sql.pyspark.jvmStacktrace.enabled": str(settings.include_stack_trace).lower(),
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse / 'derby'}",
         # Statement cancel interrupts the executor threads (as Spark's Thrift server does since 3.5).

@@ -1,0 +1,96 @@
+"""Reading Delta tables: one committed version, pinned, read by Spark's native Parquet reader.
+
+delta-rs replays the log to the file list of one version; Spark reads exactly those files with the table's schema
+from the log (so column and predicate pruning work as for any Parquet table), restoring partition values from the
+`key=value` folders the writers lay out. A reader bound to a version never sees a later commit, and never half a
+commit: this is what makes every query see a consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from runtime.delta.errors import DeltaTableNotFoundError, DeltaUnsupportedFeatureError, DeltaVersionNotFoundError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# Reader features whose files Spark's plain Parquet reader reads correctly.
+SUPPORTED_READER_FEATURES = frozenset({"timestampNtz", "vacuumProtocolCheck", "v2Checkpoint", "typeWidening"})
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    path: str
+    version: int
+    files: tuple[str, ...]
+    schema: pa.Schema
+    partition_columns: tuple[str, ...]
+
+
+def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime | None = None) -> Snapshot:
+    """The table at `path` as of `version` or `timestamp` (the latest version when neither is given)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
+    if not DeltaTable.is_deltatable(path):
+        raise DeltaTableNotFoundError(f"no Delta table at {path}")
+    try:
+        table = DeltaTable(path) if version is None else DeltaTable(path, version=version)
+        if timestamp is not None:
+            table.load_as_version(timestamp)
+    except TableNotFoundError as exc:
+        raise DeltaTableNotFoundError(f"no Delta table at {path}") from exc
+    except DeltaError as exc:
+        latest = DeltaTable(path).version()
+        wanted = f"version {version}" if timestamp is None else f"timestamp {timestamp.isoformat()}"
+        raise DeltaVersionNotFoundError(
+            f"the table has no {wanted}: {exc}",
+            hint=f"versions 0 to {latest} exist (DESCRIBE HISTORY lists them with their times)",
+        ) from exc
+    protocol = table.protocol()
+    unsupported = set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES
+    if unsupported:
+        raise DeltaUnsupportedFeatureError(
+            f"the table at {path} uses Delta reader features this gateway cannot read: {', '.join(sorted(unsupported))}",
+            hint="rewrite the table without them (for example disable deletion vectors and run OPTIMIZE)",
+        )
+    return Snapshot(
+        path=path,
+        version=table.version(),
+        files=tuple(table.file_uris()),
+        schema=pa.schema(table.schema().to_arrow()),
+        partition_columns=tuple(table.metadata().partition_columns),
+    )
+
+
+def spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    # delta-rs hands out large (64-bit offset) string and binary types; Spark's are the same logical types.
+    fields = []
+    for field in schema:
+        kind = field.type
+        if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+            kind = pa.string()
+        elif pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind):
+            kind = pa.binary()
+        fields.append(pa.field(field.name, kind, field.nullable, field.metadata))
+    return from_arrow_schema(pa.schema(fields))
+
+
+def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+    """A DataFrame over exactly the files of `snapshot`, with the table's schema and column order."""
+    schema = spark_schema(snapshot.schema)
+    if not snapshot.files:
+        return spark.createDataFrame([], schema)
+    paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
+    reader = spark.read.schema(schema)
+    if snapshot.partition_columns:
+        reader = reader.option("basePath", snapshot.path if "://" in snapshot.path else os.path.abspath(snapshot.path))
+    return reader.parquet(*paths).select(*[f"`{name}`" for name in schema.fieldNames()])
