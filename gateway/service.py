@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from gateway.auth.providers import Authenticator
 from gateway.config import GatewayConfig
 from gateway.errors import InvalidRequestError
-from gateway.operation.base import FetchOrientation, Operation, OperationHandle, OperationStatus, RowBlock
+from gateway.handles import OperationHandle, SessionHandle
+from gateway.operation.base import FetchOrientation, Operation, OperationStatus, RowBlock
 from gateway.operation.execute_statement import ExecuteStatement
 from gateway.operation.manager import OperationManager
 from gateway.operation import metadata
-from gateway.session import Session, SessionHandle, SessionManager
+from gateway.session import Session, SessionManager
 from runtime.results import ResultColumn
 
 if TYPE_CHECKING:

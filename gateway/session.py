@@ -7,11 +7,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gateway.errors import InvalidRequestError, SessionNotFoundError
+from gateway.handles import SessionHandle
 from gateway.operation.state import TERMINAL
 
 if TYPE_CHECKING:
@@ -21,20 +20,6 @@ if TYPE_CHECKING:
     from gateway.operation.manager import OperationManager
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SessionHandle:
-    guid: bytes
-    secret: bytes
-
-    @classmethod
-    def new(cls) -> SessionHandle:
-        return cls(uuid.uuid4().bytes, uuid.uuid4().bytes)
-
-    @property
-    def hex(self) -> str:
-        return self.guid.hex()
 
 
 class Session:

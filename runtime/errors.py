@@ -12,14 +12,17 @@ _MAX_LINES = 12
 
 
 class RuntimeQueryError(Exception):
-    """A statement failed inside Spark (or the runtime around it)."""
+    """A statement failed inside Spark or the runtime around it. Subclasses fix `error_class` and `sqlstate`."""
+
+    error_class = "SPARK_ERROR"
+    sqlstate = "XX000"
 
     def __init__(
         self,
         message: str,
         *,
-        error_class: str = "SPARK_ERROR",
-        sqlstate: str = "XX000",
+        error_class: str | None = None,
+        sqlstate: str | None = None,
         line: int | None = None,
         column: int | None = None,
         hint: str | None = None,
@@ -27,8 +30,10 @@ class RuntimeQueryError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        self.error_class = error_class
-        self.sqlstate = sqlstate
+        if error_class is not None:
+            self.error_class = error_class
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
         self.line = line
         self.column = column
         self.hint = hint

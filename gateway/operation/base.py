@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from gateway.errors import (
     OperationCanceledError,
     QueryTimeoutError,
 )
+from gateway.handles import OperationHandle
 from gateway.operation.state import TERMINAL, OperationState, check_transition
 from runtime.errors import RuntimeQueryError
 from runtime.results import ResultColumn
@@ -54,20 +54,6 @@ class FetchOrientation(Enum):
     NEXT = "NEXT"
     FIRST = "FIRST"
     OTHER = "OTHER"
-
-
-@dataclass(frozen=True)
-class OperationHandle:
-    guid: bytes
-    secret: bytes
-
-    @classmethod
-    def new(cls) -> OperationHandle:
-        return cls(uuid.uuid4().bytes, uuid.uuid4().bytes)
-
-    @property
-    def hex(self) -> str:
-        return self.guid.hex()
 
 
 @dataclass

@@ -8,7 +8,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from gateway.errors import OperationNotFoundError
-from gateway.operation.base import Operation, OperationHandle
+from gateway.handles import OperationHandle
+from gateway.operation.base import Operation
 from gateway.operation.state import TERMINAL
 
 log = logging.getLogger(__name__)

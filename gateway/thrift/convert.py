@@ -14,10 +14,10 @@ from TCLIService import ttypes as T
 
 from gateway import types as hive_types
 from gateway.errors import GatewayError, InvalidRequestError
-from gateway.operation.base import FetchOrientation, Operation, OperationHandle, OperationType, RowBlock
+from gateway.handles import OperationHandle, SessionHandle
+from gateway.operation.base import FetchOrientation, Operation, OperationType, RowBlock
 from gateway.operation.state import OperationState
 from gateway.service import InfoType
-from gateway.session import SessionHandle
 from runtime.errors import RuntimeQueryError
 from runtime.results import ResultColumn
 

@@ -17,7 +17,7 @@ from TCLIService import ttypes as T
 
 from gateway.errors import FeatureNotSupportedError
 from gateway.service import GatewayService
-from gateway.session import SessionHandle
+from gateway.handles import SessionHandle
 from gateway.thrift import convert
 
 log = logging.getLogger(__name__)

@@ -1,18 +1,13 @@
-"""Errors of the Delta data path, in the shape the gateway reports (error class, SQLSTATE, message, hint)."""
+"""Errors of the Delta data path: runtime errors with their own error classes and SQLSTATEs."""
 
 from __future__ import annotations
 
+from runtime.errors import RuntimeQueryError
 
-class DeltaError(Exception):
+
+class DeltaError(RuntimeQueryError):
     error_class = "DELTA_ERROR"
     sqlstate = "XX000"
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.line: int | None = None
-        self.column: int | None = None
 
 
 class DeltaWriteError(DeltaError):
