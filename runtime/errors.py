@@ -5,6 +5,7 @@ context."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _PLAN_START = re.compile(r";?\s*\n\s*(?:'|\+-|==|:-|Project |Aggregate |Join |Filter |Relation |JVM stacktrace:)")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
@@ -58,8 +59,24 @@ def _short_message(text: str) -> str:
     return "\n".join(lines)
 
 
-def from_spark(exc: BaseException, sql: str | None = None, *, include_stack_trace: bool = False) -> RuntimeQueryError:
-    """Translate a PySpark exception (a CapturedException, a Py4J error or any other) into a RuntimeQueryError."""
+def _offset_from_line(sql: str, line: int, column: int) -> int:
+    lines = sql.split("\n")
+    return sum(len(text) + 1 for text in lines[: line - 1]) + column - 1
+
+
+def from_spark(
+    exc: BaseException,
+    sql: str | None = None,
+    *,
+    include_stack_trace: bool = False,
+    original: str | None = None,
+    to_original: Callable[[int], int] | None = None,
+) -> RuntimeQueryError:
+    """Translate a PySpark exception (a CapturedException, a Py4J error or any other) into a RuntimeQueryError.
+
+    `sql` is the text Spark ran. When the gateway rewrote the user's statement first, `original` is what the user
+    typed and `to_original` maps offsets in `sql` into it, so the position points at what the user wrote.
+    """
     get_condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
     error_class = None
     sqlstate = None
@@ -75,17 +92,23 @@ def from_spark(exc: BaseException, sql: str | None = None, *, include_stack_trac
     except Exception:  # noqa: BLE001
         message = str(exc)
     message = message or type(exc).__name__
-    line = column = None
+    offset = None
     if sql is not None:
         for context in _query_contexts(exc):
             start = context.startIndex()  # type: ignore[attr-defined]
             if start is not None and start >= 0:
-                line, column = _position_from_offset(sql, start)
+                offset = start
                 break
-    if line is None:
-        found = _PARSE_POSITION.search(message) or _PARSE_POSITION.search(str(exc))
-        if found:
-            line, column = int(found.group(1)), int(found.group(2)) + 1
+        if offset is None:
+            found = _PARSE_POSITION.search(message) or _PARSE_POSITION.search(str(exc))
+            if found:
+                offset = _offset_from_line(sql, int(found.group(1)), int(found.group(2)) + 1)
+    line = column = None
+    if offset is not None and sql is not None:
+        text = sql
+        if original is not None and to_original is not None:
+            offset, text = to_original(offset), original
+        line, column = _position_from_offset(text, offset)
     short = _short_message(message)
     if error_class is None:
         error_class = "SPARK_ERROR" if type(exc).__module__.startswith(("pyspark", "py4j")) else "INTERNAL_ERROR"
