@@ -55,6 +55,19 @@ def pattern_matcher(pattern: str | None) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.IGNORECASE | re.DOTALL)
 
 
+_PLAIN_PATTERN = re.compile(r"(?:[A-Za-z0-9_%]|\\[_%])*\Z")
+
+
+def spark_listing_pattern(pattern: str | None) -> str | None:
+    """A Spark listing pattern (`*` any run) that matches at least what a JDBC pattern matches, to narrow a listing
+    on Spark's side; None (list everything) when the pattern is not a plain name. `pattern_matcher` then filters
+    exactly."""
+    if not pattern or not _PLAIN_PATTERN.match(pattern):
+        return None
+    spark_pattern = re.sub(r"\\(.)|[%_]", lambda m: m.group(1) or "*", pattern)
+    return None if not spark_pattern.strip("*") else spark_pattern
+
+
 class MetadataOperation(Operation):
     """Metadata listings are small and quick: they run inline and are served from memory."""
 
@@ -73,6 +86,10 @@ class MetadataOperation(Operation):
         found = []
         for db in self._databases(schema_pattern):
             found.extend(catalog_view.list_tables(self.session.spark, db))
+        if wanted is None or "VIEW" in wanted:
+            # The session's temporary views belong to no schema; Spark's Thrift server lists them whatever the
+            # schema pattern, so that a client sees the views it just made.
+            found.extend(catalog_view.list_temporary_views(self.session.spark))
         return [t for t in found if matcher.match(t.name) and (wanted is None or t.kind in wanted)]
 
 
@@ -97,7 +114,7 @@ class GetTables(MetadataOperation):
     def execute(self) -> StatementResult:
         tables = self._tables(self.request.get("schema_name"), self.request.get("table_name"),
                               self.request.get("table_types"))
-        rows = [(CATALOG_NAME, t.database, t.name, t.kind, t.comment or "", None, None, None, None, None)
+        rows = [(CATALOG_NAME, t.database or None, t.name, t.kind, t.comment or "", None, None, None, None, None)
                 for t in tables]
         return table_result(
             [("TABLE_CAT", "string"), ("TABLE_SCHEM", "string"), ("TABLE_NAME", "string"), ("TABLE_TYPE", "string"),
@@ -139,9 +156,10 @@ def _column_row(table: catalog_view.TableInfo, column: catalog_view.ColumnInfo) 
     if length is not None:
         size = length
     return (
-        CATALOG_NAME, table.database, table.name, column.name, hive.jdbc_code, hive_types.jdbc_type_name(column.type),
-        size, None, digits, 10 if hive.numeric else None, 1 if column.nullable else 0, column.comment or "",
-        None, None, None, None, column.position, "YES" if column.nullable else "NO", None, None, None, None, "NO",
+        CATALOG_NAME, table.database or None, table.name, column.name, hive.jdbc_code,
+        hive_types.jdbc_type_name(column.type), size, None, digits, 10 if hive.numeric else None,
+        1 if column.nullable else 0, column.comment or "", None, None, None, None, column.position,
+        "YES" if column.nullable else "NO", None, None, None, None, "NO",
     )
 
 
@@ -185,10 +203,11 @@ class GetFunctions(MetadataOperation):
     op_type = OperationType.GET_FUNCTIONS
 
     def execute(self) -> StatementResult:
-        matcher = pattern_matcher(self.request.get("function_name"))
+        pattern = self.request.get("function_name")
+        matcher = pattern_matcher(pattern)
         schemas = pattern_matcher(self.request.get("schema_name"))
         rows = []
-        for fn in catalog_view.list_functions(self.session.spark):
+        for fn in catalog_view.list_functions(self.session.spark, spark_listing_pattern(pattern)):
             if matcher.match(fn.name) and (fn.database is None or schemas.match(fn.database)):
                 # FUNCTION_TYPE 1 = functionNoTable (DatabaseMetaData)
                 rows.append((None, fn.database, fn.name, fn.description or "", 1, fn.name))
