@@ -51,7 +51,7 @@ def running_jobs(spark: Any, group: str) -> list[int]:
 
 
 def no_active_jobs(spark: Any) -> bool:
-    return not spark.sparkContext.statusTracker().getActiveJobIds()
+    return not spark.sparkContext.statusTracker().getActiveJobsIds()
 
 
 def operation_state(client: Any, handle: Any) -> ttypes.TGetOperationStatusResp:
