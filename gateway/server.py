@@ -9,8 +9,10 @@ connection tells its transport: 0x01 starts a SASL handshake, 0x80 is a bare bin
 from __future__ import annotations
 
 import logging
+import select
 import socket
 import threading
+import time
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TBufferedTransport, TFramedTransport, TTransportException
@@ -26,6 +28,22 @@ SASL_START = 0x01
 BINARY_VERSION_BYTE = 0x80
 FRAMED_FIRST_BYTE = 0x00
 HANDSHAKE_TIMEOUT = 30.0
+
+
+def _hung_up(conn: socket.socket, timeout: float) -> bool:
+    """Wait up to `timeout` s for the peer's end of file, without consuming anything it sent meanwhile."""
+    readable, _, _ = select.select([conn], [], [], timeout)
+    if not readable:
+        return False
+    try:
+        if conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
+            time.sleep(timeout)  # a pipelined request waits unread for the call in progress; don't spin on it
+            return False
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 class GatewayServer:
@@ -112,7 +130,8 @@ class GatewayServer:
             else:
                 raise ProtocolMismatch(f"first byte 0x{first[0]:02x} is neither SASL nor the Thrift binary protocol")
             conn.settimeout(None)
-            handler = TCLIServiceHandler(self.service, peer, sasl_user, sasl_password)
+            handler = TCLIServiceHandler(self.service, peer, sasl_user, sasl_password,
+                                         hung_up=lambda timeout: _hung_up(conn, timeout))
             processor = TCLIService.Processor(handler)
             protocol = TBinaryProtocolAccelerated(transport)
             while not self._stopping.is_set():

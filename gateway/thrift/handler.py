@@ -7,15 +7,17 @@ nothing ever escapes into the Thrift library and a failed request never ends the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from TCLIService import ttypes as T
 
-from gateway.errors import FeatureNotSupportedError
+from gateway.errors import FeatureNotSupportedError, OperationCanceledError
+from gateway.operation.state import OperationState
 from gateway.service import GatewayService
 from gateway.handles import SessionHandle
 from gateway.thrift import convert
@@ -44,11 +46,14 @@ def rpc(response_type: type) -> Callable[[F], F]:
 
 
 class TCLIServiceHandler:
-    def __init__(self, service: GatewayService, peer: str, sasl_user: str | None, sasl_password: str | None) -> None:
+    def __init__(self, service: GatewayService, peer: str, sasl_user: str | None, sasl_password: str | None,
+                 hung_up: Callable[[float], bool] | None = None) -> None:
+        """`hung_up(timeout)` waits up to `timeout` seconds and tells whether the client closed its connection."""
         self.service = service
         self.peer = peer
         self.sasl_user = sasl_user
         self.sasl_password = sasl_password
+        self._hung_up = hung_up
         self._sessions: set[SessionHandle] = set()
         self._lock = threading.Lock()
 
@@ -61,6 +66,31 @@ class TCLIServiceHandler:
             except Exception:  # noqa: BLE001 - the handle is already known to be bad; no excerpt then
                 return None
         return statement
+
+    @contextlib.contextmanager
+    def _watching_for_hang_up(self) -> Iterator[None]:
+        """While a synchronous call blocks this connection's thread, nobody reads the socket: a client killed
+        meanwhile would leave its statement running for hours. A watcher closes the connection's sessions (which
+        cancels their work) as soon as the client hangs up."""
+        if self._hung_up is None:
+            yield
+            return
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.is_set():
+                if self._hung_up(0.2):
+                    log.info("connection %s: the client hung up during a synchronous statement", self.peer)
+                    self.connection_closed()
+                    return
+
+        watcher = threading.Thread(target=watch, name=f"sluicegate-hangup-{self.peer}", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
 
     def connection_closed(self) -> None:
         with self._lock:
@@ -101,15 +131,19 @@ class TCLIServiceHandler:
 
     @rpc(T.TExecuteStatementResp)
     def ExecuteStatement(self, req: T.TExecuteStatementReq) -> T.TExecuteStatementResp:  # noqa: N802
-        operation = self.service.execute_statement(
-            convert.to_session_handle(req.sessionHandle), req.statement, dict(req.confOverlay or {}),
-            run_async=bool(req.runAsync), timeout=float(req.queryTimeout or 0),
-        )
+        watching = contextlib.nullcontext() if req.runAsync else self._watching_for_hang_up()
+        with watching:
+            operation = self.service.execute_statement(
+                convert.to_session_handle(req.sessionHandle), req.statement, dict(req.confOverlay or {}),
+                run_async=bool(req.runAsync), timeout=float(req.queryTimeout or 0),
+            )
         status = operation.status()
-        if status.error is not None and not req.runAsync:
-            # A synchronous failure is answered on the call itself, and the operation is gone (as in HiveServer2).
+        if not req.runAsync and status.state in (OperationState.ERROR, OperationState.TIMEDOUT,
+                                                 OperationState.CANCELED):
+            # A synchronous failure is answered on the call itself, and the operation is gone (as in HiveServer2);
+            # a client blocked in the call learns of a cancel the same way.
             self.service.close_operation(operation.handle)
-            raise status.error
+            raise status.error or OperationCanceledError("the statement was cancelled")
         return T.TExecuteStatementResp(operationHandle=convert.to_toperation_handle(operation))
 
     @rpc(T.TGetTypeInfoResp)
