@@ -1,0 +1,57 @@
+"""The shell's typed errors: the same fields as the server's (error_class, sqlstate, message, line, column, hint), so
+a failure reads the same whether the server or the shell found it."""
+
+from __future__ import annotations
+
+
+class ShellError(Exception):
+    """Base of the shell's errors. Subclasses fix `error_class` and `sqlstate`."""
+
+    error_class = "SHELL_ERROR"
+    sqlstate = "XX000"
+
+    def __init__(self, message: str, *, error_class: str | None = None, sqlstate: str | None = None,
+                 line: int | None = None, column: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if error_class is not None:
+            self.error_class = error_class
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
+        self.line = line
+        self.column = column
+        self.hint = hint
+
+
+class ConnectError(ShellError):
+    """The server could not be reached, or the connection dropped."""
+
+    error_class = "CONNECTION_FAILURE"
+    sqlstate = "08006"
+
+
+class AuthenticationRefused(ConnectError):
+    """The server refused the user name or password during the SASL handshake."""
+
+    error_class = "INVALID_CREDENTIALS"
+    sqlstate = "28000"
+
+
+class ServerError(ShellError):
+    """A statement or metadata call failed on the server; fields parsed from the TStatus it sent."""
+
+    error_class = "SERVER_ERROR"
+
+
+class StatementCanceled(ShellError):
+    """The user pressed Ctrl-C while a statement ran; the server was asked to cancel it."""
+
+    error_class = "OPERATION_CANCELED"
+    sqlstate = "57014"
+
+
+class CommandError(ShellError):
+    """A backslash command that does not exist or was given the wrong arguments."""
+
+    error_class = "INVALID_COMMAND"
+    sqlstate = "42601"
