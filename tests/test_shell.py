@@ -234,6 +234,15 @@ class Terminal:
                 assert chunk, f"the shell ended before {pattern!r}: {self.text!r}"
                 self.raw += chunk
 
+    def wait_for_cooked_mode(self, timeout: float = 30) -> None:
+        """Until the line editor gave the terminal back (ISIG on: Ctrl-C raises SIGINT in the shell)."""
+        import termios
+
+        deadline = time.monotonic() + timeout
+        while not termios.tcgetattr(self.fd)[3] & termios.ISIG:
+            assert time.monotonic() < deadline, "the terminal stayed in raw mode"
+            select.select([], [], [], 0.01)
+
     def type(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
 
@@ -266,3 +275,68 @@ def test_interactive_two_line_statement_then_quit(gateway: Any, tmp_path: Path) 
     assert terminal.wait() == 0
     history = (tmp_path / ".sluicegate_history").read_text(encoding="utf-8")
     assert "SELECT 40 + 2" in history and "\\q" in history
+
+
+def test_ctrl_c_cancels_the_running_statement_and_the_session_goes_on(gateway: Any, tmp_path: Path) -> None:
+    terminal = Terminal(gateway.port, tmp_path)
+    terminal.expect(r"sluicegate:default>")
+    terminal.type("SELECT max(id * 2) AS m FROM range(100000000000);\r")
+    terminal.expect(r"range\(100000000000\);\s*\n")  # the statement was sent and is running
+    terminal.wait_for_cooked_mode()  # only then is Ctrl-C a signal rather than a key for the line editor
+    terminal.type("\x03")
+    terminal.expect(r"ERROR \[57014\] OPERATION_CANCELED[\s\S]*sluicegate:default>")
+    terminal.type("SELECT 5 AS five;\r")
+    terminal.expect(r"\(1 row\)[\s\S]*sluicegate:default>")
+    assert " five\r\n------\r\n    5\r\n(1 row)" in terminal.text
+    terminal.type("\x04")  # Ctrl-D quits too
+    assert terminal.wait() == 0
+
+
+def test_result_larger_than_one_fetch_prints_every_row(gateway: Any, tmp_path: Path) -> None:
+    done = run_shell(gateway.port, "-e", "SELECT id FROM range(2500) ORDER BY id", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # Aligned per fetched batch: the first thousand rows need three places, the later ones four.
+    assert lines[:3] == [" id", "-----", "   0"]
+    assert lines[2 + 999:2 + 1001] == [" 999", " 1000"]
+    assert lines[-3:] == [" 2499", "(2500 rows)", ""]
+    assert len(lines) == 2 + 2500 + 2
+
+
+def test_statements_piped_on_stdin(gateway: Any, tmp_path: Path) -> None:
+    done = subprocess.run([SLUICEGATE, "shell", "--port", str(gateway.port)], input="SELECT 'piped' AS how;\n",
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, HOME=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "  how\n-------\n piped\n(1 row)\n\n"
+
+
+@pytest.fixture(scope="module")
+def password_gateway(start_gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from gateway.auth.providers import set_password
+
+    password_file = tmp_path_factory.mktemp("shell_auth") / "passwd"
+    set_password(password_file, "alice", "s3cret")
+    return start_gateway({"auth": {"mode": "password", "password_file": str(password_file)}})
+
+
+def test_wrong_password_exits_2_and_a_terminal_is_asked_for_one(password_gateway: Any, tmp_path: Path) -> None:
+    done = subprocess.run([SLUICEGATE, "shell", "--port", str(password_gateway.port), "-u", "alice", "-p", "wrong",
+                           "-e", "SELECT 1"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"sluicegate shell: cannot connect to 127.0.0.1:{password_gateway.port} as alice: "
+                                  "authentication failed")
+
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(HOME=str(tmp_path), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+        os.execv(SLUICEGATE, [SLUICEGATE, "shell", "--port", str(password_gateway.port), "-u", "alice"])
+    terminal = Terminal.__new__(Terminal)
+    terminal.pid, terminal.fd, terminal.raw = pid, fd, b""
+    terminal.expect(r"Password for user alice: ")
+    terminal.type("s3cret\r")
+    terminal.expect(r"sluicegate:default>")
+    terminal.type("\\q\r")
+    assert terminal.wait() == 0
+    assert "s3cret" not in terminal.text  # not echoed

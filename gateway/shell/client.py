@@ -7,7 +7,9 @@ short calls) can send CancelOperation; results are fetched a batch at a time and
 
 from __future__ import annotations
 
+import ast
 import logging
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -291,10 +293,13 @@ def _row_value(value: T.TColumnValue) -> Any:
 
 def _sasl_reason(text: str) -> str:
     """thrift_sasl's "Bad status: 4 (b'why')" as the server's own words."""
-    start, end = text.find("(b'"), text.rfind("')")
-    if start >= 0 and end > start:
-        return text[start + 3:end]
-    return text
+    match = re.search(r"\((b(['\"]).*\2)\)$", text, re.DOTALL)
+    if match is None:
+        return text
+    try:
+        return ast.literal_eval(match.group(1)).decode("utf-8", "replace")
+    except (ValueError, SyntaxError):
+        return text
 
 
 def _socket_reason(exc: TTransportException) -> str:

@@ -77,11 +77,11 @@ def _interactive(shell: Shell, interrupted: threading.Event) -> int:
     client = shell.client
     shell.message(f"sluicegate shell: connected to {client.host}:{client.port} as {client.user}. "
                   "\\? for help, \\q to quit.")
-    failures = 0
     while not shell.quit:
         prompt = f"sluicegate:{shell.database}> "
         if splitter.pending:
             prompt = " " * (len(prompt) - 3) + splitter.continuation + "> "
+        interrupted.clear()  # a Ctrl-C from here on (once the prompt returns) is for what this line runs
         try:
             line = session.prompt(prompt)
         except KeyboardInterrupt:  # Ctrl-C at the prompt: drop what was typed
@@ -90,13 +90,14 @@ def _interactive(shell: Shell, interrupted: threading.Event) -> int:
         except EOFError:  # Ctrl-D
             break
         for statement in splitter.feed(line + "\n"):
-            interrupted.clear()
             try:
-                failures += not shell.run(statement)
+                shell.run(statement)
             except KeyboardInterrupt:
                 shell.err.write("interrupted; reconnecting\n")
                 reconnect_if_lost(shell)
-            if shell.quit:
+                break
+            if shell.quit or shell.canceled:  # after a cancel, the rest of the line does not run either
+                shell.canceled = False
                 break
     return 0
 

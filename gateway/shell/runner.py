@@ -7,7 +7,7 @@ import time
 from typing import TextIO
 
 from gateway.shell.client import HiveClient, Result
-from gateway.shell.errors import ConnectError, ShellError
+from gateway.shell.errors import ConnectError, ShellError, StatementCanceled
 from gateway.shell.render import write_table
 from gateway.shell.report import format_error
 from gateway.shell.splitter import Statement
@@ -24,6 +24,7 @@ class Shell:
         self.err = err
         self.timing = False
         self.quit = False
+        self.canceled = False  # the last statement was cancelled with Ctrl-C
 
     @property
     def database(self) -> str:
@@ -42,6 +43,7 @@ class Shell:
                 if _USE.match(statement.text):
                     self.refresh_database()
         except ShellError as exc:
+            self.canceled = isinstance(exc, StatementCanceled)
             self.out.flush()
             self.err.write(format_error(exc, statement.text if statement.kind == "sql" else None) + "\n")
             self.err.flush()
