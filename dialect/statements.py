@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.tokens import TokenType
@@ -16,6 +17,9 @@ from sqlglot.tokens import TokenType
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError
 from dialect.references import parse
+
+if TYPE_CHECKING:
+    from dialect.streaming.plan import StreamingPlan
 
 
 @dataclass(frozen=True)
@@ -172,10 +176,40 @@ class Passthrough:
     sql: str
 
 
+@dataclass(frozen=True)
+class CreateStreamingTable:
+    plan: StreamingPlan
+    sql: str
+
+
+@dataclass(frozen=True)
+class DropStreamingTable:
+    table: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class ShowStreamingTables:
+    database: str | None
+    pattern: str | None
+
+
+@dataclass(frozen=True)
+class DescribeStreamingTable:
+    table: TableName
+
+
+@dataclass(frozen=True)
+class ExplainStreamingTable:
+    plan: StreamingPlan
+    sql: str                       # the CREATE statement (EXPLAIN blanked out, so positions still match)
+
+
 Statement = (
     CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | CreateTable | CreateView | DropTable | AddColumns
     | RenameTable | ShowTables | DescribeTable | DescribeHistory | ShowCreateTable | Insert | Delete | Update | Merge
-    | Vacuum | SelectQuery | Passthrough
+    | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
+    | DescribeStreamingTable | ExplainStreamingTable
 )
 
 _NAME = r"(`[^`]+`|[A-Za-z_][\w]*)"
@@ -185,6 +219,11 @@ _SHOW_TABLES = re.compile(rf"^\s*SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+{_NAME})?(?:\s
                           re.I)
 _SHOW_CREATE = re.compile(rf"^\s*SHOW\s+CREATE\s+TABLE\s+{_QUALIFIED}\s*;?\s*$", re.I)
 _VACUUM = re.compile(rf"^\s*VACUUM\s+{_QUALIFIED}(?:\s+RETAIN\s+(\d+(?:\.\d+)?)\s+HOURS)?\s*;?\s*$", re.I)
+_DROP_STREAMING = re.compile(rf"^\s*DROP\s+STREAMING\s+TABLE(\s+IF\s+EXISTS)?\s+{_QUALIFIED}\s*;?\s*$", re.I)
+_SHOW_STREAMING = re.compile(
+    rf"^\s*SHOW\s+STREAMING\s+TABLES(?:\s+(?:IN|FROM)\s+{_NAME})?(?:\s+(?:LIKE\s+)?'([^']*)')?\s*;?\s*$", re.I)
+_DESCRIBE_STREAMING = re.compile(rf"^\s*(?:DESCRIBE|DESC)\s+STREAMING\s+TABLE\s+{_QUALIFIED}\s*;?\s*$", re.I)
+_EXPLAIN_STREAMING = re.compile(r"^\s*EXPLAIN(?=\s+CREATE\s+(?:OR\s+REFRESH\s+)?STREAMING\s+TABLE\b)", re.I)
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
 
 
@@ -259,11 +298,6 @@ def _properties(create: exp.Create) -> tuple[tuple[str, ...], str | None, dict[s
     properties: dict[str, str] = {}
     container = create.args.get("properties")
     for prop in container.expressions if container else []:
-        if isinstance(prop, exp.StreamingTableProperty):
-            raise DialectError(
-                "CREATE STREAMING TABLE is not available yet in this gateway",
-                hint="create a Delta table and load it with INSERT INTO ... SELECT",
-            )
         if isinstance(prop, exp.PartitionedByProperty):
             target = prop.this
             names = target.expressions if isinstance(target, (exp.Schema, exp.Tuple)) else [target]
@@ -285,12 +319,31 @@ def classify(sql: str) -> Statement:
         (_SHOW_TABLES, lambda m: ShowTables(_unquote(m.group(1)), m.group(2))),
         (_SHOW_CREATE, lambda m: ShowCreateTable(_two_part(m.group(1), m.group(2)))),
         (_VACUUM, lambda m: Vacuum(_two_part(m.group(1), m.group(2)), float(m.group(3)) if m.group(3) else None)),
+        (_DROP_STREAMING, lambda m: DropStreamingTable(_two_part(m.group(2), m.group(3)), bool(m.group(1)))),
+        (_SHOW_STREAMING, lambda m: ShowStreamingTables(_unquote(m.group(1)), m.group(2))),
+        (_DESCRIBE_STREAMING, lambda m: DescribeStreamingTable(_two_part(m.group(1), m.group(2)))),
+        (_EXPLAIN_STREAMING, _explain_streaming),
     ):
         found = pattern.match(sql)
         if found:
             return build(found)
     tree = parse(sql)
     return _classify_tree(sql, tree)
+
+
+def _explain_streaming(found: re.Match[str]) -> ExplainStreamingTable:
+    # EXPLAIN is blanked out rather than cut off, so that positions in errors still point into the text as typed.
+    from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
+    sql = " " * found.end() + found.string[found.end():]
+    return ExplainStreamingTable(analyze(sql), sql)
+
+
+def _streaming(sql: str, tree: exp.Create) -> CreateStreamingTable | None:
+    container = tree.args.get("properties")
+    if container is None or not any(isinstance(p, exp.StreamingTableProperty) for p in container.expressions):
+        return None
+    from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
+    return CreateStreamingTable(analyze(sql), sql)
 
 
 def _two_part(first: str, second: str | None) -> TableName:
@@ -316,6 +369,8 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
             offset = _query_offset(sql, _end_of(tree.this), require_as=True)
             return CreateView(table, Query(sql[offset:], offset), bool(tree.args.get("replace")),
                               bool(tree.args.get("exists")), None)
+        if kind == "TABLE" and (streaming := _streaming(sql, tree)) is not None:
+            return streaming
         if kind == "TABLE":
             partition_by, comment, properties, using = _properties(tree)
             table = _table_name(tree.this)

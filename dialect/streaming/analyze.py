@@ -1,0 +1,129 @@
+"""`analyze(sql)`: parse a CREATE STREAMING TABLE, run every rule of `RULES` over it, and describe what passes as a
+`StreamingPlan` (sources, output mode and why, keys, operators, state) before anything runs."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dialect.dialect import StreamingSpark
+from dialect.errors import DialectError
+from dialect.references import parse
+from dialect.statements import _column_specs, _table_name
+from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
+from dialect.streaming.keys import distinct_keys, group_keys
+from dialect.streaming.modes import chosen_mode
+from dialect.streaming.plan import SourceSpec, StreamingPlan
+from dialect.streaming.rules import RULES, trigger_seconds
+from dialect.streaming.sources import find_sources, rewrite
+
+
+def _properties(create: exp.Create) -> tuple[str | None, dict[str, str], dict[str, exp.Expression]]:
+    comment = None
+    properties: dict[str, str] = {}
+    values: dict[str, exp.Expression] = {}
+    container = create.args.get("properties")
+    for prop in container.expressions if container else []:
+        if isinstance(prop, exp.SchemaCommentProperty):
+            comment = prop.this.name
+        elif isinstance(prop, exp.Property) and prop.args.get("value") is not None:
+            key = prop.this.name if isinstance(prop.this, exp.Expression) else str(prop.this)
+            properties[key] = prop.args["value"].name
+            values[key.lower()] = prop.args["value"]
+    return comment, properties, values
+
+
+def _streaming_create(tree: exp.Expression) -> exp.Create:
+    container = tree.args.get("properties") if isinstance(tree, exp.Create) else None
+    streaming = container is not None and any(isinstance(p, exp.StreamingTableProperty)
+                                              for p in container.expressions)
+    if not streaming:
+        raise DialectError("expected CREATE [OR REFRESH] STREAMING TABLE ... AS SELECT ...")
+    if not isinstance(tree.args.get("expression"), exp.Query):
+        raise DialectError("a streaming table needs its query",
+                           hint="write CREATE STREAMING TABLE t AS SELECT ... FROM STREAM(source)")
+    return tree  # type: ignore[return-value]
+
+
+def _operators(ctx: Context, sources: tuple[SourceSpec, ...]) -> tuple[str, ...]:
+    ops: list[str] = []
+    for spec in sources:
+        what = {"table": f"Delta table {spec.database + '.' if spec.database else ''}{spec.table}",
+                "files": f"{spec.format} files in {spec.path}", "rate": "rate generator"}[spec.kind]
+        mark = f", watermark {spec.watermark.column} - {spec.watermark.delay}" if spec.watermark else ""
+        ops.append(f"stream {spec.view_name}: {what}{mark}")
+    for join in ctx.query.find_all(exp.Join):
+        right = "stream" if ctx.is_streaming(join.this) else "static table"
+        ops.append(f"{(join.side or join.kind or 'inner').lower()} join with {right}")
+    if any(s.args.get("where") is not None for s in ctx.selects):
+        ops.append("filter")
+    for union in ctx.query.find_all(exp.Union):
+        ops.append("union all" if not union.args.get("distinct") else "union (distinct)")
+    if ctx.aggregation is not None:
+        group = ctx.aggregation.args.get("group")
+        keys = [k.sql("spark") for k in group.expressions] if group is not None else []
+        windows = [k for k in (group.expressions if group is not None else []) if is_time_window(k)]
+        kind = f"{function_name(windows[0])} " if windows else ""
+        ops.append(f"{kind}aggregate by {', '.join(keys)}" if keys else "global aggregate")
+    if ctx.distinct is not None:
+        ops.append("deduplicate (SELECT DISTINCT)")
+    if ctx.order is not None:
+        ops.append("sort")
+    if ctx.query.find(exp.Limit) is not None:
+        ops.append("limit")
+    ops.append("project")
+    return tuple(ops)
+
+
+def _state(ctx: Context, mode: str) -> str:
+    marks = ", ".join(sorted(ctx.watermark_columns))
+    parts = []
+    if ctx.aggregation is not None:
+        from dialect.streaming.modes import closed_by_watermark
+        if closed_by_watermark(ctx):
+            parts.append(f"one row per open group, dropped once the watermark on {marks} passes its window's end")
+        else:
+            parts.append("one row per group, kept forever (no watermark closes a group)")
+    if ctx.distinct is not None:
+        parts.append("every distinct row seen" + (f", until the watermark on {marks} passes it" if marks else ""))
+    from dialect.streaming.modes import stream_stream_join
+    if stream_stream_join(ctx) is not None:
+        parts.append("both join inputs buffered" + (f" until the watermark on {marks} passes them" if marks
+                                                    else " forever"))
+    if not parts:
+        return "none: each micro-batch is processed on its own"
+    if mode == "complete":
+        parts.append("the whole result is rewritten each trigger")
+    return "; ".join(parts)
+
+
+def _keys(ctx: Context) -> tuple[str, ...]:
+    if ctx.aggregation is not None:
+        return group_keys(ctx.aggregation)[0]
+    if ctx.distinct is not None:
+        return distinct_keys(ctx.distinct)
+    return ()
+
+
+def analyze(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPlan:
+    """Check a CREATE STREAMING TABLE statement and plan it. Raises a DialectError subclass naming what cannot
+    run incrementally, where, and what to write instead. `table_kind` tells how a catalog table changes."""
+    create = _streaming_create(parse(sql))
+    query = create.args["expression"]
+    comment, properties, values = _properties(create)
+    ctx = Context(sql, StreamingSpark().tokenize(sql), create, query, find_sources(query), properties, values,
+                  table_kind)
+    for rule in RULES:
+        rule(ctx)
+    query_sql, sources, statics = rewrite(query)
+    mode, reason = chosen_mode(ctx)
+    table = _table_name(create.this)
+    trigger = properties.get(TRIGGER_KEY)
+    return StreamingPlan(
+        database=table.database, name=table.name,
+        columns=_column_specs(create.this) if isinstance(create.this, exp.Schema) else (),
+        comment=comment, properties=properties, query_sql=query_sql, sources=sources, static_tables=statics,
+        output_mode=mode, mode_reason=reason, keys=_keys(ctx),
+        trigger_seconds=trigger_seconds(trigger) if trigger is not None else None,
+        operators=_operators(ctx, sources), state=_state(ctx, mode),
+        or_refresh=bool(create.args.get("refresh")), if_not_exists=bool(create.args.get("exists")),
+    )

@@ -1,0 +1,97 @@
+"""Why a streaming table's query cannot run incrementally: one class per reason, each with a stable error class
+and SQLSTATE (Spark's or Databricks' own where one exists), the offending node's position and a hint."""
+
+from __future__ import annotations
+
+from dialect.errors import DialectError
+
+
+class StreamingQueryError(DialectError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION"
+    sqlstate = "0A000"
+
+
+class NoStreamingSource(StreamingQueryError):
+    error_class = "INVALID_FLOW_QUERY_TYPE.BATCH_RELATION_FOR_STREAMING_TABLE"
+    sqlstate = "42000"
+
+
+class UnknownSourceFunction(StreamingQueryError):
+    error_class = "UNRESOLVABLE_TABLE_VALUED_FUNCTION"
+    sqlstate = "42883"
+
+
+class MissingSourceFormat(StreamingQueryError):
+    error_class = "STREAMING_SOURCE_FORMAT_REQUIRED"
+    sqlstate = "42601"
+
+
+class UnknownSourceFormat(StreamingQueryError):
+    error_class = "UNSUPPORTED_STREAMING_SOURCE_FORMAT"
+    sqlstate = "0A000"
+
+
+class RewrittenSource(StreamingQueryError):
+    error_class = "STREAMING_SOURCE_NOT_APPEND_ONLY"
+    sqlstate = "0A000"
+
+
+class SortNotSupported(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.SORT"
+
+
+class LimitNotSupported(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.LIMIT"
+
+
+class DistinctAggregateNotSupported(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.DISTINCT_AGGREGATE"
+
+
+class NonTimeWindowNotSupported(StreamingQueryError):
+    error_class = "NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING"
+
+
+class ChainedAggregationNotSupported(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.CHAINED_AGGREGATION"
+
+
+class UnsupportedStreamingJoin(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.JOIN"
+
+
+class OuterJoinWithoutWatermark(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.OUTER_JOIN_WITHOUT_WATERMARK"
+
+
+class NonDeterministicFunction(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.NON_DETERMINISTIC_FUNCTION"
+
+
+class UnsupportedSetOperation(StreamingQueryError):
+    error_class = "STREAMING_UNSUPPORTED_OPERATION.SET_OPERATION"
+
+
+class InvalidOutputMode(StreamingQueryError):
+    error_class = "STREAMING_OUTPUT_MODE.INVALID"
+    sqlstate = "42KDE"
+
+
+class UnsupportedOutputMode(StreamingQueryError):
+    error_class = "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION"
+    sqlstate = "42KDE"
+
+
+class GroupKeyNotInOutput(StreamingQueryError):
+    error_class = "STREAMING_GROUP_KEY_NOT_IN_OUTPUT"
+    sqlstate = "42803"
+
+
+class InvalidTriggerInterval(StreamingQueryError):
+    error_class = "INVALID_TRIGGER_INTERVAL"
+    sqlstate = "22023"
+
+
+class CreateOrReplaceNotAllowed(StreamingQueryError):
+    error_class = "STREAMING_TABLE_OPERATION_NOT_ALLOWED.CREATE_OR_REPLACE"
+    sqlstate = "42601"

@@ -1,0 +1,22 @@
+"""Tree nodes sqlglot lacks for Databricks' streaming SQL, built as sqlglot's own nodes are (arg_types)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+class Watermark(exp.Expression):
+    """`<relation> WATERMARK col DELAY OF INTERVAL ... [AS alias]`: the event-time column of a FROM item.
+
+    `this` is the relation (usually an exp.Stream), `column` the event-time column, `delay` an exp.Interval.
+    """
+
+    arg_types = {"this": True, "column": True, "delay": True, "alias": False}
+
+
+def watermark_sql(generator: object, node: Watermark) -> str:
+    """Databricks' spelling, so a tree prints back as the user could have written it."""
+    sql = getattr(generator, "sql")
+    text = f"{sql(node, 'this')} WATERMARK {sql(node, 'column')} DELAY OF {sql(node, 'delay')}"
+    alias = sql(node, "alias")
+    return f"{text} AS {alias}" if alias else text

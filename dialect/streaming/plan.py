@@ -1,0 +1,75 @@
+"""The checked streaming plan: pure data with a JSON round trip, so the catalog can store it and the runtime can
+rebuild a stream from it after a restart without parsing SQL again."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from dialect.statements import ColumnSpec
+
+
+@dataclass(frozen=True)
+class WatermarkSpec:
+    column: str
+    delay: str                       # Spark's notation: "10 seconds"
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    view_name: str                   # the name query_sql uses for this source, e.g. "__sg_source_0"
+    kind: str                        # "table" | "files" | "rate"
+    database: str | None = None
+    table: str | None = None
+    path: str | None = None
+    format: str | None = None
+    schema: str | None = None
+    options: dict[str, str] = field(default_factory=dict, hash=False)
+    watermark: WatermarkSpec | None = None
+
+
+@dataclass(frozen=True)
+class StaticTableSpec:
+    view_name: str
+    database: str | None
+    table: str
+
+
+@dataclass(frozen=True)
+class StreamingPlan:
+    database: str | None
+    name: str
+    columns: tuple[ColumnSpec, ...]
+    comment: str | None
+    properties: dict[str, str] = field(hash=False)
+    query_sql: str
+    sources: tuple[SourceSpec, ...]
+    static_tables: tuple[StaticTableSpec, ...]
+    output_mode: str
+    mode_reason: str
+    keys: tuple[str, ...]
+    trigger_seconds: float | None
+    operators: tuple[str, ...]
+    state: str
+    or_refresh: bool
+    if_not_exists: bool
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> StreamingPlan:
+        data: dict[str, Any] = json.loads(text)
+        sources = []
+        for source in data["sources"]:
+            watermark = source.get("watermark")
+            sources.append(SourceSpec(**{**source, "watermark": WatermarkSpec(**watermark) if watermark else None}))
+        return cls(**{
+            **data,
+            "columns": tuple(ColumnSpec(**column) for column in data["columns"]),
+            "sources": tuple(sources),
+            "static_tables": tuple(StaticTableSpec(**static) for static in data["static_tables"]),
+            "keys": tuple(data["keys"]),
+            "operators": tuple(data["operators"]),
+        })

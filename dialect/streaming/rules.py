@@ -1,0 +1,278 @@
+"""The checks a streaming query must pass before it runs, one function each, run in order from `RULES` (as
+sqlglot's optimizer rules): each raises one typed error at the offending node, with a hint saying what to write."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from sqlglot import exp
+
+from dialect.streaming.context import Context, TRIGGER_KEY, aggregates, function_name, is_aggregating
+from dialect.streaming.errors import (
+    ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported, GroupKeyNotInOutput,
+    InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
+    NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, RewrittenSource, SortNotSupported,
+    UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
+    UnsupportedStreamingJoin,
+)
+from dialect.streaming.keys import group_keys
+from dialect.streaming.modes import check_output_mode, chosen_mode, stream_stream_join
+from dialect.streaming.sources import FILE_FORMATS, SOURCE_FUNCTIONS
+
+Rule = Callable[[Context], None]
+
+NON_DETERMINISTIC = {
+    "rand", "randn", "random", "uuid", "now", "current_timestamp", "current_date", "localtimestamp",
+    "current_time", "monotonically_increasing_id", "shuffle", "unix_timestamp", "random_uuid",
+}
+_NON_DETERMINISTIC_CLASSES = tuple(
+    getattr(exp, name) for name in ("Rand", "Randn", "Uuid", "CurrentTimestamp", "CurrentDate", "CurrentTime",
+                                    "Localtimestamp", "CurrentDatetime") if hasattr(exp, name)
+)
+REWRITTEN_KINDS = ("complete", "update", "overwritten")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\s*$",
+                       re.I)
+_UNIT_SECONDS = {"ms": 0.001, "millisecond": 0.001, "s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0,
+                 "minute": 60.0, "h": 3600.0, "hour": 3600.0}
+
+
+def check_not_replace(ctx: Context) -> None:
+    if ctx.create.args.get("replace"):
+        raise ctx.error(CreateOrReplaceNotAllowed,
+                        "REPLACE is not allowed for streaming tables.", ctx.create.this,
+                        "write CREATE OR REFRESH STREAMING TABLE", keyword=("CREATE",))
+
+
+def check_source_functions(ctx: Context) -> None:
+    for source in ctx.sources:
+        name = source.function_name()
+        if name is not None and name not in SOURCE_FUNCTIONS:
+            raise ctx.error(UnknownSourceFunction,
+                            f"Cannot resolve the streaming source function {name}().", source.function,
+                            "read files with STREAM read_files('dir', format => 'json'), generate rows with "
+                            "STREAM rate(rows_per_second => n), or read a table with STREAM(table)")
+
+
+def check_source_formats(ctx: Context) -> None:
+    for source in ctx.sources:
+        if source.function_name() != "read_files":
+            continue
+        positional, named = source.arguments()
+        if not positional and "path" not in named:
+            raise ctx.error(MissingSourceFormat, "read_files needs the directory to read.", source.function,
+                            "write STREAM read_files('dir', format => 'json')")
+        if "format" not in named:
+            raise ctx.error(MissingSourceFormat, "read_files needs a format for a streaming read.", source.function,
+                            f"add format => one of {', '.join(repr(f) for f in FILE_FORMATS)}")
+        file_format = named["format"].name.lower()
+        if file_format not in FILE_FORMATS:
+            raise ctx.error(UnknownSourceFormat, f"read_files cannot stream the format '{file_format}'.",
+                            named["format"], f"use format => one of {', '.join(repr(f) for f in FILE_FORMATS)}")
+
+
+def check_has_streaming_source(ctx: Context) -> None:
+    if not ctx.sources:
+        first = ctx.query.find(exp.Table)
+        raise ctx.error(NoStreamingSource,
+                        "A streaming table needs a streaming source: the query reads only static relations.",
+                        first if first is not None else ctx.query,
+                        "read the input with STREAM(table) or STREAM read_files(...), or create a plain table "
+                        "with CREATE TABLE ... AS SELECT")
+
+
+def check_sources_append_only(ctx: Context) -> None:
+    if ctx.table_kind is None:
+        return
+    for source in ctx.sources:
+        if source.function_name() is not None:
+            continue
+        kind = ctx.table_kind(source.target.db or None, source.target.name)
+        if kind in REWRITTEN_KINDS:
+            raise ctx.error(RewrittenSource,
+                            f"Cannot stream from {source.target.sql('spark')}: its rows are rewritten in place "
+                            f"({kind}), so a stream would see them again as new rows.", source.target,
+                            "read it without STREAM (a stream-static join), or stream from the append-only "
+                            "table it is computed from", keyword=("STREAM",))
+
+
+def check_deterministic(ctx: Context) -> None:
+    for func in ctx.query.find_all(exp.Func):
+        name = function_name(func)
+        if isinstance(func, _NON_DETERMINISTIC_CLASSES) or name in NON_DETERMINISTIC:
+            if name == "unix_timestamp" and func.this is not None:
+                continue
+            raise ctx.error(NonDeterministicFunction,
+                            f"{name}() is not deterministic: a replayed micro-batch would produce different rows.",
+                            func, "compute the value from the input (an event-time column, a hash of the row's "
+                                  "columns) instead")
+
+
+def check_no_window_functions(ctx: Context) -> None:
+    for window in ctx.query.find_all(exp.Window):
+        if window.arg_key == "windows":
+            continue  # a named WINDOW definition: the OVER that uses it is reported
+        raise ctx.error(NonTimeWindowNotSupported,
+                        "Window functions (OVER) are not supported on streaming queries.", window,
+                        "group by window(event_time, '10 seconds') or session_window(...) instead")
+
+
+def check_no_distinct_aggregates(ctx: Context) -> None:
+    for select in ctx.selects:
+        for aggregate in aggregates(select):
+            if isinstance(aggregate.this, exp.Distinct):
+                raise ctx.error(DistinctAggregateNotSupported,
+                                "Distinct aggregations are not supported on streaming queries.", aggregate,
+                                "use approx_count_distinct(x) instead")
+
+
+def _inner_selects(ctx: Context, select: exp.Select) -> list[exp.Select]:
+    inner = [s for s in select.find_all(exp.Select) if s is not select]
+    for table in select.find_all(exp.Table):
+        body = ctx.ctes.get(table.name.lower()) if not table.db else None
+        if body is not None:
+            inner.extend(body.find_all(exp.Select))
+    return inner
+
+
+def check_no_chained_aggregations(ctx: Context) -> None:
+    for select in ctx.selects:
+        if not is_aggregating(select):
+            continue
+        for inner in _inner_selects(ctx, select):
+            if is_aggregating(inner) and ctx.is_streaming(inner):
+                node = next(iter(aggregates(select)), None) or select.args.get("group") or select
+                raise ctx.error(ChainedAggregationNotSupported,
+                                "An aggregation over the result of another streaming aggregation is not supported.",
+                                node, "write the inner aggregation as its own streaming table and aggregate "
+                                      "STREAM of it in another, or merge the two GROUP BYs into one")
+
+
+def _has_range_condition(on: exp.Expression | None) -> bool:
+    return on is not None and on.find(exp.Between, exp.GT, exp.GTE, exp.LT, exp.LTE) is not None
+
+
+def check_joins(ctx: Context) -> None:
+    for join in ctx.query.find_all(exp.Join):
+        select = join.find_ancestor(exp.Select)
+        joins = select.args.get("joins") or [] if select is not None else []
+        left_items = [select.args["from_"].this] if select is not None and select.args.get("from_") else []
+        left_items += [j.this for j in joins[:joins.index(join)]] if join in joins else []
+        left_streaming = any(ctx.is_streaming(item) for item in left_items)
+        right_streaming = ctx.is_streaming(join.this)
+        side = (join.side or "").upper()
+        kind = (join.kind or "").upper()
+        if not (left_streaming or right_streaming):
+            continue
+        if left_streaming and right_streaming:
+            if side in ("LEFT", "RIGHT", "FULL"):
+                both = all(ctx.has_watermark(item) for item in left_items if ctx.is_streaming(item)) and \
+                    ctx.has_watermark(join.this)
+                if not both or not _has_range_condition(join.args.get("on")):
+                    raise ctx.error(
+                        OuterJoinWithoutWatermark,
+                        f"A {side} OUTER join between two streams needs a watermark on both sides and a time-range "
+                        "condition, or its state would grow forever and no row could be emitted as unmatched.",
+                        join.this, "add WATERMARK col DELAY OF INTERVAL ... to both STREAM sources and a condition "
+                                   "such as b.ts BETWEEN a.ts AND a.ts + INTERVAL 1 MINUTE", keyword=(side,))
+            continue
+        if right_streaming and (side in ("LEFT", "FULL") or kind in ("ANTI", "SEMI")):
+            raise ctx.error(UnsupportedStreamingJoin,
+                            f"A {side or kind} join with the stream on the right and a static table on the left is "
+                            "not supported.", join.this,
+                            "put the stream on the left: FROM STREAM(s) LEFT JOIN static ...", keyword=(side or kind,))
+        if left_streaming and side in ("RIGHT", "FULL"):
+            raise ctx.error(UnsupportedStreamingJoin,
+                            f"A {side} OUTER join of a stream with a static table is not supported: a static row "
+                            "without a match could never be emitted as final.", join.this,
+                            "use an inner or LEFT join with the stream on the left", keyword=(side,))
+    join = stream_stream_join(ctx)
+    if join is not None and ctx.requested_mode is None and ctx.aggregation is not None:
+        raise ctx.error(UnsupportedOutputMode,
+                        "A join between two streams only works in append mode, and this query aggregates its "
+                        "result (update mode).", join.this,
+                        "write the join as its own streaming table and aggregate STREAM of it in another, or "
+                        "aggregate by a watermarked window with 'sluicegate.output_mode' = 'append'")
+
+
+def check_set_operations(ctx: Context) -> None:
+    for operation in ctx.query.find_all(exp.SetOperation):
+        left, right = ctx.is_streaming(operation.this), ctx.is_streaming(operation.expression)
+        if not (left or right):
+            continue
+        if not isinstance(operation, exp.Union):
+            raise ctx.error(UnsupportedSetOperation,
+                            f"{operation.key.upper()} is not supported on streams.", operation.expression,
+                            "express it as a join (LEFT ANTI / SEMI with the stream on the left)")
+        if left != right:
+            raise ctx.error(UnsupportedSetOperation,
+                            "A UNION between a stream and a static relation is not supported.",
+                            operation.this if not left else operation.expression,
+                            "read both sides with STREAM(...), or join the static table instead",
+                            keyword=("SELECT",))
+
+
+def check_sort(ctx: Context) -> None:
+    mode, _ = chosen_mode(ctx)
+    if ctx.order is not None and mode != "complete":
+        raise ctx.error(SortNotSupported,
+                        "Sorting is not supported on streaming queries, unless it is on an aggregation in "
+                        "complete output mode.", ctx.order, "remove ORDER BY (sort when you read the table), or "
+                        "aggregate and set 'sluicegate.output_mode' = 'complete'", keyword=("ORDER",))
+
+
+def check_limit(ctx: Context) -> None:
+    mode, _ = chosen_mode(ctx)
+    limit = ctx.query.find(exp.Limit)
+    if limit is not None and mode != "complete":
+        raise ctx.error(LimitNotSupported,
+                        f"LIMIT is not supported on streaming queries in {mode} output mode.", limit,
+                        "remove LIMIT (limit when you read the table), or aggregate and set "
+                        "'sluicegate.output_mode' = 'complete'", keyword=("LIMIT",))
+
+
+def check_keys_in_output(ctx: Context) -> None:
+    mode, _ = chosen_mode(ctx)
+    if mode != "update" or ctx.aggregation is None:
+        return
+    _, missing = group_keys(ctx.aggregation)
+    if missing is not None:
+        raise ctx.error(GroupKeyNotInOutput,
+                        f"The group key {missing.sql('spark')} is not in the result, so update mode cannot find "
+                        "the row to change.", missing, f"add {missing.sql('spark')} to the SELECT list")
+
+
+def trigger_seconds(text: str) -> float | None:
+    found = _DURATION.match(text)
+    if found is None:
+        return None
+    unit = (found.group(2) or "s").lower()
+    unit = unit[:-1] if unit.endswith("s") and unit not in ("s", "ms") else unit
+    return float(found.group(1)) * _UNIT_SECONDS[unit]
+
+
+def check_trigger_interval(ctx: Context) -> None:
+    text = ctx.properties.get(TRIGGER_KEY)
+    if text is not None and trigger_seconds(text) is None:
+        raise ctx.error(InvalidTriggerInterval, f"'{text}' is not a trigger interval.",
+                        ctx.property_values.get(TRIGGER_KEY), "write a duration such as '1 second' or '500 ms'")
+
+
+RULES: tuple[Rule, ...] = (
+    check_not_replace,
+    check_source_functions,
+    check_source_formats,
+    check_has_streaming_source,
+    check_sources_append_only,
+    check_deterministic,
+    check_no_window_functions,
+    check_no_distinct_aggregates,
+    check_no_chained_aggregations,
+    check_joins,
+    check_set_operations,
+    check_output_mode,
+    check_sort,
+    check_limit,
+    check_keys_in_output,
+    check_trigger_interval,
+)

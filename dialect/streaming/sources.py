@@ -1,0 +1,153 @@
+"""The FROM items of a streaming query: STREAM sources (catalog table, read_files, rate) with their WATERMARK,
+static catalog tables, and the rewrite of the query over the view names the runtime registers for them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dialect.streaming.grammar import Watermark
+from dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
+
+SOURCE_FUNCTIONS = ("read_files", "rate")
+FILE_FORMATS = ("json", "csv", "parquet")
+
+
+@dataclass
+class FoundSource:
+    """One STREAM item as written: `node` is what the rewrite replaces (the Watermark clause when there is one)."""
+
+    node: exp.Expression
+    stream: exp.Stream
+    target: exp.Expression              # exp.Table, whose `this` is a function for read_files/rate
+    alias: str | None
+    watermark: Watermark | None
+
+    @property
+    def function(self) -> exp.Func | None:
+        return self.target.this if isinstance(self.target, exp.Table) and isinstance(self.target.this, exp.Func) \
+            else None
+
+    def function_name(self) -> str | None:
+        func = self.function
+        if func is None:
+            return None
+        return (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
+
+    def arguments(self) -> tuple[list[exp.Expression], dict[str, exp.Expression]]:
+        func = self.function
+        positional: list[exp.Expression] = []
+        named: dict[str, exp.Expression] = {}
+        for arg in (func.expressions if func is not None else []):
+            if isinstance(arg, (exp.Kwarg, exp.PropertyEQ, exp.EQ)):
+                named[arg.this.name.lower()] = arg.expression
+            else:
+                positional.append(arg)
+        return positional, named
+
+
+def cte_names(tree: exp.Expression) -> set[str]:
+    return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+
+
+def _alias_of(*nodes: exp.Expression | None) -> str | None:
+    for node in nodes:
+        if node is not None and node.args.get("alias") is not None:
+            return node.args["alias"].name
+    return None
+
+
+def find_sources(query: exp.Expression) -> list[FoundSource]:
+    found = []
+    for stream in query.find_all(exp.Stream):
+        outer = stream.parent if isinstance(stream.parent, Watermark) else stream
+        target = stream.this
+        wrapper = target if isinstance(target, exp.Subquery) else None
+        if wrapper is not None:
+            target = wrapper.this
+        watermark = outer if isinstance(outer, Watermark) else None
+        alias = _alias_of(watermark, wrapper, target)
+        found.append(FoundSource(outer, stream, target, alias, watermark))
+    return sorted(found, key=lambda s: (s.node.meta.get("start") or 0, id(s)))
+
+
+def find_static_tables(query: exp.Expression) -> list[exp.Table]:
+    ctes = cte_names(query)
+    tables = []
+    for table in query.find_all(exp.Table):
+        if isinstance(table.this, exp.Func) or not table.name or table.find_ancestor(exp.Stream) is not None:
+            continue
+        if not table.db and table.name.lower() in ctes:
+            continue
+        tables.append(table)
+    return tables
+
+
+def _literal_text(node: exp.Expression) -> str:
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    return node.name if isinstance(node, (exp.Literal, exp.Var, exp.Identifier, exp.Column)) else node.sql("spark")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def interval_text(interval: exp.Expression) -> str:
+    """`INTERVAL 10 SECONDS` / `INTERVAL '10 seconds'` -> "10 seconds" (what withWatermark takes)."""
+    if isinstance(interval, exp.Interval):
+        value = interval.this.name if interval.this is not None else ""
+        unit = interval.args.get("unit")
+        text = f"{value} {unit.name}" if unit is not None else value
+    else:
+        text = interval.name
+    return re.sub(r"\s+", " ", text.strip()).lower()
+
+
+def source_spec(found: FoundSource, view_name: str) -> SourceSpec:
+    """The plan's description of a checked source (the rules have already rejected unknown functions/formats)."""
+    watermark = None
+    if found.watermark is not None:
+        watermark = WatermarkSpec(found.watermark.args["column"].name, interval_text(found.watermark.args["delay"]))
+    name = found.function_name()
+    if name is None:
+        table = found.target
+        return SourceSpec(view_name, "table", database=table.db or None, table=table.name, watermark=watermark)
+    positional, named = found.arguments()
+    if name == "rate":
+        options = {_camel(key): _literal_text(value) for key, value in named.items()}
+        return SourceSpec(view_name, "rate", options=options, watermark=watermark)
+    path = _literal_text(positional[0]) if positional else _literal_text(named.pop("path"))
+    file_format = _literal_text(named.pop("format")).lower()
+    schema = _literal_text(named.pop("schema")) if "schema" in named else None
+    named.pop("path", None)
+    options = {key: _literal_text(value) for key, value in named.items()}
+    return SourceSpec(view_name, "files", path=path, format=file_format, schema=schema, options=options,
+                      watermark=watermark)
+
+
+def _view(name: str, alias: str | None) -> exp.Expression:
+    table = exp.to_table(name)
+    return exp.alias_(table, alias, table=True) if alias else table
+
+
+def rewrite(query: exp.Expression) -> tuple[str, tuple[SourceSpec, ...], tuple[StaticTableSpec, ...]]:
+    """Replace each source and static table by its view (keeping the name the query qualifies columns with)."""
+    query = query.copy()
+    sources = find_sources(query)
+    specs = tuple(source_spec(found, f"__sg_source_{i}") for i, found in enumerate(sources))
+    statics = find_static_tables(query)
+    static_specs = tuple(StaticTableSpec(f"__sg_static_{i}", t.db or None, t.name) for i, t in enumerate(statics))
+    replacements: list[tuple[exp.Expression, exp.Expression]] = []
+    for found, spec in zip(sources, specs):
+        alias = found.alias or (found.target.name if spec.kind == "table" else None)
+        replacements.append((found.node, _view(spec.view_name, alias)))
+    for table, spec in zip(statics, static_specs):
+        alias = _alias_of(table) or table.name
+        replacements.append((table, _view(spec.view_name, alias)))
+    for node, replacement in replacements:
+        node.replace(replacement)
+    return query.sql("spark"), specs, static_specs
