@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialect.errors import DialectError, StatementSyntaxError
+from dialect.errors import StatementSyntaxError
 from dialect.statements import (
     AddColumns, ColumnSpec, CreateDatabase, CreateTable, CreateView, Delete, DescribeHistory, DescribeTable,
     DropDatabase, DropTable, Insert, Merge, Passthrough, RenameTable, SelectQuery, ShowCreateTable, ShowDatabases,
