@@ -248,13 +248,14 @@ class Terminal:
 
     def wait(self, timeout: float = 30) -> int:
         deadline = time.monotonic() + timeout
+        open_terminal = True
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            ready, _, _ = select.select([self.fd] if open_terminal else [], [], [], 0.1)
             if ready:
                 try:
                     self.raw += os.read(self.fd, 65536)
-                except OSError:
-                    pass  # EIO: the child closed its side; waitpid below tells how it ended
+                except OSError:  # EIO: the child closed its side; waitpid tells how it ended
+                    open_terminal = False
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 os.close(self.fd)
@@ -266,6 +267,10 @@ class Terminal:
 def test_interactive_two_line_statement_then_quit(gateway: Any, tmp_path: Path) -> None:
     terminal = Terminal(gateway.port, tmp_path)
     terminal.expect(r"sluicegate:default>")
+    terminal.type("SELECT 'abandoned'\r")
+    terminal.expect(r"\n\s+->")
+    terminal.type("\x03")  # Ctrl-C while typing drops it: kept, the statement below would be a syntax error
+    terminal.expect(r"\n\s+->[^\n]*\n[\s\S]*sluicegate:default>")
     terminal.type("SELECT 40 + 2\r")
     terminal.expect(r"\n\s+->")  # the continuation prompt: the statement is not finished
     terminal.type("  AS answer;\r")
@@ -340,3 +345,15 @@ def test_wrong_password_exits_2_and_a_terminal_is_asked_for_one(password_gateway
     terminal.type("\\q\r")
     assert terminal.wait() == 0
     assert "s3cret" not in terminal.text  # not echoed
+
+
+def test_failing_script_names_the_file_and_line_and_runs_nothing_after(gateway: Any, tmp_path: Path) -> None:
+    script = tmp_path / "broken.sql"
+    script.write_text("SELECT 1 AS ok;\n\n-- next one is wrong\nSELECT 1,\n  2 2 2;\nSELECT 3 AS never;\n",
+                      encoding="utf-8")
+    done = run_shell(gateway.port, "-f", str(script), home=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == " ok\n----\n  1\n(1 row)\n\n"
+    assert done.stderr.startswith("ERROR [42601] PARSE_SYNTAX_ERROR: ")
+    assert "LINE 2:   2 2 2\n            ^\n" in done.stderr
+    assert done.stderr.rstrip().endswith(f"in {script}, statement at line 4")

@@ -83,7 +83,10 @@ def _interactive(shell: Shell, interrupted: threading.Event) -> int:
             prompt = " " * (len(prompt) - 3) + splitter.continuation + "> "
         interrupted.clear()  # a Ctrl-C from here on (once the prompt returns) is for what this line runs
         try:
-            line = session.prompt(prompt)
+            # Ctrl-C while editing is a key (raw mode) that clears the input. prompt_toolkit's own SIGINT handler
+            # stays installed a moment after the terminal is back in cooked mode, and would swallow a Ctrl-C
+            # meant for the statement this line starts: keep ours.
+            line = session.prompt(prompt, handle_sigint=False)
         except KeyboardInterrupt:  # Ctrl-C at the prompt: drop what was typed
             splitter.reset()
             continue

@@ -2,8 +2,9 @@
 
 A `;` ends a statement only outside quotes and comments: '...' and "..." with backslash escapes (as Spark SQL's
 string literals have), `...` identifiers, `--` line comments and `/* */` bracketed comments (nested, as Spark
-allows). A backslash where a statement would begin starts a shell command, up to the end of the line or a `;`. Text is fed a piece at a
-time, so the interactive shell can tell a finished statement from one that continues on the next line.
+allows). A backslash where a statement would begin starts a shell command, up to the end of the line or a `;`.
+Text is fed a piece at a time, so the interactive shell can tell a finished statement from one that continues on the
+next line.
 """
 
 from __future__ import annotations
