@@ -192,7 +192,8 @@ def check_joins(ctx: Context) -> None:
                         "A join between two streams only works in append mode, and this query aggregates its "
                         "result (update mode).", join.this,
                         "write the join as its own streaming table and aggregate STREAM of it in another, or "
-                        "aggregate by a watermarked window with 'sluicegate.output_mode' = 'append'")
+                        "aggregate by a watermarked window with 'sluicegate.output_mode' = 'append'",
+                        keyword=("JOIN",))
 
 
 def check_set_operations(ctx: Context) -> None:

@@ -1,0 +1,158 @@
+"""Each query that cannot run incrementally is refused before anything runs, by its own typed error, pointing at
+the offending text (line and column of its first character) with a hint saying what to write instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from dialect.errors import DialectError
+from dialect.streaming import errors
+from dialect.streaming.analyze import analyze
+from dialect.streaming.context import TableKindLookup
+from dialect.streaming.rules import RULES
+
+
+def at(sql: str, needle: str, occurrence: int = 1) -> tuple[int, int]:
+    """Line and column (1-based) where `needle` starts in `sql`: computed from the text, not from the parser."""
+    offset = -1
+    for _ in range(occurrence):
+        offset = sql.index(needle, offset + 1)
+    line = sql.count("\n", 0, offset) + 1
+    return line, offset - (sql.rfind("\n", 0, offset) + 1) + 1
+
+
+HEAD = "CREATE STREAMING TABLE t AS "
+APPEND = "CREATE STREAMING TABLE t TBLPROPERTIES ('sluicegate.output_mode' = 'append') AS "
+COMPLETE = "CREATE STREAMING TABLE t TBLPROPERTIES ('sluicegate.output_mode' = 'complete') AS "
+UPDATE = "CREATE STREAMING TABLE t TBLPROPERTIES ('sluicegate.output_mode' = 'update') AS "
+SELF_REWRITTEN: TableKindLookup = lambda _db, name: {"gold": "complete", "raw": "append"}.get(name)  # noqa: E731
+
+REJECTED = [
+    # id, sql, error type, error class, sqlstate, where (text it starts at), table kinds
+    ("sort", HEAD + "SELECT k, count(*) AS n FROM STREAM(s) GROUP BY k ORDER BY n",
+     errors.SortNotSupported, "STREAMING_UNSUPPORTED_OPERATION.SORT", "0A000", "ORDER BY", None),
+    ("limit", HEAD + "SELECT k FROM STREAM(s) LIMIT 5",
+     errors.LimitNotSupported, "STREAMING_UNSUPPORTED_OPERATION.LIMIT", "0A000", "LIMIT", None),
+    ("distinct-aggregate", HEAD + "SELECT k, count(DISTINCT u) AS n FROM STREAM(s) GROUP BY k",
+     errors.DistinctAggregateNotSupported, "STREAMING_UNSUPPORTED_OPERATION.DISTINCT_AGGREGATE", "0A000",
+     "count(DISTINCT", None),
+    ("window-function", HEAD + "SELECT k, row_number() OVER (PARTITION BY k ORDER BY ts) AS r FROM STREAM(s)",
+     errors.NonTimeWindowNotSupported, "NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING", "0A000", "row_number()",
+     None),
+    ("chained-aggregation",
+     HEAD + "SELECT n, count(*) AS groups FROM (SELECT k, count(*) AS n FROM STREAM(s) GROUP BY k) GROUP BY n",
+     errors.ChainedAggregationNotSupported, "STREAMING_UNSUPPORTED_OPERATION.CHAINED_AGGREGATION", "0A000",
+     "count(*) AS groups", None),
+    ("chained-aggregation-through-cte",
+     HEAD + "WITH per_k AS (SELECT k, count(*) AS n FROM STREAM(s) GROUP BY k) SELECT max(n) AS m FROM per_k",
+     errors.ChainedAggregationNotSupported, "STREAMING_UNSUPPORTED_OPERATION.CHAINED_AGGREGATION", "0A000",
+     "max(n)", None),
+    ("outer-join-without-watermark",
+     HEAD + "SELECT a.id FROM STREAM(a) LEFT JOIN STREAM(b) ON a.id = b.id AND b.ts BETWEEN a.ts AND a.ts + 1",
+     errors.OuterJoinWithoutWatermark, "STREAMING_UNSUPPORTED_OPERATION.OUTER_JOIN_WITHOUT_WATERMARK", "0A000",
+     "LEFT JOIN", None),
+    ("outer-join-without-range",
+     HEAD + "SELECT a.id FROM STREAM(a) WATERMARK ts DELAY OF INTERVAL 1 MINUTE AS a FULL OUTER JOIN STREAM(b) "
+            "WATERMARK ts DELAY OF INTERVAL 1 MINUTE AS b ON a.id = b.id",
+     errors.OuterJoinWithoutWatermark, "STREAMING_UNSUPPORTED_OPERATION.OUTER_JOIN_WITHOUT_WATERMARK", "0A000",
+     "FULL OUTER", None),
+    ("stream-on-the-right-of-left-join", HEAD + "SELECT u.id FROM users u LEFT JOIN STREAM(s) ON u.id = s.id",
+     errors.UnsupportedStreamingJoin, "STREAMING_UNSUPPORTED_OPERATION.JOIN", "0A000", "LEFT JOIN", None),
+    ("rand", HEAD + "SELECT k, rand() AS r FROM STREAM(s)",
+     errors.NonDeterministicFunction, "STREAMING_UNSUPPORTED_OPERATION.NON_DETERMINISTIC_FUNCTION", "0A000",
+     "rand()", None),
+    ("uuid", HEAD + "SELECT k, uuid() AS r FROM STREAM(s)",
+     errors.NonDeterministicFunction, "STREAMING_UNSUPPORTED_OPERATION.NON_DETERMINISTIC_FUNCTION", "0A000",
+     "uuid()", None),
+    ("current_timestamp", HEAD + "SELECT k FROM STREAM(s) WHERE ts > current_timestamp()",
+     errors.NonDeterministicFunction, "STREAMING_UNSUPPORTED_OPERATION.NON_DETERMINISTIC_FUNCTION", "0A000",
+     "current_timestamp()", None),
+    ("now", HEAD + "SELECT k, now() AS at FROM STREAM(s)",
+     errors.NonDeterministicFunction, "STREAMING_UNSUPPORTED_OPERATION.NON_DETERMINISTIC_FUNCTION", "0A000",
+     "now()", None),
+    ("no-streaming-source", HEAD + "SELECT k FROM db.s",
+     errors.NoStreamingSource, "INVALID_FLOW_QUERY_TYPE.BATCH_RELATION_FOR_STREAMING_TABLE", "42000", "db.s",
+     None),
+    ("stream-of-a-complete-table", HEAD + "SELECT * FROM raw JOIN STREAM(gold) g ON raw.k = g.k",
+     errors.RewrittenSource, "STREAMING_SOURCE_NOT_APPEND_ONLY", "0A000", "STREAM(gold)", SELF_REWRITTEN),
+    ("unknown-source-function", HEAD + "SELECT * FROM STREAM kafka('topic')",
+     errors.UnknownSourceFunction, "UNRESOLVABLE_TABLE_VALUED_FUNCTION", "42883", "kafka(", None),
+    ("read-files-without-format", HEAD + "SELECT * FROM STREAM read_files('/in')",
+     errors.MissingSourceFormat, "STREAMING_SOURCE_FORMAT_REQUIRED", "42601", "read_files(", None),
+    ("read-files-unknown-format", HEAD + "SELECT * FROM STREAM read_files('/in', format => 'avro')",
+     errors.UnknownSourceFormat, "UNSUPPORTED_STREAMING_SOURCE_FORMAT", "0A000", "'avro'", None),
+    ("append-on-aggregation-without-watermark", APPEND + "SELECT k, count(*) AS n FROM STREAM(s) GROUP BY k",
+     errors.UnsupportedOutputMode, "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION", "42KDE", "'append'", None),
+    ("append-on-window-without-watermark",
+     APPEND + "SELECT window(ts, '1 minute') AS w, count(*) AS n FROM STREAM(s) GROUP BY window(ts, '1 minute')",
+     errors.UnsupportedOutputMode, "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION", "42KDE", "'append'", None),
+    ("complete-without-aggregation", COMPLETE + "SELECT k FROM STREAM(s)",
+     errors.UnsupportedOutputMode, "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION", "42KDE", "'complete'", None),
+    ("update-with-order-by", UPDATE + "SELECT k, count(*) AS n FROM STREAM(s) GROUP BY k ORDER BY n",
+     errors.UnsupportedOutputMode, "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION", "42KDE", "'update'", None),
+    ("unknown-output-mode", "CREATE STREAMING TABLE t TBLPROPERTIES ('sluicegate.output_mode' = 'upsert') AS "
+                            "SELECT k FROM STREAM(s)",
+     errors.InvalidOutputMode, "STREAMING_OUTPUT_MODE.INVALID", "42KDE", "'upsert'", None),
+    ("group-key-not-in-result", HEAD + "SELECT count(*) AS n FROM STREAM(s) GROUP BY k",
+     errors.GroupKeyNotInOutput, "STREAMING_GROUP_KEY_NOT_IN_OUTPUT", "42803", "k", None),
+    ("union-of-stream-and-static", HEAD + "SELECT id FROM STREAM(a) UNION ALL SELECT id FROM b",
+     errors.UnsupportedSetOperation, "STREAMING_UNSUPPORTED_OPERATION.SET_OPERATION", "0A000", "SELECT id FROM b",
+     None),
+    ("aggregate-after-stream-stream-join",
+     HEAD + "SELECT a.k, count(*) AS n FROM STREAM(a) JOIN STREAM(b) ON a.id = b.id GROUP BY a.k",
+     errors.UnsupportedOutputMode, "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION", "42KDE", "JOIN STREAM(b)", None),
+    ("create-or-replace", "CREATE OR REPLACE STREAMING TABLE t AS SELECT * FROM STREAM(s)",
+     errors.CreateOrReplaceNotAllowed, "STREAMING_TABLE_OPERATION_NOT_ALLOWED.CREATE_OR_REPLACE", "42601",
+     "CREATE", None),
+    ("bad-trigger-interval", "CREATE STREAMING TABLE t TBLPROPERTIES ('pipelines.trigger.interval' = 'often') AS "
+                             "SELECT * FROM STREAM(s)",
+     errors.InvalidTriggerInterval, "INVALID_TRIGGER_INTERVAL", "22023", "'often'", None),
+]
+
+
+@pytest.mark.parametrize(("sql", "kind", "error_class", "sqlstate", "where", "table_kind"),
+                         [case[1:] for case in REJECTED], ids=[case[0] for case in REJECTED])
+def test_rejected_with_class_state_position_and_hint(sql: str, kind: type[DialectError], error_class: str,
+                                                     sqlstate: str, where: str,
+                                                     table_kind: TableKindLookup | None) -> None:
+    with pytest.raises(kind) as raised:
+        analyze(sql, table_kind=table_kind)
+    error = raised.value
+    assert (error.error_class, error.sqlstate) == (error_class, sqlstate)
+    assert (error.line, error.column) == _expected(sql, where)
+    assert error.hint and error.message
+
+
+def _expected(sql: str, where: str) -> tuple[int, int]:
+    if where == "k":  # the GROUP BY key, not the k in other words
+        line, column = at(sql, "BY k")
+        return line, column + 3
+    return at(sql, where)
+
+
+def test_positions_span_lines() -> None:
+    sql = ("CREATE STREAMING TABLE t\nAS SELECT k,\n       rand() AS r\nFROM STREAM(s)")
+    with pytest.raises(errors.NonDeterministicFunction) as raised:
+        analyze(sql)
+    assert (raised.value.line, raised.value.column) == (3, 8)
+
+
+def test_every_rejection_class_is_distinct_and_typed() -> None:
+    classes = {case[2] for case in REJECTED}
+    assert len({c.error_class for c in classes}) == len(classes)
+    for cls in classes:
+        assert issubclass(cls, DialectError) and len(cls.sqlstate) == 5 and cls.error_class.isupper()
+
+
+def test_rules_run_from_one_tuple_in_a_fixed_order() -> None:
+    names = [rule.__name__ for rule in RULES]
+    assert names.index("check_has_streaming_source") < names.index("check_sort")
+    assert len(set(names)) == len(names)
+
+
+def test_stream_of_an_append_only_table_passes_the_lookup() -> None:
+    assert analyze(HEAD + "SELECT * FROM STREAM(raw)", table_kind=SELF_REWRITTEN).sources[0].table == "raw"
+
+
+def test_stream_of_a_rewritten_table_is_fine_without_a_lookup() -> None:
+    assert analyze(HEAD + "SELECT * FROM STREAM(gold)").sources[0].table == "gold"
