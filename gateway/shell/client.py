@@ -25,6 +25,7 @@ from pyhive.hive import get_installed_sasl  # noqa: E402
 from TCLIService import TCLIService  # noqa: E402
 from TCLIService import ttypes as T  # noqa: E402
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated  # noqa: E402
+from thrift.Thrift import TException  # noqa: E402
 from thrift.transport.TSocket import TSocket  # noqa: E402
 from thrift.transport.TTransport import TTransportException  # noqa: E402
 
@@ -155,7 +156,7 @@ class HiveClient:
         try:
             if self._session is not None and self._client is not None:
                 self._client.CloseSession(T.TCloseSessionReq(sessionHandle=self._session))
-        except (TTransportException, OSError, EOFError) as exc:
+        except (TException, OSError, EOFError) as exc:
             log.debug("closing the session failed; the server is gone, so nothing is left open there: %s", exc)
         finally:
             self._session = None
@@ -170,16 +171,22 @@ class HiveClient:
 
     def _call(self, method: str, request: Any) -> Any:
         if self._client is None:
-            raise ConnectError("not connected", hint="\\c DATABASE reconnects")
+            raise ConnectError("not connected", hint="the next statement reconnects")
         try:
             return _check(getattr(self._client, method)(request))
-        except (TTransportException, OSError, EOFError) as exc:
-            self._session = None
-            if self._transport is not None:
-                self._transport.close()
-            self._client = self._transport = None
+        except (TException, OSError, EOFError) as exc:
+            self._drop()
             raise ConnectError(f"lost the connection to {self.host}:{self.port}: {exc}",
                                hint="the next statement reconnects") from exc
+        except KeyboardInterrupt:
+            self._drop()  # a reply may be half read: the stream cannot be trusted any more
+            raise
+
+    def _drop(self) -> None:
+        self._session = None
+        if self._transport is not None:
+            self._transport.close()
+        self._client = self._transport = None
 
     def ensure_connected(self) -> None:
         if self._client is None:
