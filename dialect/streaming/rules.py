@@ -205,6 +205,11 @@ def check_set_operations(ctx: Context) -> None:
             raise ctx.error(UnsupportedSetOperation,
                             f"{operation.key.upper()} is not supported on streams.", operation.expression,
                             "express it as a join (LEFT ANTI / SEMI with the stream on the left)")
+        if operation.args.get("distinct"):
+            raise ctx.error(UnsupportedSetOperation,
+                            "UNION (distinct) of streams would keep every row ever seen to drop duplicates.",
+                            operation.expression, "write UNION ALL (and SELECT DISTINCT over it if duplicates "
+                                                  "must go)", keyword=("UNION",))
         if left != right:
             raise ctx.error(UnsupportedSetOperation,
                             "A UNION between a stream and a static relation is not supported.",

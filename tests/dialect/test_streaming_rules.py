@@ -98,6 +98,8 @@ REJECTED = [
     ("union-of-stream-and-static", HEAD + "SELECT id FROM STREAM(a) UNION ALL SELECT id FROM b",
      errors.UnsupportedSetOperation, "STREAMING_UNSUPPORTED_OPERATION.SET_OPERATION", "0A000", "SELECT id FROM b",
      None),
+    ("union-distinct-of-streams", HEAD + "SELECT id FROM STREAM(a) UNION SELECT id FROM STREAM(b)",
+     errors.UnsupportedSetOperation, "STREAMING_UNSUPPORTED_OPERATION.SET_OPERATION", "0A000", "UNION", None),
     ("aggregate-after-stream-stream-join",
      HEAD + "SELECT a.k, count(*) AS n FROM STREAM(a) JOIN STREAM(b) ON a.id = b.id GROUP BY a.k",
      errors.UnsupportedOutputMode, "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION", "42KDE", "JOIN STREAM(b)", None),
@@ -139,7 +141,7 @@ def test_positions_span_lines() -> None:
 
 def test_every_rejection_class_is_distinct_and_typed() -> None:
     classes = {case[2] for case in REJECTED}
-    assert len({c.error_class for c in classes}) == len(classes)
+    assert len({c.error_class for c in classes}) == len(classes)  # one class, one error class
     for cls in classes:
         assert issubclass(cls, DialectError) and len(cls.sqlstate) == 5 and cls.error_class.isupper()
 
