@@ -11,7 +11,7 @@ from dialect.references import parse
 from dialect.statements import _column_specs, _table_name
 from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
 from dialect.streaming.keys import distinct_keys, group_keys
-from dialect.streaming.modes import chosen_mode
+from dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
 from dialect.streaming.plan import SourceSpec, StreamingPlan
 from dialect.streaming.rules import RULES, trigger_seconds
 from dialect.streaming.sources import find_sources, rewrite
@@ -78,14 +78,12 @@ def _state(ctx: Context, mode: str) -> str:
     marks = ", ".join(sorted(ctx.watermark_columns))
     parts = []
     if ctx.aggregation is not None:
-        from dialect.streaming.modes import closed_by_watermark
         if closed_by_watermark(ctx):
             parts.append(f"one row per open group, dropped once the watermark on {marks} passes its window's end")
         else:
             parts.append("one row per group, kept forever (no watermark closes a group)")
     if ctx.distinct is not None:
         parts.append("every distinct row seen" + (f", until the watermark on {marks} passes it" if marks else ""))
-    from dialect.streaming.modes import stream_stream_join
     if stream_stream_join(ctx) is not None:
         parts.append("both join inputs buffered" + (f" until the watermark on {marks} passes them" if marks
                                                     else " forever"))

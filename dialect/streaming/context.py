@@ -11,6 +11,7 @@ from sqlglot import exp
 from sqlglot.tokens import Token
 
 from dialect.streaming.errors import StreamingQueryError
+from dialect.streaming.grammar import Watermark
 from dialect.streaming.positions import position
 from dialect.streaming.sources import FoundSource, cte_names
 
@@ -109,7 +110,6 @@ class Context:
         return False
 
     def has_watermark(self, node: exp.Expression) -> bool:
-        from dialect.streaming.grammar import Watermark
         if isinstance(node, Watermark) or node.find(Watermark) is not None:
             return True
         for table in ([node] if isinstance(node, exp.Table) else []) + list(node.find_all(exp.Table)):

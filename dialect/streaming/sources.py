@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from dialect.streaming.grammar import Watermark
 from dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
+from dialect.streaming.positions import start_of
 
 SOURCE_FUNCTIONS = ("read_files", "rate")
 FILE_FORMATS = ("json", "csv", "parquet")
@@ -70,13 +71,13 @@ def find_sources(query: exp.Expression) -> list[FoundSource]:
         watermark = outer if isinstance(outer, Watermark) else None
         alias = _alias_of(watermark, wrapper, target)
         found.append(FoundSource(outer, stream, target, alias, watermark))
-    return sorted(found, key=lambda s: (s.node.meta.get("start") or 0, id(s)))
+    return sorted(found, key=lambda s: start_of(s.node) or 0)  # view names follow the text order
 
 
 def find_static_tables(query: exp.Expression) -> list[exp.Table]:
     ctes = cte_names(query)
     tables = []
-    for table in query.find_all(exp.Table):
+    for table in sorted(query.find_all(exp.Table), key=lambda t: start_of(t) or 0):
         if isinstance(table.this, exp.Func) or not table.name or table.find_ancestor(exp.Stream) is not None:
             continue
         if not table.db and table.name.lower() in ctes:

@@ -142,3 +142,14 @@ def test_stream_static_join_and_aggregations_are_described_for_explain() -> None
     assert any(op.startswith("window aggregate by") for op in plan.operators)
     assert analyze(SILVER).state.startswith("none")
     assert "kept forever" in analyze(GOLD).state
+
+
+def test_sources_and_static_tables_are_numbered_in_text_order() -> None:
+    plan = analyze("CREATE STREAMING TABLE t AS SELECT * FROM users u JOIN STREAM(zeta) z ON u.id = z.id "
+                   "JOIN STREAM(alpha) a ON a.id = z.id JOIN accounts ac ON ac.id = u.id")
+    assert [(s.view_name, s.table) for s in plan.sources] == [("__sg_source_0", "zeta"), ("__sg_source_1", "alpha")]
+    assert [(s.view_name, s.table) for s in plan.static_tables] == [("__sg_static_0", "users"),
+                                                                    ("__sg_static_1", "accounts")]
+    assert plan.query_sql == (
+        "SELECT * FROM __sg_static_0 AS u JOIN __sg_source_0 AS z ON u.id = z.id JOIN __sg_source_1 AS a "
+        "ON a.id = z.id JOIN __sg_static_1 AS ac ON ac.id = u.id")
