@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Iterator
 
 from sqlglot import exp
 from sqlglot.tokens import Token
@@ -33,14 +33,14 @@ def is_time_window(node: exp.Expression) -> bool:
     return isinstance(node, exp.Func) and function_name(node) in TIME_WINDOWS
 
 
-def own_nodes(select: exp.Expression, kind: type[exp.Expression] | tuple[type[exp.Expression], ...]):
+def own_nodes(select: exp.Expression, kind: type[exp.Expression]) -> Iterator[exp.Expression]:
     """Nodes of `kind` belonging to this SELECT itself (not to a subquery nested in it)."""
     for node in select.find_all(kind):
         if node.find_ancestor(exp.Select) is select or node is select:
             yield node
 
 
-def aggregates(select: exp.Select) -> list[exp.AggFunc]:
+def aggregates(select: exp.Select) -> list[exp.Expression]:
     return [a for a in own_nodes(select, exp.AggFunc) if a.find_ancestor(exp.Window) is None]
 
 

@@ -152,12 +152,22 @@ def _has_range_condition(on: exp.Expression | None) -> bool:
     return on is not None and on.find(exp.Between, exp.GT, exp.GTE, exp.LT, exp.LTE) is not None
 
 
+def _left_of(join: exp.Join) -> list[exp.Expression]:
+    """The FROM items a join joins to: the FROM item and every join before it in its SELECT."""
+    select = join.find_ancestor(exp.Select)
+    if select is None or select.args.get("from_") is None:
+        return []
+    items = [select.args["from_"].this]
+    for earlier in select.args.get("joins") or []:
+        if earlier is join:
+            break
+        items.append(earlier.this)
+    return items
+
+
 def check_joins(ctx: Context) -> None:
     for join in ctx.query.find_all(exp.Join):
-        select = join.find_ancestor(exp.Select)
-        joins = select.args.get("joins") or [] if select is not None else []
-        left_items = [select.args["from_"].this] if select is not None and select.args.get("from_") else []
-        left_items += [j.this for j in joins[:joins.index(join)]] if join in joins else []
+        left_items = _left_of(join)
         left_streaming = any(ctx.is_streaming(item) for item in left_items)
         right_streaming = ctx.is_streaming(join.this)
         side = (join.side or "").upper()

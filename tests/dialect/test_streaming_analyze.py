@@ -29,7 +29,8 @@ JOIN campaigns c ON e.ad_id = c.ad_id
 WHERE e.event_type = 'view'
 GROUP BY c.campaign_id, window(e.event_time, '10 seconds')"""
 
-BRONZE = "CREATE STREAMING TABLE bronze AS SELECT * FROM STREAM read_files('/in/orders', format => 'csv', header => true)"
+BRONZE = ("CREATE STREAMING TABLE bronze AS SELECT * FROM STREAM read_files('/in/orders', format => 'csv', "
+          "header => true)")
 SILVER = ("CREATE STREAMING TABLE silver AS SELECT id, upper(name) AS name, amount FROM STREAM(bronze) "
           "WHERE amount > 0")
 GOLD = "CREATE STREAMING TABLE gold AS SELECT name, sum(amount) AS total FROM STREAM(silver) GROUP BY name"
