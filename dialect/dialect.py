@@ -38,14 +38,15 @@ class StreamingSpark(Databricks):
             stream = super()._parse_stream()
             if stream is None or not self._match_text_seq("WATERMARK"):
                 return stream
-            column = self._parse_column()
+            column = self._parse_assignment()  # not _parse_expression: it would take DELAY as an alias
+            name = self._parse_id_var(any_token=False) if self._match(TokenType.ALIAS) else None
             if not self._match_text_seq("DELAY", "OF"):
                 self.raise_error("Expected DELAY OF INTERVAL ... after the WATERMARK column")
             delay = self._parse_interval()
             if delay is None:
                 self.raise_error("Expected an INTERVAL after DELAY OF")
             alias = self._parse_table_alias()
-            return self.expression(Watermark(this=stream, column=column, delay=delay, alias=alias))
+            return self.expression(Watermark(this=stream, column=column, name=name, delay=delay, alias=alias))
 
     class Generator(Databricks.Generator):
         TRANSFORMS = {**Databricks.Generator.TRANSFORMS, Watermark: watermark_sql}

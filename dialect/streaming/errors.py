@@ -95,3 +95,7 @@ class InvalidTriggerInterval(StreamingQueryError):
 class CreateOrReplaceNotAllowed(StreamingQueryError):
     error_class = "STREAMING_TABLE_OPERATION_NOT_ALLOWED.CREATE_OR_REPLACE"
     sqlstate = "42601"
+
+
+class WatermarkNotOnColumn(StreamingQueryError):
+    error_class = "STREAMING_WATERMARK_EXPRESSION_NOT_SUPPORTED"

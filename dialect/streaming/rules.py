@@ -14,7 +14,7 @@ from dialect.streaming.errors import (
     InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
     NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, RewrittenSource, SortNotSupported,
     UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
-    UnsupportedStreamingJoin,
+    UnsupportedStreamingJoin, WatermarkNotOnColumn,
 )
 from dialect.streaming.keys import group_keys
 from dialect.streaming.modes import check_output_mode, chosen_mode, stream_stream_join
@@ -69,6 +69,19 @@ def check_source_formats(ctx: Context) -> None:
         if file_format not in FILE_FORMATS:
             raise ctx.error(UnknownSourceFormat, f"read_files cannot stream the format '{file_format}'.",
                             named["format"], f"use format => one of {', '.join(repr(f) for f in FILE_FORMATS)}")
+
+
+def check_watermarks_on_columns(ctx: Context) -> None:
+    """The runtime applies withWatermark(column, delay) to the source itself, so the event time must be a column."""
+    for source in ctx.sources:
+        if source.watermark is None:
+            continue
+        column, name = source.watermark.args["column"], source.watermark.args.get("name")
+        if not isinstance(column, exp.Column) or (name is not None and name.name.lower() != column.name.lower()):
+            raise ctx.error(WatermarkNotOnColumn,
+                            "The WATERMARK clause here must name an existing timestamp column of the source.",
+                            column, "compute the event-time column in an upstream streaming table, then write "
+                                    "WATERMARK that_column DELAY OF INTERVAL ...", keyword=("WATERMARK",))
 
 
 def check_has_streaming_source(ctx: Context) -> None:
@@ -278,6 +291,7 @@ RULES: tuple[Rule, ...] = (
     check_not_replace,
     check_source_functions,
     check_source_formats,
+    check_watermarks_on_columns,
     check_has_streaming_source,
     check_sources_append_only,
     check_deterministic,

@@ -154,3 +154,12 @@ def test_sources_and_static_tables_are_numbered_in_text_order() -> None:
     assert plan.query_sql == (
         "SELECT * FROM __sg_static_0 AS u JOIN __sg_source_0 AS z ON u.id = z.id JOIN __sg_source_1 AS a "
         "ON a.id = z.id JOIN __sg_static_1 AS ac ON ac.id = u.id")
+
+
+def test_watermark_column_may_be_named_as_itself_and_prints_back() -> None:
+    sql = "SELECT * FROM STREAM s WATERMARK ts AS ts DELAY OF INTERVAL 5 SECONDS AS x"
+    assert sqlglot.parse_one(sql, read=StreamingSpark).sql(StreamingSpark) == (
+        "SELECT * FROM STREAM s WATERMARK ts AS ts DELAY OF INTERVAL '5' SECONDS AS x")
+    plan = analyze("CREATE STREAMING TABLE t AS " + sql)
+    assert plan.sources[0].watermark == WatermarkSpec("ts", "5 seconds")
+    assert plan.query_sql == "SELECT * FROM __sg_source_0 AS x"
