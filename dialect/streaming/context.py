@@ -48,6 +48,19 @@ def is_aggregating(select: exp.Select) -> bool:
     return select.args.get("group") is not None or bool(aggregates(select))
 
 
+def left_of(join: exp.Join) -> list[exp.Expression]:
+    """The FROM items a join joins to: the FROM item and every join before it in its SELECT."""
+    select = join.find_ancestor(exp.Select)
+    if select is None or select.args.get("from_") is None:
+        return []
+    items = [select.args["from_"].this]
+    for earlier in select.args.get("joins") or []:
+        if earlier is join:
+            break
+        items.append(earlier.this)
+    return items
+
+
 @dataclass
 class Context:
     sql: str

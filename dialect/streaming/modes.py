@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialect.streaming.context import Context, function_name, is_time_window
+from dialect.streaming.context import Context, function_name, is_time_window, left_of
 from dialect.streaming.errors import InvalidOutputMode, UnsupportedOutputMode
 
 MODES = ("append", "update", "complete")
@@ -30,9 +30,7 @@ def session_windowed(ctx: Context) -> bool:
 
 def stream_stream_join(ctx: Context) -> exp.Join | None:
     for join in ctx.query.find_all(exp.Join):
-        select = join.find_ancestor(exp.Select)
-        left = select.args.get("from_") if select is not None else None
-        if left is not None and ctx.is_streaming(left.this) and ctx.is_streaming(join.this):
+        if ctx.is_streaming(join.this) and any(ctx.is_streaming(item) for item in left_of(join)):
             return join
     return None
 

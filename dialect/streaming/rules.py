@@ -8,7 +8,9 @@ from typing import Callable
 
 from sqlglot import exp
 
-from dialect.streaming.context import Context, TRIGGER_KEY, aggregates, function_name, is_aggregating
+from dialect.streaming.context import (
+    Context, TRIGGER_KEY, aggregates, function_name, is_aggregating, left_of,
+)
 from dialect.streaming.errors import (
     ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported, GroupKeyNotInOutput,
     InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
@@ -165,22 +167,9 @@ def _has_range_condition(on: exp.Expression | None) -> bool:
     return on is not None and on.find(exp.Between, exp.GT, exp.GTE, exp.LT, exp.LTE) is not None
 
 
-def _left_of(join: exp.Join) -> list[exp.Expression]:
-    """The FROM items a join joins to: the FROM item and every join before it in its SELECT."""
-    select = join.find_ancestor(exp.Select)
-    if select is None or select.args.get("from_") is None:
-        return []
-    items = [select.args["from_"].this]
-    for earlier in select.args.get("joins") or []:
-        if earlier is join:
-            break
-        items.append(earlier.this)
-    return items
-
-
 def check_joins(ctx: Context) -> None:
     for join in ctx.query.find_all(exp.Join):
-        left_items = _left_of(join)
+        left_items = left_of(join)
         left_streaming = any(ctx.is_streaming(item) for item in left_items)
         right_streaming = ctx.is_streaming(join.this)
         side = (join.side or "").upper()

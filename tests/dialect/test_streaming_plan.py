@@ -92,3 +92,16 @@ def test_explain_statement_keeps_positions_of_the_text_as_typed() -> None:
 def test_create_streaming_table_errors_surface_through_classify() -> None:
     with pytest.raises(errors.NoStreamingSource):
         classify("CREATE STREAMING TABLE t AS SELECT * FROM s")
+
+
+def test_explain_of_a_complete_top_n_and_of_a_stream_stream_join() -> None:
+    top = explain(analyze("CREATE STREAMING TABLE top TBLPROPERTIES ('sluicegate.output_mode' = 'complete') AS "
+                          "SELECT page, count(*) AS n FROM STREAM(visits) GROUP BY page ORDER BY n DESC LIMIT 3"))
+    assert "Output mode: complete (set by TBLPROPERTIES ('sluicegate.output_mode' = 'complete'))" in top
+    assert "  sort\n  limit\n" in top and "the whole result is rewritten each trigger" in top
+    assert "Trigger: the configured default" in top
+    joined = explain(analyze(
+        "CREATE STREAMING TABLE m AS SELECT i.id FROM STREAM(imps) WATERMARK its DELAY OF INTERVAL 1 MINUTE AS i "
+        "JOIN STREAM(clicks) WATERMARK cts DELAY OF INTERVAL 1 MINUTE AS c ON i.id = c.id"))
+    assert "inner join with stream" in joined
+    assert "State: both join inputs buffered until the watermark on cts, its passes them" in joined
