@@ -18,7 +18,7 @@ from runtime.results import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 class BatchSource(Protocol):
@@ -58,10 +58,21 @@ def run_sql(
 
     Raises RuntimeQueryError with Spark's error class, SQLSTATE and the statement position.
     """
-    context = spark.sparkContext
-    context.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
+    spark.sparkContext.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
     try:
         df = spark.sql(sql)
+    except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
+        raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
+    return stream_dataframe(spark, df, sql, job_group, include_stack_trace=include_stack_trace)
+
+
+def stream_dataframe(
+    spark: SparkSession, df: DataFrame, sql: str, job_group: str, *, include_stack_trace: bool = False
+) -> StatementResult:
+    """The result of an analysed DataFrame (from `spark.sql` or a bound warehouse query), streamed as Arrow batches
+    partition by partition when read. `sql` is the statement, for error positions and the job description."""
+    context = spark.sparkContext
+    try:
         columns = result_columns(df)
         if not columns:
             return StatementResult(columns, lambda: ListBatchSource(()))

@@ -90,7 +90,20 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     if not snapshot.files:
         return spark.createDataFrame([], schema)
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
-    reader = spark.read.schema(schema)
-    if snapshot.partition_columns:
-        reader = reader.option("basePath", snapshot.path if "://" in snapshot.path else os.path.abspath(snapshot.path))
-    return reader.parquet(*paths).select(*[f"`{name}`" for name in schema.fieldNames()])
+    columns = [f"`{name}`" for name in schema.fieldNames()]
+    if not snapshot.partition_columns:
+        return spark.read.schema(schema).parquet(*paths).select(*columns)
+    # Partition values come from the `key=value` folders under each write's own folder (`_sg_write_*`): one
+    # partition discovery per such root, since Spark refuses several roots in one read.
+    table_root = snapshot.path if "://" in snapshot.path else os.path.abspath(snapshot.path)
+    roots: dict[str, list[str]] = {}
+    for path in paths:
+        parts = os.path.relpath(path, table_root).split(os.sep) if path.startswith(table_root) else [path]
+        first = next((i for i, part in enumerate(parts) if "=" in part), 0)
+        roots.setdefault(os.path.join(table_root, *parts[:first]), []).append(path)
+    frames = [spark.read.schema(schema).option("basePath", root).parquet(*files).select(*columns)
+              for root, files in roots.items()]
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result

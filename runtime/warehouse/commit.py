@@ -1,0 +1,93 @@
+"""Writing a catalog table's data: Spark writes the files, one Delta transaction (delta-rs) makes them visible.
+
+Appends retry on top of concurrent commits (they read nothing); rewrites (DELETE, UPDATE, MERGE) commit against
+the version they read, so a concurrent commit that removed what they read fails them with DELTA_CONCURRENT_WRITE
+instead of being lost. Every commit records the SQL operation in its commitInfo for DESCRIBE HISTORY.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from runtime.delta.errors import DeltaCommitConflictError
+from runtime.delta.write import WrittenFile, write_files
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+OPERATION_KEY = "sluicegate.operation"
+PARAMETERS_KEY = "sluicegate.operationParameters"
+
+
+def commit_properties(operation: str, parameters: dict[str, str] | None = None) -> Any:
+    from deltalake import CommitProperties
+
+    return CommitProperties(custom_metadata={OPERATION_KEY: operation, PARAMETERS_KEY: json.dumps(parameters or {})})
+
+
+def _adds(files: Sequence[WrittenFile]) -> list[Any]:
+    from deltalake.transaction import AddAction
+
+    return [AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats) for f in files]
+
+
+def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None) -> int:
+    from deltalake import DeltaTable
+    from deltalake.exceptions import CommitFailedError
+
+    metadata = table.metadata()
+    try:
+        table.create_write_transaction(
+            actions, mode, table.schema(), partition_by=list(metadata.partition_columns) or None,
+            commit_properties=commit_properties(operation, parameters),
+        )
+    except CommitFailedError as exc:
+        raise DeltaCommitConflictError(
+            f"another writer committed to the table first: {exc}",
+            hint="run the statement again; it reads the new version",
+        ) from exc
+    return DeltaTable(table.table_uri).version()
+
+
+def append(location: str, df: DataFrame, operation: str = "WRITE",
+           parameters: dict[str, str] | None = None) -> int:
+    """Add `df`'s rows (already in the table's schema) as one commit; returns the new version."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(location)
+    files = write_files(df, location, table.metadata().partition_columns)
+    return _commit(table, _adds(files), "append", operation, parameters or {"mode": "Append"})
+
+
+def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
+              parameters: dict[str, str] | None = None) -> int:
+    """Replace every row of the table by `df`'s as one commit."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(location)
+    files = write_files(df, location, table.metadata().partition_columns)
+    return _commit(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"})
+
+
+def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFrame | None, operation: str,
+            parameters: dict[str, str] | None = None) -> int:
+    """Replace the files `removed` (absolute paths or URIs of version `read_version`) by `df`'s rows, as one commit
+    checked against what happened since `read_version`."""
+    from deltalake import DeltaTable
+    from deltalake.transaction import RemoveAction
+
+    table = DeltaTable(location, version=read_version)
+    root = os.path.abspath(location)
+    now = int(time.time() * 1000)
+    actions: list[Any] = [
+        RemoveAction(os.path.relpath(unquote(path[len("file:"):]) if path.startswith("file:") else path, root), True, now)
+        for path in removed
+    ]
+    if df is not None:
+        actions.extend(_adds(write_files(df, location, table.metadata().partition_columns)))
+    return _commit(table, actions, "append", operation, parameters)

@@ -1,0 +1,47 @@
+"""What one warehouse statement runs with: the session's Spark, the catalog, the warehouse folder and who asks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dialect.statements import TableName
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from catalog.store import CatalogStore
+
+
+@dataclass
+class StatementContext:
+    spark: SparkSession
+    store: CatalogStore
+    warehouse: Path
+    user: str
+    sql: str                       # the statement as typed: error positions point into it
+    job_group: str
+    include_stack_trace: bool = False
+
+    @property
+    def current_database(self) -> str:
+        return self.spark.catalog.currentDatabase().lower()
+
+    def qualify(self, table: TableName) -> tuple[str, str]:
+        return table.qualified(self.current_database)
+
+    def location(self, database: str, name: str) -> str:
+        """Where a managed table lives: WAREHOUSE/<database>.db/<table>, absolute."""
+        return str((self.warehouse / f"{database}.db" / name).resolve())
+
+    def position_of(self, table: TableName) -> tuple[int | None, int | None]:
+        """Line and column (1-based) where the statement names `table`; (None, None) when it cannot be found."""
+        parts = [re.escape(p) for p in (table.database, table.name) if p]
+        pattern = r"`?\s*\.\s*`?".join(parts)
+        found = re.search(rf"(?<![\w`])`?{pattern}`?(?![\w`])", self.sql, re.IGNORECASE)
+        if found is None:
+            return None, None
+        before = self.sql[: found.start()]
+        return before.count("\n") + 1, found.start() - (before.rfind("\n") + 1) + 1

@@ -1,0 +1,52 @@
+"""Errors of warehouse statements, in Spark's error classes and SQLSTATEs where Spark has one."""
+
+from __future__ import annotations
+
+from runtime.errors import RuntimeQueryError
+
+
+class WarehouseError(RuntimeQueryError):
+    error_class = "WAREHOUSE_ERROR"
+    sqlstate = "XX000"
+
+
+class UnresolvedColumnError(WarehouseError):
+    error_class = "UNRESOLVED_COLUMN.WITH_SUGGESTION"
+    sqlstate = "42703"
+
+
+class IncompatibleDataError(WarehouseError):
+    error_class = "INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST"
+    sqlstate = "KD000"
+
+
+class ColumnCountMismatchError(WarehouseError):
+    error_class = "INSERT_COLUMN_ARITY_MISMATCH"
+    sqlstate = "21S01"
+
+
+class NotATableError(WarehouseError):
+    error_class = "EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE"
+    sqlstate = "42809"
+
+
+class NotAViewError(WarehouseError):
+    error_class = "EXPECT_VIEW_NOT_TABLE.NO_ALTERNATIVE"
+    sqlstate = "42809"
+
+
+class UnsupportedStatementError(WarehouseError):
+    error_class = "UNSUPPORTED_FEATURE"
+    sqlstate = "0A000"
+
+
+def as_runtime_error(exc: Exception) -> RuntimeQueryError:
+    """A typed error of another layer (catalog, dialect) in the runtime's type, keeping every field, so that the
+    operation reports it as the user's error rather than the gateway's."""
+    if isinstance(exc, RuntimeQueryError):
+        return exc
+    return RuntimeQueryError(
+        getattr(exc, "message", str(exc)), error_class=getattr(exc, "error_class", None),
+        sqlstate=getattr(exc, "sqlstate", None), line=getattr(exc, "line", None),
+        column=getattr(exc, "column", None), hint=getattr(exc, "hint", None),
+    )

@@ -1,0 +1,28 @@
+"""The binder's TableResolver over the persistent catalog: what a name in a query stands for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from runtime.warehouse.binder import ResolvedTable
+
+if TYPE_CHECKING:
+    from catalog.store import CatalogStore
+
+
+class CatalogResolver:
+    """Catalog tables and views resolve to their Delta folder or SQL; anything else (temporary views, Spark's own
+    tables) resolves to None and is left to Spark."""
+
+    def __init__(self, store: CatalogStore, current_database: Callable[[], str]) -> None:
+        self._store = store
+        self._current_database = current_database
+
+    def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
+        entry = self._store.get_table(database or self._current_database(), name)
+        if entry is None:
+            return None
+        if entry.kind == "VIEW":
+            return ResolvedTable(entry.database, entry.name, "VIEW", view_sql=entry.definition)
+        return ResolvedTable(entry.database, entry.name, "TABLE", location=entry.location)
