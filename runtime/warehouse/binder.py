@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -123,9 +124,10 @@ class Binder:
             if resolved is None:
                 continue  # a temporary view of the session, or an error Spark reports with its position
             if resolved.kind == "VIEW":
-                replacements.append((ref.start, ref.end, self._bind_view(resolved, ref, query, depth)))
+                view = self._bind_view(resolved, ref, query, depth)
             else:
-                replacements.append((ref.start, ref.end, self._bind_table(resolved, ref, query)))
+                view = self._bind_table(resolved, ref, query)
+            replacements.append((ref.start, ref.end, view + _keep_name(query.sql, ref)))
         mapping = PositionMap(query.sql, replacements)
         try:
             return self._spark.sql(mapping.rewritten)
@@ -137,6 +139,22 @@ class Binder:
         for name in self._views:
             self._spark.catalog.dropTempView(name)
         self._views.clear()
+
+
+_ALIAS_AFTER = re.compile(r"\s+(AS\b|[A-Za-z_]\w*|`[^`]+`)", re.IGNORECASE)
+_NOT_ALIASES = frozenset(
+    "WHERE JOIN LEFT RIGHT INNER FULL CROSS OUTER ON GROUP ORDER LIMIT UNION HAVING WINDOW LATERAL NATURAL SEMI ANTI "
+    "EXCEPT INTERSECT MINUS USING TABLESAMPLE PIVOT UNPIVOT CLUSTER DISTRIBUTE SORT QUALIFY OFFSET FOR VERSION "
+    "TIMESTAMP SET WHEN SELECT WITH VALUES INSERT".split()
+)
+
+
+def _keep_name(sql: str, ref: TableReference) -> str:
+    """` AS name` when the reference has no alias of its own, so `name.column` still resolves after the rewrite."""
+    found = _ALIAS_AFTER.match(sql, ref.end)
+    if found and found.group(1).upper() not in _NOT_ALIASES:
+        return ""
+    return f" AS `{ref.name}`"
 
 
 def _shifted(mapping: PositionMap, offset: int) -> Callable[[int], int]:
