@@ -1,0 +1,136 @@
+"""SHOW TABLES, DESCRIBE [EXTENDED], DESCRIBE HISTORY and SHOW CREATE TABLE, in Spark's columns and row shapes.
+
+SHOW TABLES merges the catalog's objects with what only Spark's session knows (temporary views, non-Delta tables).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from dialect.statements import DescribeHistory, DescribeTable, ShowCreateTable, ShowTables
+from runtime.sql import StatementResult
+from runtime.warehouse.commit import OPERATION_KEY, PARAMETERS_KEY
+from runtime.warehouse.context import StatementContext
+from runtime.warehouse.dml import table_schema
+from runtime.warehouse.output import rows_result
+from runtime.warehouse.tables import require, require_table
+
+_DESCRIBE_COLUMNS = [("col_name", "string"), ("data_type", "string"), ("comment", "string")]
+
+
+def show_tables(ctx: StatementContext, stmt: ShowTables) -> StatementResult:
+    database = (stmt.database or ctx.current_database).lower()
+    rows = {(e.database, e.name): (e.database, e.name, False)
+            for e in ctx.store.list_tables(database, stmt.pattern)}
+    if ctx.spark.catalog.databaseExists(database):
+        spark_sql = f"SHOW TABLES IN `{database}`" + (f" LIKE '{stmt.pattern}'" if stmt.pattern else "")
+        for row in ctx.spark.sql(spark_sql).collect():
+            rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2])))
+    ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))
+    return rows_result([("namespace", "string"), ("tableName", "string"), ("isTemporary", "boolean")], ordered)
+
+
+def show_views(ctx: StatementContext, database: str | None, pattern: str | None) -> StatementResult:
+    """SHOW VIEWS: the catalog's views and Spark's (temporary ones included), as Spark lists them."""
+    database = (database or ctx.current_database).lower()
+    rows = {(e.database, e.name): (e.database, e.name, False)
+            for e in ctx.store.list_tables(database, pattern, kinds=("VIEW",))}
+    if ctx.spark.catalog.databaseExists(database):
+        spark_sql = f"SHOW VIEWS IN `{database}`" + (f" LIKE '{pattern}'" if pattern else "")
+        for row in ctx.spark.sql(spark_sql).collect():
+            rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2])))
+    ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))
+    return rows_result([("namespace", "string"), ("viewName", "string"), ("isTemporary", "boolean")], ordered)
+
+
+def _when(value: dt.datetime | None) -> str | None:
+    return value.strftime("%a %b %d %H:%M:%S UTC %Y") if value else None
+
+
+def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResult:
+    entry = require(ctx, stmt.table)
+    schema = table_schema(entry)
+    rows: list[tuple[str, str, str | None]] = [
+        (f.name, f.dataType.simpleString(), (f.metadata or {}).get("comment")) for f in schema.fields
+    ]
+    if entry.partition_by:
+        rows.append(("# Partition Information", "", ""))
+        rows.append(("# col_name", "data_type", "comment"))
+        by_name = {f.name.lower(): f for f in schema.fields}
+        for column in entry.partition_by:
+            field = by_name.get(column.lower())
+            rows.append((column, field.dataType.simpleString() if field else "", None))
+    if stmt.extended:
+        rows.append(("", "", ""))
+        rows.append(("# Detailed Table Information", "", ""))
+        details = [("Catalog", "spark_catalog"), ("Database", entry.database), ("Table", entry.name),
+                   ("Owner", entry.owner), ("Created Time", _when(entry.created_at)),
+                   ("Type", "VIEW" if entry.kind == "VIEW" else "MANAGED"), ("Comment", entry.comment)]
+        if entry.kind == "VIEW":
+            details.append(("View Text", entry.definition))
+        else:
+            details += [("Provider", "delta"), ("Location", entry.location)]
+            if entry.properties:
+                details.append(("Table Properties",
+                                "[" + ", ".join(f"{k}={v}" for k, v in sorted(entry.properties.items())) + "]"))
+        rows.extend((key, value, "") for key, value in details if value is not None)
+    return rows_result(_DESCRIBE_COLUMNS, rows)
+
+
+def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementResult:
+    from deltalake import DeltaTable
+
+    entry = require_table(ctx, stmt.table, "DESCRIBE HISTORY")
+    rows = []
+    for commit in DeltaTable(entry.location).history():
+        operation = commit.get(OPERATION_KEY) or commit.get("operation")
+        parameters = commit.get(PARAMETERS_KEY)
+        parameters = json.loads(parameters) if isinstance(parameters, str) else commit.get("operationParameters")
+        when = dt.datetime.fromtimestamp(commit["timestamp"] / 1000, dt.timezone.utc) if commit.get("timestamp") else None
+        rows.append((
+            commit.get("version"), when.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if when else None, None,
+            entry.owner, operation, json.dumps(parameters or {}), commit.get("readVersion"),
+            commit.get("isolationLevel"), commit.get("isBlindAppend"),
+            json.dumps(commit.get("operationMetrics") or {}), commit.get("clientVersion") or commit.get("engineInfo"),
+        ))
+    return rows_result(
+        [("version", "bigint"), ("timestamp", "timestamp"), ("userId", "string"), ("userName", "string"),
+         ("operation", "string"), ("operationParameters", "string"), ("readVersion", "bigint"),
+         ("isolationLevel", "string"), ("isBlindAppend", "boolean"), ("operationMetrics", "string"),
+         ("engineInfo", "string")],
+        rows,
+    )
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def show_create_table(ctx: StatementContext, stmt: ShowCreateTable) -> StatementResult:
+    entry = require(ctx, stmt.table)
+    name = f"spark_catalog.{entry.database}.{entry.name}"
+    if entry.kind == "VIEW":
+        text = f"CREATE VIEW {name} (\n" + ",\n".join(f"  {f.name}" for f in table_schema(entry).fields) + ")\n"
+        if entry.comment:
+            text += f"COMMENT {_quote(entry.comment)}\n"
+        text += f"AS {entry.definition}\n"
+        return rows_result([("createtab_stmt", "string")], [(text,)])
+    columns = []
+    for field in table_schema(entry).fields:
+        column = f"  {field.name} {field.dataType.simpleString().upper()}"
+        if not field.nullable:
+            column += " NOT NULL"
+        if (field.metadata or {}).get("comment"):
+            column += f" COMMENT {_quote(field.metadata['comment'])}"
+        columns.append(column)
+    text = f"CREATE TABLE {name} (\n" + ",\n".join(columns) + ")\nUSING delta\n"
+    if entry.partition_by:
+        text += f"PARTITIONED BY ({', '.join(entry.partition_by)})\n"
+    if entry.comment:
+        text += f"COMMENT {_quote(entry.comment)}\n"
+    text += f"LOCATION 'file:{entry.location}'\n"
+    if entry.properties:
+        text += "TBLPROPERTIES (\n" + ",\n".join(f"  {_quote(k)} = {_quote(v)}"
+                                                 for k, v in sorted(entry.properties.items())) + ")\n"
+    return rows_result([("createtab_stmt", "string")], [(text,)])

@@ -1,0 +1,87 @@
+"""Running a classified statement against the warehouse: one function per statement kind, chosen by type.
+
+Statements about objects only Spark's session knows (temporary views, `USING parquet` tables) go to Spark as typed,
+so Spark's own tables keep working beside the Delta warehouse. A `CREATE TABLE ... USING` anything but delta is such
+a Spark table (in memory, forgotten on restart), not a catalog one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from dialect import statements as st
+from runtime.errors import from_spark
+from runtime.sql import StatementResult, run_sql, stream_dataframe
+from runtime.warehouse import databases, ddl, describe, dml, merge, vacuum
+from runtime.warehouse.context import StatementContext
+from runtime.warehouse.tables import spark_has
+
+_HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
+    st.CreateDatabase: databases.create_database,
+    st.DropDatabase: databases.drop_database,
+    st.UseDatabase: databases.use_database,
+    st.ShowDatabases: databases.show_databases,
+    st.CreateTable: ddl.create_table,
+    st.CreateView: ddl.create_view,
+    st.DropTable: ddl.drop_table,
+    st.AddColumns: ddl.add_columns,
+    st.RenameTable: ddl.rename_table,
+    st.ShowTables: describe.show_tables,
+    st.DescribeTable: describe.describe_table,
+    st.DescribeHistory: describe.describe_history,
+    st.ShowCreateTable: describe.show_create_table,
+    st.Insert: dml.insert,
+    st.Delete: dml.delete,
+    st.Update: dml.update,
+    st.Merge: merge.merge,
+    st.Vacuum: vacuum.vacuum,
+}
+
+# Statements naming one existing object: if only Spark's session knows it, Spark runs the statement.
+_ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, st.DescribeHistory,
+                 st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum)
+
+
+_TEMPORARY_VIEW = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:GLOBAL\s+)?TEMP(?:ORARY)?\s+VIEW\b", re.IGNORECASE)
+
+
+_SHOW_VIEWS = re.compile(
+    r"\s*SHOW\s+VIEWS(?:\s+(?:IN|FROM)\s+`?([\w]+)`?)?(?:\s+(?:LIKE\s+)?'([^']*)')?\s*;?\s*$", re.IGNORECASE)
+
+
+def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
+    if isinstance(statement, st.Passthrough):
+        return True
+    if isinstance(statement, st.CreateView) and _TEMPORARY_VIEW.match(ctx.sql):
+        return True  # a session's temporary view lives in its Spark session only
+    if isinstance(statement, st.CreateTable):
+        return statement.using is not None and statement.using.lower() != "delta"
+    if isinstance(statement, _ON_ONE_TABLE):
+        table = statement.table
+        return ctx.store.get_table(*ctx.qualify(table)) is None and spark_has(ctx, table)
+    return False
+
+
+def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
+    """Run `statement`; raises the typed errors of the catalog, the runtime or Spark (with positions)."""
+    show_views = _SHOW_VIEWS.match(ctx.sql) if isinstance(statement, st.Passthrough) else None
+    if show_views:
+        return describe.show_views(ctx, show_views.group(1), show_views.group(2))
+    if _spark_runs(ctx, statement):
+        return run_sql(ctx.spark, ctx.sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace)
+    ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
+    if isinstance(statement, st.SelectQuery):
+        df, binder = ddl.bind(ctx, statement.query)
+        try:
+            return stream_dataframe(ctx.spark, df, ctx.sql, ctx.job_group,
+                                    include_stack_trace=ctx.include_stack_trace)
+        finally:
+            binder.close()
+    try:
+        return _HANDLERS[type(statement)](ctx, statement)
+    except Exception as exc:
+        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+            raise  # already typed: catalog, runtime or Delta errors
+        raise from_spark(exc, ctx.sql, include_stack_trace=ctx.include_stack_trace) from exc

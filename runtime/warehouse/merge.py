@@ -1,0 +1,137 @@
+"""MERGE INTO a Delta table: one full outer join of the pinned target with the source computes, per row, the first
+WHEN clause that applies (Spark's order); the files holding an updated or deleted row are rewritten and the inserted
+rows added, as one remove+add commit checked against the version read.
+
+Values are cast to the column types with CAST (not the stricter INSERT store assignment); a source row matching
+several target rows is not detected yet.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from dialect.dialect import StreamingSpark
+from dialect.statements import Merge, Query
+from runtime.sql import StatementResult
+from runtime.warehouse import commit
+from runtime.warehouse.context import StatementContext
+from runtime.warehouse.ddl import bind
+from runtime.warehouse.dml import enforce_not_null, table_schema
+from runtime.warehouse.errors import UnresolvedColumnError, UnsupportedStatementError
+from runtime.warehouse.output import no_result
+from runtime.warehouse.tables import require_table
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+_FILE, _HIT, _KEEP = "__sg_file", "__sg_hit", "__sg_keep"
+
+
+def _sql(node: exp.Expression) -> str:
+    return node.sql(dialect=StreamingSpark)
+
+
+def _source(using: exp.Expression) -> tuple[str, str]:
+    """The source's text without its alias, and the alias its columns are qualified with."""
+    alias = using.alias or (using.name if isinstance(using, exp.Table) else "")
+    if isinstance(using, exp.Subquery):
+        text = f"({_sql(using.this)})"
+    else:
+        bare = using.copy()
+        bare.set("alias", None)
+        text = _sql(bare)
+    return text, alias or "__sg_source"
+
+
+def _assignments(when: exp.When, schema: StructType, source: str) -> dict[str, str] | None:
+    """Column (lower-cased) -> value for an UPDATE or INSERT clause; None for DELETE."""
+    then = when.args.get("then")
+    names = {f.name.lower(): f.name for f in schema.fields}
+    if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+        return None
+    if isinstance(then, exp.Update):
+        if not then.expressions or isinstance(then.expressions[0], exp.Star):
+            return {n: f"`{source}`.`{names[n]}`" for n in names}
+        pairs = [(eq.this.name, _sql(eq.expression)) for eq in then.expressions]
+    elif isinstance(then, exp.Insert):
+        target = then.this
+        if isinstance(target, exp.Star) or target is None and then.expression is None:
+            return {n: f"`{source}`.`{names[n]}`" for n in names}
+        values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+        columns = [c.name for c in target.expressions] if isinstance(target, exp.Tuple) else list(names.values())
+        pairs = list(zip(columns, (_sql(v) for v in values)))
+    else:
+        raise UnsupportedStatementError(f"this MERGE action is not supported: {_sql(then)}",
+                                        hint="use UPDATE SET, DELETE or INSERT")
+    result = {}
+    for column, value in pairs:
+        if column.lower() not in names:
+            raise UnresolvedColumnError(f"A column with name `{column}` cannot be resolved in the MERGE target.",
+                                        hint=f"columns: {', '.join(names.values())}")
+        result[column.lower()] = value
+    return result
+
+
+def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
+    from pyspark.sql import functions as F
+
+    entry = require_table(ctx, stmt.table, "MERGE")
+    schema = table_schema(entry)
+    tree = stmt.tree
+    target = tree.this.alias or entry.name
+    source_text, source = _source(tree.args["using"])
+    on = _sql(tree.args["on"])
+    whens = tree.args["whens"].expressions
+    clauses = []  # (condition, assignments or None for delete, is_insert)
+    for when in whens:
+        matched, by_source = bool(when.args.get("matched")), bool(when.args.get("source"))
+        if matched:
+            base = f"`{target}`.__sg_t IS NOT NULL AND `{source}`.__sg_s IS NOT NULL"
+        elif by_source:
+            base = f"`{source}`.__sg_s IS NULL"
+        else:
+            base = f"`{target}`.__sg_t IS NULL"
+        extra = when.args.get("condition")
+        condition = f"({base}) AND coalesce(({_sql(extra)}), false)" if extra is not None else f"({base})"
+        clauses.append((condition, _assignments(when, schema, source), not matched and not by_source))
+    columns = []
+    for field in schema.fields:
+        cases = []
+        for condition, values, is_insert in clauses:
+            if values is None:
+                value = f"`{target}`.`{field.name}`"
+            elif field.name.lower() in values:
+                value = f"CAST(({values[field.name.lower()]}) AS {field.dataType.simpleString()})"
+            else:
+                value = "NULL" if is_insert else f"`{target}`.`{field.name}`"
+            cases.append(f"WHEN {condition} THEN {value}")
+        columns.append(f"CASE {' '.join(cases)} ELSE `{target}`.`{field.name}` END AS `{field.name}`")
+    first = " ".join(f"WHEN {c} THEN {i}" for i, (c, _, _) in enumerate(clauses))
+    action = f"CASE {first} ELSE -1 END"
+    delete_ids = [str(i) for i, (_, v, _) in enumerate(clauses) if v is None] or ["-2"]
+    insert_ids = [str(i) for i, (_, _, ins) in enumerate(clauses) if ins] or ["-2"]
+    sql = (
+        f"SELECT {', '.join(columns)}, `{target}`.__sg_file AS {_FILE}, "
+        f"`{target}`.__sg_t IS NOT NULL AND {action} >= 0 AS {_HIT}, "
+        f"NOT ({action} IN ({', '.join(delete_ids)})) AND (`{target}`.__sg_t IS NOT NULL "
+        f"OR {action} IN ({', '.join(insert_ids)})) AS {_KEEP} "
+        f"FROM (SELECT *, input_file_name() AS __sg_file, true AS __sg_t FROM `{entry.database}`.`{entry.name}`) "
+        f"AS `{target}` FULL OUTER JOIN (SELECT *, true AS __sg_s FROM {source_text} AS __sg_src) AS `{source}` "
+        f"ON {on}"
+    )
+    df, binder = bind(ctx, Query(sql))
+    snapshot = binder.snapshots.get((entry.database, entry.name))
+    try:
+        touched = [row[0] for row in df.where(F.col(_HIT)).select(_FILE).distinct().collect()]
+        inserted = df.where(F.col(_KEEP) & F.col(_FILE).isNull())
+        if not touched and not inserted.limit(1).count():
+            return no_result()
+        rows = df.where(F.col(_KEEP) & (F.col(_FILE).isin(touched) | F.col(_FILE).isNull()))
+        qualified = f"`{entry.database}`.`{entry.name}`"
+        commit.rewrite(entry.location or "", snapshot.version if snapshot else 0, touched,
+                       enforce_not_null(rows, schema, qualified), "MERGE", {"predicate": on})
+    finally:
+        binder.close()
+    return no_result()

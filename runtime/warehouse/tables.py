@@ -1,0 +1,51 @@
+"""Looking up catalog objects for a statement, with the errors Spark gives (name, position, hint)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from catalog.errors import TableNotFoundError
+from dialect.statements import TableName
+from runtime.warehouse.context import StatementContext
+from runtime.warehouse.errors import NotATableError
+
+if TYPE_CHECKING:
+    from catalog.store import TableEntry
+
+
+def not_found(ctx: StatementContext, table: TableName) -> TableNotFoundError:
+    database, name = ctx.qualify(table)
+    line, column = ctx.position_of(table)
+    return TableNotFoundError(
+        f"The table or view `{database}`.`{name}` cannot be found.",
+        hint="check the spelling and the database (SHOW TABLES lists them)", line=line, column=column,
+    )
+
+
+def require(ctx: StatementContext, table: TableName) -> TableEntry:
+    entry = ctx.store.get_table(*ctx.qualify(table))
+    if entry is None:
+        raise not_found(ctx, table)
+    return entry
+
+
+def require_table(ctx: StatementContext, table: TableName, action: str) -> TableEntry:
+    """A Delta table (not a view) that `action` may write."""
+    entry = require(ctx, table)
+    if entry.kind != "TABLE":
+        line, column = ctx.position_of(table)
+        raise NotATableError(
+            f"`{entry.database}`.`{entry.name}` is a {entry.kind.lower().replace('_', ' ')}; {action} needs a table.",
+            hint="write into the tables the view reads instead" if entry.kind == "VIEW" else
+            "a streaming table is written by its stream only", line=line, column=column,
+        )
+    return entry
+
+
+def spark_has(ctx: StatementContext, table: TableName) -> bool:
+    """Whether Spark's own session catalog knows the name (a temporary view or a non-Delta table)."""
+    name = f"`{table.database}`.`{table.name}`" if table.database else f"`{table.name}`"
+    try:
+        return bool(ctx.spark.catalog.tableExists(name))
+    except Exception:  # noqa: BLE001 - an unknown database is simply "no"
+        return False

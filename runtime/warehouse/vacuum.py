@@ -1,0 +1,55 @@
+"""VACUUM: delete the data files the current version does not reference and that are older than the retention,
+including the staging folders (`_sg_write_*`) of writes that crashed before their commit.
+
+Spark's rule holds: a retention under 168 hours is refused unless
+`spark.databricks.delta.retentionDurationCheck.enabled` is false, because a running reader may still need them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from urllib.parse import unquote
+
+from dialect.statements import Vacuum
+from runtime.sql import StatementResult
+from runtime.warehouse.context import StatementContext
+from runtime.warehouse.errors import WarehouseError
+from runtime.warehouse.output import rows_result
+from runtime.warehouse.tables import require_table
+
+DEFAULT_RETENTION_HOURS = 168.0
+_CHECK_KEY = "spark.databricks.delta.retentionDurationCheck.enabled"
+
+
+def vacuum(ctx: StatementContext, stmt: Vacuum) -> StatementResult:
+    from deltalake import DeltaTable
+
+    entry = require_table(ctx, stmt.table, "VACUUM")
+    hours = DEFAULT_RETENTION_HOURS if stmt.retain_hours is None else stmt.retain_hours
+    if hours < DEFAULT_RETENTION_HOURS and (ctx.spark.conf.get(_CHECK_KEY, "true") or "true").lower() != "false":
+        raise WarehouseError(
+            f"VACUUM with a retention of {hours:g} hours may delete files that running readers still need.",
+            error_class="DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT", sqlstate="22023",
+            hint=f"SET {_CHECK_KEY} = false to allow it, or RETAIN {DEFAULT_RETENTION_HOURS:g} HOURS or more",
+        )
+    root = os.path.abspath(entry.location or "")
+    table = DeltaTable(root)
+    live = {os.path.normpath(os.path.join(root, unquote(path))) for path in table.get_add_actions(flatten=True)
+            .column("path").to_pylist()}
+    cutoff = time.time() - hours * 3600
+    deleted = []
+    for directory, folders, files in os.walk(root, topdown=True):
+        if os.path.abspath(directory) == root:
+            folders[:] = [f for f in folders if f != "_delta_log"]
+        for name in files:
+            full = os.path.normpath(os.path.join(directory, name))
+            if full in live or os.path.getmtime(full) > cutoff:
+                continue
+            os.remove(full)
+            deleted.append(full)
+    for directory, _, _ in sorted(os.walk(root), key=lambda w: -len(w[0])):
+        inside_log = os.path.relpath(directory, root).split(os.sep)[0] == "_delta_log"
+        if directory != root and not inside_log and not os.listdir(directory):
+            os.rmdir(directory)
+    return rows_result([("path", "string")], [(f"file:{root}",)])
