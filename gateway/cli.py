@@ -17,14 +17,15 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.auth.providers import make_authenticator
     from gateway.config import load_config
     from gateway.server import GatewayServer
-    from gateway.service import GatewayService
+    from gateway.service import GatewayService, open_catalog
     from runtime.spark import create_spark_session, warm_up
 
     config = load_config(args.conf, host=args.host, port=args.port, warehouse=args.warehouse)
     authenticator = make_authenticator(config.auth.mode, config.auth.password_file)
     spark = create_spark_session(config.spark)
     warm_up(spark)
-    service = GatewayService(config, spark, authenticator)
+    catalog = open_catalog(config)
+    service = GatewayService(config, spark, authenticator, catalog)
     server = GatewayServer(service, config.server.host, config.server.port, config.server.max_connections)
     server.start()
 
@@ -44,6 +45,8 @@ def _serve(args: argparse.Namespace) -> int:
     )
     stop.wait()
     server.shutdown(config.server.shutdown_grace)
+    if catalog is not None:
+        catalog.close()
     spark.stop()
     print("sluicegate stopped", flush=True)
     return 0

@@ -26,9 +26,32 @@ from runtime.results import ResultColumn
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from catalog.store import CatalogStore
+
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "sluicegate"
+
+
+def open_catalog(config: GatewayConfig) -> CatalogStore | None:
+    """The catalog database the configuration names (`catalog.url`), else the SQLite file in the warehouse.
+
+    None while `catalog/store.py` is not part of the tree yet: statements then run in Spark alone, as before."""
+    try:
+        from catalog.store import CatalogStore
+    except ImportError:
+        log.warning("catalog.store is missing: the Delta warehouse is off, statements run in Spark only")
+        return None
+    url = getattr(getattr(config, "catalog", None), "url", None)
+    return CatalogStore(url) if url else CatalogStore.for_warehouse(config.warehouse)
+
+
+def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None:
+    """Spark's in-memory session catalog learns the persistent databases, so `USE db` and a connection's
+    `use:database` work after a restart."""
+    for database in catalog.list_databases() if catalog is not None else ():
+        if not spark.catalog.databaseExists(database.name):
+            spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database.name}`")
 
 
 class InfoType(Enum):
@@ -45,9 +68,13 @@ class InfoType(Enum):
 
 
 class GatewayService:
-    def __init__(self, config: GatewayConfig, spark: SparkSession, authenticator: Authenticator) -> None:
+    def __init__(self, config: GatewayConfig, spark: SparkSession, authenticator: Authenticator,
+                 catalog: CatalogStore | None = None) -> None:
+        """`catalog`: the persistent catalog (opened from the configuration when not given)."""
         self.config = config
         self.spark = spark
+        self.catalog = catalog if catalog is not None else open_catalog(config)
+        _shadow_databases(spark, self.catalog)
         self.authenticator = authenticator
         self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
         self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout)
@@ -98,14 +125,15 @@ class GatewayService:
         session = self.sessions.get(handle)
         if not statement or not statement.strip():
             raise InvalidRequestError("the statement is empty", error_class="EMPTY_STATEMENT", sqlstate="42601")
-        operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace)
+        operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace,
+                                     self.catalog, self.config.warehouse)
         session.track(operation)
         self.operations.run(operation, run_async, timeout)
         return operation
 
     def _metadata(self, kind: type[metadata.MetadataOperation], handle: SessionHandle, **request: Any) -> Operation:
         session = self.sessions.get(handle)
-        operation = kind(session, **request)
+        operation = kind(session, catalog=self.catalog, **request)
         session.track(operation)
         self.operations.run(operation, run_async=False, timeout=None)
         return operation

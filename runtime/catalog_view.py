@@ -1,12 +1,19 @@
-"""What a client session can see of the catalog, as plain data for the metadata RPCs (GetSchemas, GetTables ...)."""
+"""What a client session can see of the catalog, as plain data for the metadata RPCs (GetSchemas, GetTables ...):
+the persistent catalog's databases, Delta tables, views and streaming tables, and what only Spark's session knows
+(its temporary views and non-Delta tables)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from catalog.store import CatalogStore
+
+_KIND_NAMES = {"TABLE": "TABLE", "VIEW": "VIEW", "STREAMING_TABLE": "STREAMING TABLE"}
 
 
 @dataclass(frozen=True)
@@ -33,18 +40,25 @@ class FunctionInfo:
     description: str | None
 
 
-def list_databases(spark: SparkSession) -> list[str]:
-    return sorted(db.name for db in spark.catalog.listDatabases())
+def list_databases(spark: SparkSession, store: CatalogStore | None = None) -> list[str]:
+    names = {db.name for db in spark.catalog.listDatabases()}
+    if store is not None:
+        names.update(db.name for db in store.list_databases())
+    return sorted(names)
 
 
-def list_tables(spark: SparkSession, database: str) -> list[TableInfo]:
-    tables = []
-    for table in spark.catalog.listTables(database):
-        if table.isTemporary:
-            continue
-        kind = "VIEW" if (table.tableType or "").upper() == "VIEW" else "TABLE"
-        tables.append(TableInfo(database, table.name, kind, table.description))
-    return sorted(tables, key=lambda t: t.name)
+def list_tables(spark: SparkSession, database: str, store: CatalogStore | None = None) -> list[TableInfo]:
+    tables: dict[str, TableInfo] = {}
+    if store is not None and store.get_database(database) is not None:
+        for entry in store.list_tables(database):
+            tables[entry.name] = TableInfo(database, entry.name, _KIND_NAMES.get(entry.kind, entry.kind), entry.comment)
+    if spark.catalog.databaseExists(database):
+        for table in spark.catalog.listTables(database):
+            if table.isTemporary or table.name in tables:
+                continue
+            kind = "VIEW" if (table.tableType or "").upper() == "VIEW" else "TABLE"
+            tables[table.name] = TableInfo(database, table.name, kind, table.description)
+    return sorted(tables.values(), key=lambda t: t.name)
 
 
 def list_temporary_views(spark: SparkSession) -> list[TableInfo]:
@@ -52,7 +66,17 @@ def list_temporary_views(spark: SparkSession) -> list[TableInfo]:
     return sorted((TableInfo("", t.name, "VIEW", t.description) for t in views), key=lambda t: t.name)
 
 
-def list_columns(spark: SparkSession, database: str, table: str) -> list[ColumnInfo]:
+def list_columns(spark: SparkSession, database: str, table: str,
+                 store: CatalogStore | None = None) -> list[ColumnInfo]:
+    entry = store.get_table(database, table) if store is not None and database else None
+    if entry is not None and entry.schema_json:
+        from pyspark.sql.types import StructType
+
+        schema = StructType.fromJson(json.loads(entry.schema_json))
+        return [
+            ColumnInfo(f.name, f.dataType.simpleString(), f.nullable, (f.metadata or {}).get("comment"), position)
+            for position, f in enumerate(schema.fields, start=1)
+        ]
     qualified = f"`{database}`.`{table}`" if database else f"`{table}`"
     columns = spark.catalog.listColumns(qualified)
     return [

@@ -14,7 +14,7 @@ import pytest
 from gateway.auth.providers import make_authenticator
 from gateway.config import GatewayConfig, load_config
 from gateway.server import GatewayServer
-from gateway.service import GatewayService
+from gateway.service import GatewayService, open_catalog
 from runtime.spark import create_spark_session, warm_up
 
 
@@ -54,7 +54,8 @@ def start_gateway(spark: Any, warehouse: Path) -> Iterator[Callable[..., Running
 
     def start(overrides: dict[str, Any] | None = None) -> RunningGateway:
         config = load_config(port=0, warehouse=warehouse, overrides=overrides)
-        service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file))
+        service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file),
+                                 open_catalog(config))
         server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
         server.start()
         running = RunningGateway(config, service, server)
@@ -64,6 +65,8 @@ def start_gateway(spark: Any, warehouse: Path) -> Iterator[Callable[..., Running
     yield start
     for running in started:
         running.server.shutdown(grace=0)
+        if running.service.catalog is not None:
+            running.service.catalog.close()
 
 
 @pytest.fixture(scope="session")

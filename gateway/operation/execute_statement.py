@@ -1,31 +1,64 @@
-"""ExecuteStatement: a SQL statement run in the session's Spark session, tagged so that cancel reaches its jobs."""
+"""ExecuteStatement: a SQL statement classified first, then run by the warehouse executor (Delta tables in the
+persistent catalog) or, for what Spark runs as it is, by the session's Spark; tagged so that cancel reaches its jobs."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dialect.errors import DialectError, StatementSyntaxError
+from dialect.statements import Passthrough, classify
 from gateway.operation.base import Operation, OperationType
+from runtime.errors import RuntimeQueryError
 from runtime.sql import StatementResult, cancel_job_group, run_sql
+from runtime.warehouse.context import StatementContext
+from runtime.warehouse.errors import as_runtime_error
 
 if TYPE_CHECKING:
+    from catalog.store import CatalogStore
     from gateway.session import Session
 
 
 class ExecuteStatement(Operation):
     op_type = OperationType.EXECUTE_STATEMENT
 
-    def __init__(self, session: Session, statement: str, conf_overlay: dict[str, str], include_stack_trace: bool):
+    def __init__(self, session: Session, statement: str, conf_overlay: dict[str, str], include_stack_trace: bool,
+                 catalog: CatalogStore | None, warehouse: Path) -> None:
         super().__init__(session, statement)
         self._conf_overlay = conf_overlay
         self._include_stack_trace = include_stack_trace
+        self._catalog = catalog
+        self._warehouse = warehouse
 
     def execute(self) -> StatementResult:
         assert self.statement is not None
         for key, value in self._conf_overlay.items():
             self.session.spark.conf.set(key, value)
-        return run_sql(
-            self.session.spark, self.statement, self.handle.hex, include_stack_trace=self._include_stack_trace
+        if self._catalog is None:  # no persistent catalog in this build: Spark runs everything
+            return run_sql(self.session.spark, self.statement, self.handle.hex,
+                           include_stack_trace=self._include_stack_trace)
+        from runtime.warehouse.executor import execute  # needs catalog/; imported only with a catalog
+
+        try:
+            statement = classify(self.statement)
+        except StatementSyntaxError:
+            # Spark's grammar is wider than sqlglot's (ADD JAR, CACHE TABLE ...): Spark decides, and reports its own
+            # syntax error with its position if it does not parse either.
+            statement = Passthrough(self.statement)
+        except DialectError as exc:
+            raise as_runtime_error(exc) from exc
+        context = StatementContext(
+            spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
+            sql=self.statement, job_group=self.handle.hex, include_stack_trace=self._include_stack_trace,
         )
+        try:
+            return execute(context, statement)
+        except RuntimeQueryError:
+            raise
+        except Exception as exc:
+            if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+                raise as_runtime_error(exc) from exc  # catalog errors: the user's, with class and SQLSTATE
+            raise
 
     def cancel_work(self) -> None:
         cancel_job_group(self.session.spark, self.handle.hex)

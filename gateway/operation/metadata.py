@@ -16,6 +16,7 @@ from runtime.results import ResultColumn, wire_arrow_type
 from runtime.sql import ListBatchSource, StatementResult
 
 if TYPE_CHECKING:
+    from catalog.store import CatalogStore
     from gateway.session import Session
 
 CATALOG_NAME = ""  # Spark's thrift server reports no catalog level; JDBC tools then show schemas at the top
@@ -71,13 +72,14 @@ def spark_listing_pattern(pattern: str | None) -> str | None:
 class MetadataOperation(Operation):
     """Metadata listings are small and quick: they run inline and are served from memory."""
 
-    def __init__(self, session: Session, **request: Any) -> None:
+    def __init__(self, session: Session, catalog: CatalogStore | None = None, **request: Any) -> None:
         super().__init__(session)
+        self.catalog = catalog
         self.request = request
 
     def _databases(self, schema_pattern: str | None) -> list[str]:
         matcher = pattern_matcher(schema_pattern)
-        return [db for db in catalog_view.list_databases(self.session.spark) if matcher.match(db)]
+        return [db for db in catalog_view.list_databases(self.session.spark, self.catalog) if matcher.match(db)]
 
     def _tables(self, schema_pattern: str | None, table_pattern: str | None,
                 kinds: Sequence[str] | None = None) -> list[catalog_view.TableInfo]:
@@ -85,7 +87,7 @@ class MetadataOperation(Operation):
         wanted = {k.upper() for k in kinds} if kinds else None
         found = []
         for db in self._databases(schema_pattern):
-            found.extend(catalog_view.list_tables(self.session.spark, db))
+            found.extend(catalog_view.list_tables(self.session.spark, db, self.catalog))
         if wanted is None or "VIEW" in wanted:
             # The session's temporary views belong to no schema; Spark's Thrift server lists them whatever the
             # schema pattern, so that a client sees the views it just made.
@@ -170,7 +172,7 @@ class GetColumns(MetadataOperation):
         matcher = pattern_matcher(self.request.get("column_name"))
         rows = []
         for table in self._tables(self.request.get("schema_name"), self.request.get("table_name")):
-            for column in catalog_view.list_columns(self.session.spark, table.database, table.name):
+            for column in catalog_view.list_columns(self.session.spark, table.database, table.name, self.catalog):
                 if matcher.match(column.name):
                     rows.append(_column_row(table, column))
         return table_result(_COLUMN_COLUMNS, rows)
