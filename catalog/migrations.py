@@ -1,0 +1,55 @@
+"""Versioned catalog migrations: an ordered list, applied in one transaction when a store opens.
+
+A catalog written by a newer gateway is refused rather than used: its rows may mean what this code does not know.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+from sqlalchemy import inspect, select
+from sqlalchemy.engine import Connection
+
+from catalog.errors import CatalogVersionError
+from catalog.models import Base, DatabaseRow, SchemaVersion
+
+
+def _v1_create_everything(conn: Connection) -> None:
+    Base.metadata.create_all(conn)
+    conn.execute(DatabaseRow.__table__.insert().values(name="default", comment="default database",
+                                                       created_at=dt.datetime.now(dt.timezone.utc)))
+
+
+MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
+    (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
+)
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version(conn: Connection) -> int:
+    if not inspect(conn).has_table(SchemaVersion.__tablename__):
+        return 0
+    versions = conn.execute(select(SchemaVersion.version)).scalars().all()
+    return max(versions, default=0)
+
+
+def migrate(conn: Connection) -> list[int]:
+    """Apply the pending migrations on `conn` (inside the caller's transaction); returns the versions applied."""
+    found = current_version(conn)
+    if found > LATEST:
+        raise CatalogVersionError(
+            f"the catalog is at version {found}, newer than this gateway knows ({LATEST})",
+            hint="upgrade sluicegate, or point catalog.url at another catalog",
+        )
+    applied = []
+    for version, description, step in MIGRATIONS:
+        if version <= found:
+            continue
+        if version == 1:
+            SchemaVersion.__table__.create(conn, checkfirst=True)
+        step(conn)
+        conn.execute(SchemaVersion.__table__.insert().values(
+            version=version, description=description, applied_at=dt.datetime.now(dt.timezone.utc)))
+        applied.append(version)
+    return applied

@@ -1,0 +1,79 @@
+"""The catalog's tables (SQLAlchemy 2.0). Names are stored lower-cased: Spark identifiers are case-insensitive."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class SchemaVersion(Base):
+    __tablename__ = "schema_version"
+
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    description: Mapped[str] = mapped_column(String(200))
+    applied_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class DatabaseRow(Base):
+    __tablename__ = "databases"
+
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    comment: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class TableRow(Base):
+    """Tables, views and streaming tables share one namespace per database."""
+
+    __tablename__ = "tables"
+    __table_args__ = (UniqueConstraint("database", "name", name="uq_tables_database_name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    database: Mapped[str] = mapped_column(String(128), ForeignKey("databases.name", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(32))
+    location: Mapped[str | None] = mapped_column(Text)
+    schema_json: Mapped[str | None] = mapped_column(Text)
+    definition: Mapped[str | None] = mapped_column(Text)
+    properties: Mapped[dict] = mapped_column(JSON, default=dict)
+    partition_by: Mapped[list] = mapped_column(JSON, default=list)
+    comment: Mapped[str | None] = mapped_column(Text)
+    owner: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class StreamRow(Base):
+    """One stream per streaming table; goes with its table."""
+
+    __tablename__ = "streams"
+
+    table_id: Mapped[int] = mapped_column(Integer, ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True)
+    stream_id: Mapped[str] = mapped_column(String(64))
+    plan_json: Mapped[str] = mapped_column(Text)
+    checkpoint: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    desired_state: Mapped[str] = mapped_column(String(16))
+    query_id: Mapped[str | None] = mapped_column(String(64))
+    last_batch_id: Mapped[int | None] = mapped_column(Integer)
+    last_batch_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    rows_per_second: Mapped[float | None] = mapped_column(Float)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class StreamEventRow(Base):
+    __tablename__ = "stream_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[int] = mapped_column(Integer, ForeignKey("tables.id", ondelete="CASCADE"), index=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime)
+    kind: Mapped[str] = mapped_column(String(32))
+    message: Mapped[str] = mapped_column(Text)

@@ -1,0 +1,381 @@
+"""CatalogStore: what survives a restart — databases, tables, views, streaming tables and their streams.
+
+Every method is one transaction. The default is a SQLite file in the warehouse; any SQLAlchemy URL works
+(PostgreSQL for a catalog shared by several gateways).
+
+Two gateways on one SQLite catalog: every transaction starts with BEGIN IMMEDIATE (writers queue on SQLite's lock,
+waiting up to `busy_timeout`, instead of failing with "database is locked"), and uniqueness is a constraint, so two
+concurrent CREATEs of one name give one success and one TABLE_OR_VIEW_ALREADY_EXISTS. What they do not share is
+running streams: each gateway starts the streams it finds at boot, so two gateways must not serve the same streaming
+tables (one gateway per warehouse, or a shared catalog with one stream owner).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import create_engine, delete, event, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from catalog.errors import (
+    CatalogConflictError,
+    SchemaAlreadyExistsError,
+    SchemaNotEmptyError,
+    SchemaNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from catalog.migrations import migrate
+from catalog.models import DatabaseRow, StreamEventRow, StreamRow, TableRow
+
+TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE"]
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+@dataclass(frozen=True)
+class DatabaseEntry:
+    name: str
+    comment: str | None
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    database: str
+    name: str
+    kind: TableKind
+    location: str | None
+    schema_json: str | None
+    definition: str | None
+    properties: dict[str, str] = field(default_factory=dict, hash=False)
+    partition_by: tuple[str, ...] = ()
+    comment: str | None = None
+    owner: str | None = None
+    created_at: dt.datetime | None = None
+    updated_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class StreamEntry:
+    database: str
+    name: str
+    stream_id: str
+    plan_json: str
+    checkpoint: str
+    status: str
+    desired_state: str
+    query_id: str | None = None
+    last_batch_id: int | None = None
+    last_batch_at: dt.datetime | None = None
+    rows_per_second: float | None = None
+    last_error: str | None = None
+    failures: int = 0
+    updated_at: dt.datetime | None = None
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # stored as naive UTC on every backend
+
+
+def pattern_matcher(pattern: str | None) -> re.Pattern[str] | None:
+    """Spark's SHOW pattern: `*` any run, `|` alternatives, case-insensitive; None matches everything."""
+    if pattern is None:
+        return None
+    alternatives = [re.escape(part.strip()).replace(r"\*", ".*") for part in pattern.split("|")]
+    return re.compile("(?:" + "|".join(alternatives) + r")\Z", re.IGNORECASE)
+
+
+def _table_entry(row: TableRow) -> TableEntry:
+    return TableEntry(row.database, row.name, row.kind, row.location, row.schema_json,  # type: ignore[arg-type]
+                      row.definition, dict(row.properties or {}), tuple(row.partition_by or ()), row.comment,
+                      row.owner, row.created_at, row.updated_at)
+
+
+def _stream_entry(table: TableRow, row: StreamRow) -> StreamEntry:
+    return StreamEntry(table.database, table.name, row.stream_id, row.plan_json, row.checkpoint, row.status,
+                       row.desired_state, row.query_id, row.last_batch_id, row.last_batch_at, row.rows_per_second,
+                       row.last_error, row.failures, row.updated_at)
+
+
+_STREAM_FIELDS = {f.name for f in fields(StreamEntry)} - {"database", "name", "updated_at"}
+_TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definition", "partition_by"}
+
+
+class CatalogStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine = self._make_engine(url)
+        self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+        with self._engine.begin() as conn:
+            migrate(conn)
+
+    @classmethod
+    def for_warehouse(cls, warehouse: Path | str) -> CatalogStore:
+        path = Path(warehouse).absolute()
+        path.mkdir(parents=True, exist_ok=True)
+        return cls(f"sqlite:///{path / 'catalog.db'}")
+
+    @staticmethod
+    def _make_engine(url: str) -> Engine:
+        if not url.startswith("sqlite"):
+            return create_engine(url, pool_pre_ping=True)
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
+                                                  "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below decides how a transaction opens
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock up front: no upgrade deadlocks
+
+        return engine
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Session]:
+        session = self._sessions()
+        try:
+            with session.begin():
+                yield session
+        except OperationalError as exc:
+            raise CatalogConflictError(f"the catalog is busy or locked: {exc.orig}",
+                                       hint="run the statement again") from exc
+        finally:
+            session.close()
+
+    # -- databases -------------------------------------------------------------------------------------------
+
+    def create_database(self, name: str, comment: str | None = None, if_not_exists: bool = False) -> DatabaseEntry:
+        name = name.lower()
+        try:
+            with self._transaction() as session:
+                existing = session.get(DatabaseRow, name)
+                if existing is not None:
+                    if if_not_exists:
+                        return DatabaseEntry(existing.name, existing.comment, existing.created_at)
+                    raise SchemaAlreadyExistsError(f"the schema `{name}` already exists",
+                                                   hint="choose another name or add IF NOT EXISTS")
+                row = DatabaseRow(name=name, comment=comment, created_at=_now())
+                session.add(row)
+                return DatabaseEntry(row.name, row.comment, row.created_at)
+        except IntegrityError as exc:
+            if if_not_exists:
+                found = self.get_database(name)
+                if found is not None:
+                    return found
+            raise SchemaAlreadyExistsError(f"the schema `{name}` already exists") from exc
+
+    def drop_database(self, name: str, if_exists: bool = False, cascade: bool = False) -> list[TableEntry]:
+        name = name.lower()
+        with self._transaction() as session:
+            row = session.get(DatabaseRow, name)
+            if row is None:
+                if if_exists:
+                    return []
+                raise SchemaNotFoundError(f"the schema `{name}` cannot be found",
+                                          hint="SHOW DATABASES lists the schemas; add IF EXISTS to ignore")
+            tables = session.scalars(select(TableRow).where(TableRow.database == name)).all()
+            if tables and not cascade:
+                raise SchemaNotEmptyError(f"the schema `{name}` is not empty: it holds {len(tables)} table(s)",
+                                          hint="drop its tables first, or DROP DATABASE ... CASCADE")
+            dropped = [_table_entry(t) for t in tables]
+            session.execute(delete(TableRow).where(TableRow.database == name))  # streams follow by foreign key
+            session.delete(row)
+            return dropped
+
+    def get_database(self, name: str) -> DatabaseEntry | None:
+        with self._transaction() as session:
+            row = session.get(DatabaseRow, name.lower())
+            return None if row is None else DatabaseEntry(row.name, row.comment, row.created_at)
+
+    def list_databases(self, pattern: str | None = None) -> list[DatabaseEntry]:
+        matcher = pattern_matcher(pattern)
+        with self._transaction() as session:
+            rows = session.scalars(select(DatabaseRow).order_by(DatabaseRow.name)).all()
+            return [DatabaseEntry(r.name, r.comment, r.created_at) for r in rows
+                    if matcher is None or matcher.match(r.name)]
+
+    # -- tables ----------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _find(session: Session, database: str, name: str) -> TableRow | None:
+        return session.scalars(select(TableRow).where(TableRow.database == database.lower(),
+                                                      TableRow.name == name.lower())).one_or_none()
+
+    @classmethod
+    def _require(cls, session: Session, database: str, name: str) -> TableRow:
+        row = cls._find(session, database, name)
+        if row is None:
+            raise TableNotFoundError(f"the table or view `{database.lower()}`.`{name.lower()}` cannot be found",
+                                     hint="check the spelling and the database; SHOW TABLES lists them")
+        return row
+
+    @staticmethod
+    def _require_database(session: Session, database: str) -> None:
+        if session.get(DatabaseRow, database.lower()) is None:
+            raise SchemaNotFoundError(f"the schema `{database.lower()}` cannot be found",
+                                      hint="CREATE DATABASE it first; SHOW DATABASES lists the schemas")
+
+    def create_table(self, entry: TableEntry, *, replace: bool = False, if_not_exists: bool = False) -> TableEntry:
+        database, name = entry.database.lower(), entry.name.lower()
+        try:
+            with self._transaction() as session:
+                self._require_database(session, database)
+                existing = self._find(session, database, name)
+                if existing is not None:
+                    if if_not_exists:
+                        return _table_entry(existing)
+                    if not replace:
+                        raise TableAlreadyExistsError(
+                            f"the table or view `{database}`.`{name}` already exists",
+                            hint="choose another name, drop it first, or use IF NOT EXISTS / OR REPLACE")
+                    session.delete(existing)
+                    session.flush()
+                now = _now()
+                row = TableRow(database=database, name=name, kind=entry.kind, location=entry.location,
+                               schema_json=entry.schema_json, definition=entry.definition,
+                               properties=dict(entry.properties), partition_by=list(entry.partition_by),
+                               comment=entry.comment, owner=entry.owner,
+                               created_at=now if existing is None or not replace else existing.created_at,
+                               updated_at=now)
+                session.add(row)
+                session.flush()
+                return _table_entry(row)
+        except IntegrityError as exc:
+            if if_not_exists:
+                found = self.get_table(database, name)
+                if found is not None:
+                    return found
+            raise TableAlreadyExistsError(f"the table or view `{database}`.`{name}` already exists") from exc
+
+    def get_table(self, database: str, name: str) -> TableEntry | None:
+        with self._transaction() as session:
+            row = self._find(session, database, name)
+            return None if row is None else _table_entry(row)
+
+    def require_table(self, database: str, name: str) -> TableEntry:
+        with self._transaction() as session:
+            return _table_entry(self._require(session, database, name))
+
+    def list_tables(self, database: str | None = None, pattern: str | None = None,
+                    kinds: Collection[TableKind] | None = None) -> list[TableEntry]:
+        matcher = pattern_matcher(pattern)
+        with self._transaction() as session:
+            query = select(TableRow).order_by(TableRow.database, TableRow.name)
+            if database is not None:
+                self._require_database(session, database)
+                query = query.where(TableRow.database == database.lower())
+            return [_table_entry(r) for r in session.scalars(query).all()
+                    if (matcher is None or matcher.match(r.name)) and (kinds is None or r.kind in kinds)]
+
+    def drop_table(self, database: str, name: str) -> TableEntry:
+        with self._transaction() as session:
+            row = self._require(session, database, name)
+            entry = _table_entry(row)
+            session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == row.id))
+            session.execute(delete(StreamRow).where(StreamRow.table_id == row.id))
+            session.delete(row)
+            return entry
+
+    def rename_table(self, database: str, name: str, new_database: str, new_name: str) -> TableEntry:
+        try:
+            with self._transaction() as session:
+                row = self._require(session, database, name)
+                self._require_database(session, new_database)
+                if self._find(session, new_database, new_name) is not None:
+                    raise TableAlreadyExistsError(
+                        f"cannot rename to `{new_database.lower()}`.`{new_name.lower()}`: it already exists")
+                row.database, row.name, row.updated_at = new_database.lower(), new_name.lower(), _now()
+                session.flush()
+                return _table_entry(row)
+        except IntegrityError as exc:
+            raise TableAlreadyExistsError(
+                f"cannot rename to `{new_database.lower()}`.`{new_name.lower()}`: it already exists") from exc
+
+    def update_table(self, database: str, name: str, **changes: Any) -> TableEntry:
+        unknown = set(changes) - _TABLE_CHANGES
+        if unknown:
+            raise TypeError(f"update_table cannot change {sorted(unknown)}")
+        with self._transaction() as session:
+            row = self._require(session, database, name)
+            for key, value in changes.items():
+                if key == "partition_by":
+                    value = list(value)
+                elif key == "properties":
+                    value = dict(value)
+                setattr(row, key, value)
+            row.updated_at = _now()
+            session.flush()
+            return _table_entry(row)
+
+    # -- streams ---------------------------------------------------------------------------------------------
+
+    def put_stream(self, entry: StreamEntry) -> StreamEntry:
+        with self._transaction() as session:
+            table = self._require(session, entry.database, entry.name)
+            row = session.get(StreamRow, table.id) or StreamRow(table_id=table.id)
+            for key in _STREAM_FIELDS:
+                setattr(row, key, getattr(entry, key))
+            row.updated_at = _now()
+            session.add(row)
+            session.flush()
+            return _stream_entry(table, row)
+
+    def get_stream(self, database: str, name: str) -> StreamEntry | None:
+        with self._transaction() as session:
+            table = self._find(session, database, name)
+            row = session.get(StreamRow, table.id) if table is not None else None
+            return None if row is None or table is None else _stream_entry(table, row)
+
+    def list_streams(self, desired_state: str | None = None) -> list[StreamEntry]:
+        with self._transaction() as session:
+            query = select(TableRow, StreamRow).join(StreamRow, StreamRow.table_id == TableRow.id)
+            if desired_state is not None:
+                query = query.where(StreamRow.desired_state == desired_state)
+            rows = session.execute(query.order_by(TableRow.database, TableRow.name)).all()
+            return [_stream_entry(table, stream) for table, stream in rows]
+
+    def update_stream(self, database: str, name: str, **changes: Any) -> StreamEntry:
+        unknown = set(changes) - _STREAM_FIELDS
+        if unknown:
+            raise TypeError(f"update_stream cannot change {sorted(unknown)}")
+        with self._transaction() as session:
+            table = self._require(session, database, name)
+            row = session.get(StreamRow, table.id)
+            if row is None:
+                raise TableNotFoundError(f"`{table.database}`.`{table.name}` has no stream",
+                                         hint="only streaming tables have streams")
+            for key, value in changes.items():
+                setattr(row, key, value)
+            row.updated_at = _now()
+            session.flush()
+            return _stream_entry(table, row)
+
+    def record_event(self, database: str, name: str, kind: str, message: str) -> None:
+        with self._transaction() as session:
+            table = self._require(session, database, name)
+            session.add(StreamEventRow(table_id=table.id, at=_now(), kind=kind, message=message))
+
+    def events(self, database: str, name: str, limit: int = 50) -> list[tuple[dt.datetime, str, str]]:
+        with self._transaction() as session:
+            table = self._require(session, database, name)
+            rows = session.scalars(select(StreamEventRow).where(StreamEventRow.table_id == table.id)
+                                   .order_by(StreamEventRow.id.desc()).limit(limit)).all()
+            return [(r.at, r.kind, r.message) for r in rows]
