@@ -47,9 +47,20 @@ def _serve(args: argparse.Namespace) -> int:
     server.shutdown(config.server.shutdown_grace)
     if catalog is not None:
         catalog.close()
-    spark.stop()
+    _stop_spark(spark)
     print("sluicegate stopped", flush=True)
     return 0
+
+
+def _stop_spark(spark: object) -> None:
+    """Ctrl-C in a terminal (or `timeout`) signals the whole process group: Spark's JVM may be gone already, and
+    a stop that finds it gone is still a clean stop of the gateway."""
+    from py4j.protocol import Py4JError
+
+    try:
+        spark.stop()  # type: ignore[attr-defined]
+    except (Py4JError, ConnectionError) as exc:
+        logging.getLogger("sluicegate").info("Spark's JVM had already exited: %s", type(exc).__name__)
 
 
 def _passwd(args: argparse.Namespace) -> int:

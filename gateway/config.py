@@ -59,6 +59,7 @@ class GatewayConfig:
     include_stack_trace: bool
     warehouse: Path
     spark: SparkSettings
+    catalog_url: str = ""              # "" = SQLite in WAREHOUSE/catalog.db
     source: tuple[str, ...] = field(default=())
 
 
@@ -154,5 +155,6 @@ def load_config(
             extra_conf=dict(spark["conf"]),
             include_stack_trace=raw["errors"]["include_stack_trace"],
         ),
+        catalog_url=raw["catalog"]["url"],
         source=tuple(sources),
     )

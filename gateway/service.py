@@ -33,17 +33,11 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "sluicegate"
 
 
-def open_catalog(config: GatewayConfig) -> CatalogStore | None:
-    """The catalog database the configuration names (`catalog.url`), else the SQLite file in the warehouse.
+def open_catalog(config: GatewayConfig) -> CatalogStore:
+    """The catalog database the configuration names (`catalog.url`), else the SQLite file in the warehouse."""
+    from catalog.store import CatalogStore
 
-    None while `catalog/store.py` is not part of the tree yet: statements then run in Spark alone, as before."""
-    try:
-        from catalog.store import CatalogStore
-    except ImportError:
-        log.warning("catalog.store is missing: the Delta warehouse is off, statements run in Spark only")
-        return None
-    url = getattr(getattr(config, "catalog", None), "url", None)
-    return CatalogStore(url) if url else CatalogStore.for_warehouse(config.warehouse)
+    return CatalogStore(config.catalog_url) if config.catalog_url else CatalogStore.for_warehouse(config.warehouse)
 
 
 def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None:
