@@ -14,7 +14,7 @@ from typing import Any
 from dialect import statements as st
 from runtime.errors import from_spark
 from runtime.sql import StatementResult, run_sql, stream_dataframe
-from runtime.warehouse import databases, ddl, describe, dml, merge, vacuum
+from runtime.warehouse import databases, ddl, describe, dml, merge, streaming, vacuum
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.tables import spark_has
 
@@ -37,6 +37,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.Update: dml.update,
     st.Merge: merge.merge,
     st.Vacuum: vacuum.vacuum,
+    **streaming.HANDLERS,
 }
 
 # Statements naming one existing object: if only Spark's session knows it, Spark runs the statement.
