@@ -3,24 +3,14 @@ a failure reads the same whether the server or the shell found it."""
 
 from __future__ import annotations
 
+from gateway.errors import GatewayError
 
-class ShellError(Exception):
-    """Base of the shell's errors. Subclasses fix `error_class` and `sqlstate`."""
+
+class ShellError(GatewayError):
+    """Base of the shell's errors: the gateway's error type, so both read the same. Subclasses fix the class."""
 
     error_class = "SHELL_ERROR"
     sqlstate = "XX000"
-
-    def __init__(self, message: str, *, error_class: str | None = None, sqlstate: str | None = None,
-                 line: int | None = None, column: int | None = None, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if error_class is not None:
-            self.error_class = error_class
-        if sqlstate is not None:
-            self.sqlstate = sqlstate
-        self.line = line
-        self.column = column
-        self.hint = hint
 
 
 class ConnectError(ShellError):

@@ -89,8 +89,7 @@ class TCLIServiceHandler:
         try:
             yield
         finally:
-            done.set()
-            watcher.join()
+            done.set()  # not joined: it ends at its next look, and waiting for that would add its poll to every call
 
     def connection_closed(self) -> None:
         with self._lock:
