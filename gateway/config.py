@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway.errors import ConfigError
 from runtime.spark import SparkSettings
+from runtime.streaming.settings import StreamSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,6 +61,7 @@ class GatewayConfig:
     warehouse: Path
     spark: SparkSettings
     catalog_url: str = ""              # "" = SQLite in WAREHOUSE/catalog.db
+    streams: StreamSettings | None = None
     source: tuple[str, ...] = field(default=())
 
 
@@ -156,5 +158,12 @@ def load_config(
             include_stack_trace=raw["errors"]["include_stack_trace"],
         ),
         catalog_url=raw["catalog"]["url"],
+        streams=StreamSettings(
+            trigger_seconds=float(raw["streams"]["trigger_interval"]),
+            retry_initial=float(raw["streams"]["retry_initial"]),
+            retry_max=float(raw["streams"]["retry_max"]),
+            checkpoints=Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"]
+            else warehouse_path / "_checkpoints",
+        ),
         source=tuple(sources),
     )

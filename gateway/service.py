@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from catalog.store import CatalogStore
+    from runtime.streaming.manager import StreamManager
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,18 @@ def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None
             spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database.name}`")
 
 
+def start_streams(config: GatewayConfig, spark: SparkSession, catalog: CatalogStore) -> StreamManager:
+    """The stream manager, with every stream that was running when the gateway last stopped resumed."""
+    from runtime.streaming.manager import StreamManager
+
+    assert config.streams is not None
+    manager = StreamManager(spark, catalog, config.streams)
+    resumed = manager.restart_all()
+    if resumed:
+        log.info("resumed %d streams from their checkpoints", resumed)
+    return manager
+
+
 class InfoType(Enum):
     SERVER_NAME = "SERVER_NAME"
     DBMS_NAME = "DBMS_NAME"
@@ -63,12 +76,16 @@ class InfoType(Enum):
 
 class GatewayService:
     def __init__(self, config: GatewayConfig, spark: SparkSession, authenticator: Authenticator,
-                 catalog: CatalogStore | None = None) -> None:
-        """`catalog`: the persistent catalog (opened from the configuration when not given)."""
+                 catalog: CatalogStore | None = None, streams: StreamManager | None = None) -> None:
+        """`catalog`: the persistent catalog (opened from the configuration when not given). `streams`: the stream
+        manager to share (gateways of one process over one warehouse); without it the service starts its own and
+        resumes every stream of the catalog, and stops them on shutdown."""
         self.config = config
         self.spark = spark
         self.catalog = catalog if catalog is not None else open_catalog(config)
         _shadow_databases(spark, self.catalog)
+        self._owns_streams = streams is None
+        self.streams = streams if streams is not None else start_streams(config, spark, self.catalog)
         self.authenticator = authenticator
         self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
         self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout)
@@ -120,7 +137,7 @@ class GatewayService:
         if not statement or not statement.strip():
             raise InvalidRequestError("the statement is empty", error_class="EMPTY_STATEMENT", sqlstate="42601")
         operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace,
-                                     self.catalog, self.config.warehouse)
+                                     self.catalog, self.config.warehouse, self.streams)
         session.track(operation)
         self.operations.run(operation, run_async, timeout)
         return operation
@@ -211,6 +228,8 @@ class GatewayService:
             time.sleep(0.1)
         self.sessions.close_all()
         self.operations.shutdown()
+        if self._owns_streams:
+            self.streams.stop_all()
 
     def operations_running(self) -> int:
         return sum(1 for s in self.sessions.list() for op in s.operations() if op.state.value in ("PENDING", "RUNNING"))

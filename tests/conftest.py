@@ -48,14 +48,28 @@ def spark(warehouse: Path) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def start_gateway(spark: Any, warehouse: Path) -> Iterator[Callable[..., RunningGateway]]:
+def streams(spark: Any, warehouse: Path) -> Iterator[Any]:
+    """One stream manager for every gateway of the test process: they share one warehouse, and two managers would
+    each run its streams."""
+    from runtime.streaming.manager import StreamManager
+
+    config = load_config(warehouse=warehouse, overrides={"streams": {"trigger_interval": 0.2}})
+    store = open_catalog(config)
+    manager = StreamManager(spark, store, config.streams)
+    yield manager
+    manager.stop_all()
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def start_gateway(spark: Any, warehouse: Path, streams: Any) -> Iterator[Callable[..., RunningGateway]]:
     """Start a gateway on the shared Spark with configuration overrides (a nested dict, as in the TOML file)."""
     started: list[RunningGateway] = []
 
     def start(overrides: dict[str, Any] | None = None) -> RunningGateway:
         config = load_config(port=0, warehouse=warehouse, overrides=overrides)
         service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file),
-                                 open_catalog(config))
+                                 open_catalog(config), streams)
         server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
         server.start()
         running = RunningGateway(config, service, server)

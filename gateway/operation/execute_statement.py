@@ -16,6 +16,7 @@ from runtime.warehouse.errors import as_runtime_error
 
 if TYPE_CHECKING:
     from catalog.store import CatalogStore
+    from runtime.streaming.manager import StreamManager
     from gateway.session import Session
 
 
@@ -23,12 +24,13 @@ class ExecuteStatement(Operation):
     op_type = OperationType.EXECUTE_STATEMENT
 
     def __init__(self, session: Session, statement: str, conf_overlay: dict[str, str], include_stack_trace: bool,
-                 catalog: CatalogStore | None, warehouse: Path) -> None:
+                 catalog: CatalogStore | None, warehouse: Path, streams: StreamManager | None = None) -> None:
         super().__init__(session, statement)
         self._conf_overlay = conf_overlay
         self._include_stack_trace = include_stack_trace
         self._catalog = catalog
         self._warehouse = warehouse
+        self._streams = streams
 
     def execute(self) -> StatementResult:
         assert self.statement is not None
@@ -50,6 +52,7 @@ class ExecuteStatement(Operation):
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
             sql=self.statement, job_group=self.handle.hex, include_stack_trace=self._include_stack_trace,
+            streams=self._streams,
         )
         try:
             return execute(context, statement)

@@ -105,6 +105,9 @@ def list_written_files(table_path: str, staging: str) -> list[WrittenFile]:
             if not name.endswith(".parquet") or name.startswith(("_", ".")):
                 continue
             full = os.path.join(directory, name)
+            if pq.read_metadata(full).num_rows == 0:
+                os.remove(full)  # Spark writes a schema-only file for an empty input; it would only cost readers
+                continue
             status = os.stat(full)
             files.append(WrittenFile(
                 path=os.path.relpath(full, table_path),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from runtime.delta.errors import DeltaCommitConflictError
-from runtime.delta.write import WrittenFile, write_files
+from runtime.delta.write import AppTransaction, WrittenFile, write_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -24,10 +24,15 @@ OPERATION_KEY = "sluicegate.operation"
 PARAMETERS_KEY = "sluicegate.operationParameters"
 
 
-def commit_properties(operation: str, parameters: dict[str, str] | None = None) -> Any:
+def commit_properties(operation: str, parameters: dict[str, str] | None = None,
+                      app_transaction: AppTransaction | None = None) -> Any:
+    """The commitInfo of a statement's commit, and the txn action (app id, version) a stream's batch carries."""
     from deltalake import CommitProperties
+    from deltalake.transaction import Transaction
 
-    return CommitProperties(custom_metadata={OPERATION_KEY: operation, PARAMETERS_KEY: json.dumps(parameters or {})})
+    transactions = [Transaction(app_transaction.app_id, app_transaction.version)] if app_transaction else None
+    return CommitProperties(custom_metadata={OPERATION_KEY: operation, PARAMETERS_KEY: json.dumps(parameters or {})},
+                            app_transactions=transactions)
 
 
 def _adds(files: Sequence[WrittenFile]) -> list[Any]:
@@ -36,7 +41,8 @@ def _adds(files: Sequence[WrittenFile]) -> list[Any]:
     return [AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats) for f in files]
 
 
-def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None) -> int:
+def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None,
+            app_transaction: AppTransaction | None = None) -> int:
     from deltalake import DeltaTable
     from deltalake.exceptions import CommitFailedError
 
@@ -44,7 +50,7 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
     try:
         table.create_write_transaction(
             actions, mode, table.schema(), partition_by=list(metadata.partition_columns) or None,
-            commit_properties=commit_properties(operation, parameters),
+            commit_properties=commit_properties(operation, parameters, app_transaction),
         )
     except CommitFailedError as exc:
         raise DeltaCommitConflictError(
@@ -55,23 +61,23 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
 
 
 def append(location: str, df: DataFrame, operation: str = "WRITE",
-           parameters: dict[str, str] | None = None) -> int:
+           parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
     """Add `df`'s rows (already in the table's schema) as one commit; returns the new version."""
     from deltalake import DeltaTable
 
     table = DeltaTable(location)
     files = write_files(df, location, table.metadata().partition_columns)
-    return _commit(table, _adds(files), "append", operation, parameters or {"mode": "Append"})
+    return _commit(table, _adds(files), "append", operation, parameters or {"mode": "Append"}, app_transaction)
 
 
 def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
-              parameters: dict[str, str] | None = None) -> int:
+              parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
     """Replace every row of the table by `df`'s as one commit."""
     from deltalake import DeltaTable
 
     table = DeltaTable(location)
     files = write_files(df, location, table.metadata().partition_columns)
-    return _commit(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"})
+    return _commit(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"}, app_transaction)
 
 
 def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFrame | None, operation: str,

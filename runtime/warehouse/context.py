@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from catalog.store import CatalogStore
+    from runtime.streaming.manager import StreamManager
 
 
 @dataclass
@@ -24,6 +25,7 @@ class StatementContext:
     sql: str                       # the statement as typed: error positions point into it
     job_group: str
     include_stack_trace: bool = False
+    streams: StreamManager | None = None   # runs the streaming tables' streams
 
     @property
     def current_database(self) -> str:

@@ -195,6 +195,11 @@ def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
         line, column = ctx.position_of(stmt.table)
         raise NotATableError(f"`{database}`.`{name}` is a view; DROP TABLE cannot drop it.",
                              hint="use DROP VIEW", line=line, column=column)
+    if entry.kind == "STREAMING_TABLE":
+        from runtime.warehouse.streaming import drop_stream_and_table
+
+        drop_stream_and_table(ctx, database, name)
+        return no_result()
     dropped = ctx.store.drop_table(database, name)
     if dropped.location:
         shutil.rmtree(dropped.location, ignore_errors=True)

@@ -1,16 +1,40 @@
-"""Streaming-table statements in the warehouse: EXPLAIN renders the checked plan; the statements that would run a
-stream are refused with a clear error until the stream runtime is wired in (nothing is created half-way)."""
+"""Streaming-table statements: CREATE [OR REFRESH] STREAMING TABLE starts a checked, persisted stream; DROP stops it
+and removes its table and checkpoint; SHOW and DESCRIBE report status and progress; EXPLAIN renders the plan.
+
+CREATE persists before it starts (the empty Delta table with the result's schema, the catalog row, the stream row),
+then starts the query; if Spark refuses to start it, everything persisted is undone and the error is Spark's.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+import os
+import shutil
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
+from catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
+from catalog.store import StreamEntry, TableEntry, pattern_matcher
 from dialect import statements as st
+from dialect.streaming.analyze import analyze
 from dialect.streaming.explain import explain
+from dialect.streaming.plan import StreamingPlan
+from runtime.delta.write import commit_files
+from runtime.errors import from_spark
 from runtime.sql import StatementResult
+from runtime.streaming import refresh
+from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
+from runtime.streaming.sources import infer_schema
 from runtime.warehouse.context import StatementContext
-from runtime.warehouse.errors import UnsupportedStatementError
-from runtime.warehouse.output import rows_result
+from runtime.warehouse.databases import ensure_spark_database
+from runtime.warehouse.errors import NotATableError, UnsupportedStatementError
+from runtime.warehouse.output import no_result, rows_result
+from runtime.warehouse.tables import not_found
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from runtime.streaming.runner import BuiltStream
 
 
 def explain_streaming_table(_ctx: StatementContext, statement: st.ExplainStreamingTable) -> StatementResult:
@@ -18,17 +42,258 @@ def explain_streaming_table(_ctx: StatementContext, statement: st.ExplainStreami
     return rows_result([("plan", "string")], [(line,) for line in explain(statement.plan).splitlines()])
 
 
-def streams_not_running(_ctx: StatementContext, statement: Any) -> StatementResult:
-    raise UnsupportedStatementError(
-        f"{type(statement).__name__} needs the stream runtime, which this gateway version does not run yet",
-        hint="EXPLAIN CREATE STREAMING TABLE ... checks the query and shows its plan and output mode",
-    )
+def _streams(ctx: StatementContext) -> StreamManager:
+    if ctx.streams is None:
+        raise UnsupportedStatementError("this gateway runs without a stream manager",
+                                        hint="start it with `sluicegate serve`, which runs streams")
+    return ctx.streams
+
+
+def _table_kind(ctx: StatementContext):  # type: ignore[no-untyped-def]
+    """How a catalog table changes, for the rule that refuses to stream a table rewritten in place."""
+    def kind(database: str | None, name: str) -> str | None:
+        entry = ctx.store.get_table((database or ctx.current_database).lower(), name.lower())
+        if entry is None:
+            return None
+        if entry.kind != "STREAMING_TABLE":
+            return "append" if entry.kind == "TABLE" else None
+        stream = ctx.store.get_stream(entry.database, entry.name)
+        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else None
+    return kind
+
+
+def _qualified(ctx: StatementContext, plan: StreamingPlan) -> StreamingPlan:
+    """Every name of the plan with its database, and each file source's schema (inferred once when not given):
+    what is stored must mean the same after a restart, whatever the session's current database or the files."""
+    current = ctx.current_database
+    sources = []
+    for source in plan.sources:
+        if source.kind == "table":
+            source = replace(source, database=(source.database or current).lower(), table=(source.table or "").lower())
+        elif source.kind == "files" and source.schema is None:
+            source = replace(source, schema=infer_schema(ctx.spark, source))
+        sources.append(source)
+    statics = tuple(replace(s, database=(s.database or current).lower(), table=s.table.lower())
+                    for s in plan.static_tables)
+    return replace(plan, database=(plan.database or current).lower(), name=plan.name.lower(),
+                   sources=tuple(sources), static_tables=statics)
+
+
+def _arrow(schema: StructType) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
+def _create_delta(location: str, schema: StructType, plan: StreamingPlan, replace_existing: bool) -> None:
+    """The table exists, empty, with the result's schema before the first batch: readers can query it at once."""
+    from runtime.warehouse.ddl import delta_configuration
+
+    if not replace_existing and os.path.exists(location):
+        shutil.rmtree(location)  # an orphan of a crash: the catalog has no table here
+    os.makedirs(location, exist_ok=True)
+    commit_files(location, [], _arrow(schema), "overwrite" if replace_existing else "append", create=True,
+                 name=plan.name, description=plan.comment, configuration=delta_configuration(plan.properties))
+
+
+def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -> BuiltStream:
+    try:
+        return streams.build(plan)
+    except Exception as exc:
+        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+            raise
+        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
+
+
+def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingTable) -> StatementResult:
+    streams = _streams(ctx)
+    plan = analyze(statement.sql, _table_kind(ctx))  # again, now that the catalog can say how sources change
+    database = (plan.database or ctx.current_database).lower()
+    table_name = st.TableName(plan.database, plan.name)
+    if ctx.store.get_database(database) is None:
+        line, column = ctx.position_of(table_name)
+        raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
+                                  hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
+    existing = ctx.store.get_table(database, plan.name.lower())
+    if existing is not None:
+        if plan.if_not_exists:
+            return no_result()
+        if not plan.or_refresh or existing.kind != "STREAMING_TABLE":
+            line, column = ctx.position_of(table_name)
+            what = "a streaming table" if existing.kind == "STREAMING_TABLE" else existing.kind.lower()
+            raise TableAlreadyExistsError(
+                f"Cannot create streaming table `{database}`.`{plan.name.lower()}` because {what} of that name "
+                "already exists.", line=line, column=column,
+                hint="use CREATE OR REFRESH STREAMING TABLE to change its definition" if existing.kind ==
+                "STREAMING_TABLE" else "choose another name, or drop the existing object first")
+    ensure_spark_database(ctx, database)
+    plan = _qualified(ctx, plan)
+    built = _build(ctx, streams, plan)
+    if existing is not None:
+        return _refresh(ctx, streams, existing, plan, built, statement.sql)
+    location = ctx.location(database, plan.name)
+    _create_delta(location, built.result.schema, plan, replace_existing=False)
+    try:
+        ctx.store.create_table(_table_entry(ctx, plan, location, built.result.schema, statement.sql))
+    except BaseException:
+        built.release()
+        shutil.rmtree(location, ignore_errors=True)
+        raise
+    stream_id = new_stream_id()
+    entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
+                                             streams.checkpoint_for(stream_id), STARTING, RUNNING))
+    try:
+        streams.start(entry, built)
+    except Exception as exc:
+        streams.drop(database, plan.name)
+        ctx.store.drop_table(database, plan.name)
+        shutil.rmtree(location, ignore_errors=True)
+        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+            raise
+        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
+    return no_result()
+
+
+def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, schema: StructType,
+                 sql: str) -> TableEntry:
+    return TableEntry(database=plan.database or "", name=plan.name, kind="STREAMING_TABLE", location=location,
+                      schema_json=schema.json(), definition=sql.strip().rstrip(";"), properties=dict(plan.properties),
+                      comment=plan.comment, owner=ctx.user)
+
+
+def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry, plan: StreamingPlan,
+             built: BuiltStream, sql: str) -> StatementResult:
+    database, name = existing.database, existing.name
+    stored = ctx.store.get_stream(database, name)
+    same_schema = existing.schema_json == built.result.schema.json()
+    decision = (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema) if stored is not None
+                else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
+    if decision.kind == refresh.FULL or stored is None:
+        streams.drop(database, name)
+        _create_delta(str(existing.location), built.result.schema, plan, replace_existing=True)
+        stream_id = new_stream_id()
+        checkpoint = streams.checkpoint_for(stream_id)
+    else:
+        streams.stop(database, name, desired=None)
+        stream_id, checkpoint = stored.stream_id, stored.checkpoint
+    ctx.store.update_table(database, name, schema_json=built.result.schema.json(), definition=sql.strip().rstrip(";"),
+                           properties=dict(plan.properties), comment=plan.comment)
+    entry = ctx.store.put_stream(StreamEntry(database, name, stream_id, plan.to_json(), checkpoint, STARTING,
+                                             RUNNING))
+    ctx.store.record_event(database, name, f"REFRESH_{decision.kind.upper()}", decision.reason)
+    try:
+        streams.start(entry, built)
+    except Exception as exc:
+        ctx.store.update_stream(database, name, status="FAILED", last_error=str(exc)[:2000])
+        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+            raise
+        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
+    return no_result()
+
+
+def drop_streaming_table(ctx: StatementContext, statement: st.DropStreamingTable) -> StatementResult:
+    database, name = ctx.qualify(statement.table)
+    entry = ctx.store.get_table(database, name)
+    if entry is None:
+        if statement.if_exists:
+            return no_result()
+        raise not_found(ctx, statement.table)
+    if entry.kind != "STREAMING_TABLE":
+        line, column = ctx.position_of(statement.table)
+        raise NotATableError(f"`{database}`.`{name}` is a {entry.kind.lower()}, not a streaming table.",
+                             error_class="EXPECT_STREAMING_TABLE", line=line, column=column,
+                             hint="use DROP VIEW" if entry.kind == "VIEW" else "use DROP TABLE")
+    drop_stream_and_table(ctx, database, name)
+    return no_result()
+
+
+def drop_stream_and_table(ctx: StatementContext, database: str, name: str) -> None:
+    """Stop the stream, remove its checkpoint, the catalog rows and the table's files (DROP [STREAMING] TABLE)."""
+    if ctx.streams is not None:
+        ctx.streams.drop(database, name)
+    dropped = ctx.store.drop_table(database, name)
+    if dropped.location:
+        shutil.rmtree(dropped.location, ignore_errors=True)
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.replace(microsecond=0).isoformat(sep=" ") if value is not None else None
+
+
+def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTables) -> StatementResult:
+    database = (statement.database or ctx.current_database).lower()
+    matcher = pattern_matcher(statement.pattern)
+    rows = []
+    for entry in ctx.store.list_streams():
+        if entry.database != database or (matcher is not None and not matcher.match(entry.name)):
+            continue
+        plan = StreamingPlan.from_json(entry.plan_json)
+        rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
+                     _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error))
+    columns = [("namespace", "string"), ("tableName", "string"), ("status", "string"), ("outputMode", "string"),
+               ("lastBatchId", "bigint"), ("lastBatchAt", "string"), ("rowsPerSecond", "double"),
+               ("lastError", "string")]
+    return rows_result(columns, rows)
+
+
+def _lag(progress: dict[str, Any]) -> str | None:
+    sources = progress.get("sources") or []
+    if not sources:
+        return None
+    behind = [s.get("description", "source") for s in sources
+              if s.get("latestOffset") is not None and s.get("latestOffset") != s.get("endOffset")]
+    return "caught up" if not behind else f"behind on {', '.join(behind)}"
+
+
+def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStreamingTable) -> StatementResult:
+    database, name = ctx.qualify(statement.table)
+    table = ctx.store.get_table(database, name)
+    if table is None:
+        raise not_found(ctx, statement.table)
+    status = _streams(ctx).status(database, name)
+    if table.kind != "STREAMING_TABLE" or status is None:
+        line, column = ctx.position_of(statement.table)
+        raise NotATableError(f"`{database}`.`{name}` is not a streaming table.", error_class="EXPECT_STREAMING_TABLE",
+                             line=line, column=column, hint="DESCRIBE TABLE describes tables and views")
+    entry, plan, progress = status.entry, status.plan, status.last_progress
+    trigger = plan.trigger_seconds if plan.trigger_seconds is not None else ctx.streams.settings.trigger_seconds \
+        if ctx.streams is not None else None
+    info: list[tuple[str, Any]] = [
+        ("Table", f"{database}.{name}"),
+        ("Status", entry.status + ("" if status.active or entry.status != RUNNING else " (not active here)")),
+        ("Desired state", entry.desired_state),
+        ("Output mode", f"{plan.output_mode} ({plan.mode_reason})"),
+        ("Keys", ", ".join(plan.keys) or None),
+        ("Trigger interval", f"{trigger:g} seconds" if trigger is not None else None),
+    ]
+    info += [("Source", line) for line in plan.operators if line.startswith("stream ")]
+    info += [("Static table", f"{s.database}.{s.table}") for s in plan.static_tables]
+    info += [
+        ("Operators", "; ".join(op for op in plan.operators if not op.startswith("stream "))),
+        ("State", plan.state),
+        ("Stream id", entry.stream_id),
+        ("Query id", entry.query_id),
+        ("Last batch id", entry.last_batch_id),
+        ("Last batch at", _iso(entry.last_batch_at)),
+        ("Rows per second", entry.rows_per_second),
+        ("Lag", _lag(progress)),
+        ("Watermark", (progress.get("eventTime") or {}).get("watermark")),
+        ("Late rows dropped", status.late_rows_dropped),
+        ("Failures in a row", entry.failures),
+        ("Last error", entry.last_error),
+        ("Checkpoint", entry.checkpoint),
+        ("Location", table.location),
+        ("Definition", table.definition),
+    ]
+    info += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database, name, 5)]
+    return rows_result([("info_name", "string"), ("info_value", "string")],
+                       [(key, None if value is None else str(value)) for key, value in info])
 
 
 HANDLERS = {
     st.ExplainStreamingTable: explain_streaming_table,
-    st.CreateStreamingTable: streams_not_running,
-    st.DropStreamingTable: streams_not_running,
-    st.ShowStreamingTables: streams_not_running,
-    st.DescribeStreamingTable: streams_not_running,
+    st.CreateStreamingTable: create_streaming_table,
+    st.DropStreamingTable: drop_streaming_table,
+    st.ShowStreamingTables: show_streaming_tables,
+    st.DescribeStreamingTable: describe_streaming_table,
 }

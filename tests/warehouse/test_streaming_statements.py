@@ -1,5 +1,5 @@
-"""Streaming-table statements through a real PyHive client: EXPLAIN shows the checked plan, analysis errors keep
-their class, SQLSTATE and position, and statements that would start a stream are refused without side effects."""
+"""Streaming-table statements through a real PyHive client: EXPLAIN shows the checked plan, and analysis errors keep
+their class, SQLSTATE and position."""
 
 from __future__ import annotations
 
@@ -31,14 +31,3 @@ def test_analysis_error_has_class_sqlstate_and_position(connect):
     # The position is the user's text: ORDER, counted with the EXPLAIN in front.
     assert f"at line 1, column {bad.index('ORDER') + 1}" in status.errorMessage, status.errorMessage
     assert "complete" in status.errorMessage  # the hint says what to write instead
-
-
-def test_create_streaming_table_is_refused_cleanly_and_creates_nothing(connect):
-    cursor = connect().cursor()
-    with pytest.raises(hive_exc.OperationalError) as caught:
-        cursor.execute(CLICKS)
-    status = caught.value.args[0].status
-    assert status.sqlState == "0A000"
-    assert "EXPLAIN CREATE STREAMING TABLE" in status.errorMessage
-    cursor.execute("SHOW TABLES")
-    assert "clicks_per_country" not in [row[1] for row in cursor.fetchall()]

@@ -1,0 +1,301 @@
+"""StreamManager: every streaming table's stream, started from the catalog and kept running.
+
+Persist before start (as Flink's materialized tables): the catalog row says what should run (desired_state) and what
+does (status). At boot every stream whose desired state is RUNNING resumes from its checkpoint. A stream that fails is
+marked FAILED with its error and an event, and started again after an exponential backoff; the others never notice.
+Stopping the gateway stops every stream cleanly and keeps its desired state, so the next boot resumes it.
+
+Progress comes from a StreamingQueryListener on each stream's session: last batch, its time, rows/s, late rows
+dropped by the watermark (counted, never silent), and whether the sources are caught up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import shutil
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.streaming import StreamingQueryListener
+
+from dialect.streaming.plan import StreamingPlan
+from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
+from runtime.streaming.settings import StreamSettings
+from runtime.streaming.sink import BatchWritten
+from runtime.streaming.sources import TableLocations
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from catalog.store import CatalogStore, StreamEntry
+
+log = logging.getLogger(__name__)
+
+RUNNING = "RUNNING"
+STARTING = "STARTING"
+FAILED = "FAILED"
+STOPPED = "STOPPED"
+
+Key = tuple[str, str]
+
+
+@dataclass
+class LiveStream:
+    key: Key
+    stream_id: str
+    plan: StreamingPlan
+    built: BuiltStream
+    query: StreamingQuery
+    started_at: dt.datetime
+    late_rows_dropped: int = 0
+    last_progress: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StreamStatus:
+    """What DESCRIBE STREAMING TABLE shows: the catalog's row and, while the stream runs, its live figures."""
+
+    entry: StreamEntry
+    plan: StreamingPlan
+    active: bool
+    late_rows_dropped: int
+    last_progress: dict[str, Any]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def _short(message: str, limit: int = 2000) -> str:
+    first = message.strip().split("\n\tat ")[0].split("\nJVM stacktrace:")[0]
+    return first if len(first) <= limit else first[:limit] + " ..."
+
+
+def table_locations(store: CatalogStore, plan: StreamingPlan) -> TableLocations:
+    """Where each catalog table the plan reads lives (absent names are left out: the runner says which)."""
+    names = {(s.database or "", s.table or "") for s in plan.sources if s.kind == "table"}
+    names |= {(s.database or "", s.table) for s in plan.static_tables}
+    locations = {}
+    for database, name in names:
+        entry = store.get_table(database, name)
+        if entry is not None and entry.location:
+            locations[(database, name)] = entry.location
+    return locations
+
+
+class _Listener(StreamingQueryListener):
+    def __init__(self, manager: StreamManager) -> None:
+        self.manager = manager
+
+    def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's names
+        pass
+
+    def onQueryProgress(self, event: Any) -> None:  # noqa: N802
+        try:
+            self.manager._progress(str(event.progress.id), json.loads(event.progress.json))
+        except Exception:  # noqa: BLE001 - a listener that raises is dropped by Spark; log and keep listening
+            log.exception("recording stream progress failed")
+
+    def onQueryIdle(self, event: Any) -> None:  # noqa: N802
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
+        try:
+            self.manager._terminated(str(event.id), event.exception)
+        except Exception:  # noqa: BLE001
+            log.exception("handling a stream's end failed")
+
+
+class StreamManager:
+    def __init__(self, spark: SparkSession, store: CatalogStore, settings: StreamSettings) -> None:
+        self.spark = spark
+        self.store = store
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._live: dict[Key, LiveStream] = {}
+        self._by_query: dict[str, Key] = {}
+        self._timers: dict[Key, threading.Timer] = {}
+        self._listener = _Listener(self)
+        self._stopping = False
+
+    # -- what the statements call ------------------------------------------------------------------------------
+
+    def checkpoint_for(self, stream_id: str) -> str:
+        return str((self.settings.checkpoints / stream_id).resolve())
+
+    def build(self, plan: StreamingPlan) -> BuiltStream:
+        """The stream's query, analysed by Spark but not started: for CREATE to learn the table's schema."""
+        return build(self.spark, plan, table_locations(self.store, plan))
+
+    def start(self, entry: StreamEntry, built: BuiltStream | None = None) -> StreamEntry:
+        """Start a persisted stream; raises when it cannot start (CREATE undoes what it persisted)."""
+        key = (entry.database, entry.name)
+        self.stop(*key, desired=None)
+        entry = self.store.update_stream(*key, status=STARTING)
+        plan = StreamingPlan.from_json(entry.plan_json)
+        table = self.store.require_table(*key)
+        built = built if built is not None else self.build(plan)
+        trigger = plan.trigger_seconds if plan.trigger_seconds is not None else self.settings.trigger_seconds
+        target = StreamTarget(entry.stream_id, str(table.location), entry.checkpoint, f"{key[0]}.{key[1]}")
+        built.session.streams.addListener(self._listener)
+        try:
+            query = start(built.result, plan, target, trigger, merge_keys(plan, built.result.columns),
+                          on_batch=lambda written: self._batch_written(key, entry.stream_id, written))
+        except Exception:
+            built.release()
+            raise
+        live = LiveStream(key, entry.stream_id, plan, built, query, _now())
+        with self._lock:
+            self._live[key] = live
+            self._by_query[str(query.id)] = key
+        self.store.record_event(*key, "STARTED", f"query {query.id} from checkpoint {entry.checkpoint}")
+        return self.store.update_stream(*key, status=RUNNING, query_id=str(query.id), last_error=None)
+
+    def resume(self, entry: StreamEntry) -> None:
+        """Start a stream at boot or after a failure; a failure to start is the stream's, not the caller's."""
+        try:
+            self.start(entry)
+        except Exception as exc:  # noqa: BLE001 - recorded on the stream and retried
+            self._failed((entry.database, entry.name), entry.stream_id, getattr(exc, "message", None) or str(exc))
+
+    def stop(self, database: str, name: str, desired: str | None = STOPPED) -> None:
+        """Stop the stream if it runs. `desired` None keeps the desired state (a restart or shutdown)."""
+        key = (database, name)
+        with self._lock:
+            timer = self._timers.pop(key, None)
+            live = self._live.pop(key, None)
+            if live is not None:
+                self._by_query.pop(str(live.query.id), None)
+        if timer is not None:
+            timer.cancel()
+        if live is not None:
+            try:
+                live.query.stop()
+            except Exception as exc:  # noqa: BLE001 - a query that failed while stopping is stopped all the same
+                log.warning("stream %s.%s did not stop cleanly: %s", database, name, exc)
+            live.built.release()
+        if self.store.get_stream(database, name) is None:
+            return
+        changes: dict[str, Any] = {"status": STOPPED}
+        if desired is not None:
+            changes["desired_state"] = desired
+        self.store.update_stream(database, name, **changes)
+        if live is not None:
+            self.store.record_event(database, name, "STOPPED", "stopped" if desired else "stopped with the gateway")
+
+    def drop(self, database: str, name: str) -> None:
+        """Stop the stream and remove its checkpoint (the caller drops the table)."""
+        entry = self.store.get_stream(database, name)
+        self.stop(database, name)
+        if entry is not None:
+            shutil.rmtree(entry.checkpoint, ignore_errors=True)
+
+    def status(self, database: str, name: str) -> StreamStatus | None:
+        entry = self.store.get_stream(database, name)
+        if entry is None:
+            return None
+        with self._lock:
+            live = self._live.get((database, name))
+            active = live is not None and live.query.isActive
+            return StreamStatus(entry, StreamingPlan.from_json(entry.plan_json), active,
+                                live.late_rows_dropped if live else 0, dict(live.last_progress) if live else {})
+
+    def wait_for(self, database: str, name: str) -> None:
+        """Process everything available now (tests, and a user's REFRESH): returns when the stream caught up."""
+        with self._lock:
+            live = self._live.get((database, name))
+        if live is not None:
+            live.query.processAllAvailable()
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def restart_all(self) -> int:
+        """Start every stream that should run (at boot); returns how many were found."""
+        entries = self.store.list_streams(desired_state=RUNNING)
+        for entry in entries:
+            self.resume(entry)
+        return len(entries)
+
+    def stop_all(self) -> None:
+        """Stop every stream, keeping its desired state: the next boot resumes it from its checkpoint."""
+        with self._lock:
+            self._stopping = True
+            keys = list(self._live) + [k for k in self._timers if k not in self._live]
+        for key in keys:
+            self.stop(*key, desired=None)
+
+    def running(self) -> list[Key]:
+        with self._lock:
+            return sorted(self._live)
+
+    # -- listener ----------------------------------------------------------------------------------------------
+
+    def _batch_written(self, key: Key, stream_id: str, written: BatchWritten) -> None:
+        """Called in the batch itself, once its commit is in the Delta log: the catalog's last batch is exact."""
+        self.store.update_stream(*key, status=RUNNING, failures=0, last_batch_id=written.batch_id,
+                                 last_batch_at=_now())
+
+    def _progress(self, query_id: str, progress: dict[str, Any]) -> None:
+        with self._lock:
+            key = self._by_query.get(query_id)
+            live = self._live.get(key) if key is not None else None
+            if live is None:
+                return
+            dropped = sum(int(op.get("numRowsDroppedByWatermark") or 0) for op in progress.get("stateOperators", []))
+            live.late_rows_dropped += dropped
+            live.last_progress = progress
+        self.store.update_stream(*key, rows_per_second=progress.get("processedRowsPerSecond"))
+        if dropped:
+            self.store.record_event(*key, "LATE_ROWS_DROPPED",
+                                    f"batch {progress['batchId']}: {dropped} rows arrived after the watermark")
+
+    def _terminated(self, query_id: str, exception: str | None) -> None:
+        with self._lock:
+            key = self._by_query.pop(query_id, None)
+            live = self._live.pop(key, None) if key is not None else None
+        if key is None or live is None:
+            return  # stopped on purpose
+        live.built.release()
+        if exception:
+            self._failed(key, live.stream_id, exception)
+        else:
+            self.store.update_stream(*key, status=STOPPED)
+            self.store.record_event(*key, "STOPPED", "the query ended")
+
+    def _failed(self, key: Key, stream_id: str, message: str) -> None:
+        entry = self.store.get_stream(*key)
+        if entry is None or entry.stream_id != stream_id:
+            return
+        failures = entry.failures + 1
+        delay = min(self.settings.retry_initial * 2 ** (failures - 1), self.settings.retry_max)
+        message = _short(message)
+        log.warning("stream %s.%s failed (%d in a row), retrying in %.1f s: %s", *key, failures, delay, message)
+        self.store.update_stream(*key, status=FAILED, last_error=message, failures=failures)
+        self.store.record_event(*key, "FAILED", f"{message} (attempt {failures}; retry in {delay:g} s)")
+        with self._lock:
+            if self._stopping or entry.desired_state != RUNNING:
+                return
+            timer = threading.Timer(delay, self._retry, (key, stream_id))
+            timer.daemon = True
+            self._timers[key] = timer
+        timer.start()
+
+    def _retry(self, key: Key, stream_id: str) -> None:
+        with self._lock:
+            self._timers.pop(key, None)
+            if self._stopping:
+                return
+        entry = self.store.get_stream(*key)
+        if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
+            self.resume(entry)
+
+
+def new_stream_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
+

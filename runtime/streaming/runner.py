@@ -1,0 +1,104 @@
+"""One stream: a checked plan turned into a running Structured Streaming query writing through the Delta sink.
+
+Each stream runs in a Spark session of its own (its temp views and SQL conf stay out of every client's session), on
+the shared Spark context. Its sources and static tables are registered as the temp views the plan's query_sql names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dialect.streaming.plan import StreamingPlan
+from runtime.streaming.errors import StreamDefinitionError
+from runtime.streaming.sink import BatchWritten, DeltaSink
+from runtime.streaming.sources import TableLocations, source_dataframe, static_dataframe
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+STOP_TIMEOUT_MS = 15_000
+
+
+@dataclass(frozen=True)
+class StreamTarget:
+    """Where a stream writes and remembers: its id (the Delta txn app id), table and checkpoint."""
+
+    stream_id: str
+    location: str
+    checkpoint: str
+    query_name: str
+
+
+def _shaped(result: DataFrame, plan: StreamingPlan) -> DataFrame:
+    """With a column list in CREATE, the table has those columns: matched by name, cast to the declared types."""
+    if not plan.columns:
+        return result
+    from pyspark.sql.functions import col
+
+    produced = {name.lower(): name for name in result.columns}
+    declared = {column.name.lower() for column in plan.columns}
+    missing = [c.name for c in plan.columns if c.name.lower() not in produced]
+    extra = [name for name in result.columns if name.lower() not in declared]
+    if missing or extra:
+        problems = []
+        if missing:
+            problems.append(f"declares {', '.join(f'`{n}`' for n in missing)}, which the query does not produce")
+        if extra:
+            problems.append(f"does not declare {', '.join(f'`{n}`' for n in extra)}, which the query produces")
+        raise StreamDefinitionError(
+            f"The column list of `{plan.name}` {' and '.join(problems)}.",
+            hint="name the query's columns with AS to match the column list, or leave the list out",
+        )
+    return result.select(*[col(f"`{produced[c.name.lower()]}`").cast(c.type).alias(c.name) for c in plan.columns])
+
+
+@dataclass
+class BuiltStream:
+    session: SparkSession
+    result: DataFrame
+    cached: list[DataFrame]
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+
+
+def build(spark: SparkSession, plan: StreamingPlan, tables: TableLocations) -> BuiltStream:
+    """The stream's own session and its result as a streaming DataFrame (nothing runs yet): its schema is the
+    table's, and Spark's analysis errors surface here."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
+    for source in plan.sources:
+        source_dataframe(session, source, tables).createOrReplaceTempView(source.view_name)
+    cached = []
+    for static in plan.static_tables:
+        # cached: the small side of a stream-static join is read and broadcast for every micro-batch otherwise
+        frame = static_dataframe(session, static, tables).cache()
+        frame.createOrReplaceTempView(static.view_name)
+        cached.append(frame)
+    built = BuiltStream(session, session.sql(plan.query_sql), cached)
+    built.result = _shaped(built.result, plan)
+    return built
+
+
+def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
+          keys: tuple[str, ...], on_batch: Callable[[BatchWritten], None] | None = None) -> StreamingQuery:
+    sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch)
+    writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
+              .option("checkpointLocation", target.checkpoint).queryName(target.query_name)
+              .trigger(processingTime=f"{int(round(trigger_seconds * 1000))} milliseconds"))
+    return writer.start()
+
+
+def merge_keys(plan: StreamingPlan, columns: list[str]) -> tuple[str, ...]:
+    """The columns an update-mode batch is merged on. A deduplication without stated keys is keyed by every column;
+    a global aggregate has none (its single row is replaced)."""
+    if plan.output_mode != "update":
+        return ()
+    if not plan.keys:
+        return () if "global aggregate" in plan.operators else tuple(columns)
+    by_name = {name.lower(): name for name in columns}
+    return tuple(by_name.get(key.lower(), key) for key in plan.keys)

@@ -1,0 +1,14 @@
+"""The stream manager's settings (from `[streams]` in conf), kept free of PySpark so configuration loads without it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    trigger_seconds: float          # when the table sets no pipelines.trigger.interval
+    retry_initial: float            # first wait before restarting a failed stream; doubles on each failure in a row
+    retry_max: float                # the longest wait
+    checkpoints: Path               # where stream checkpoints live

@@ -1,0 +1,77 @@
+"""A plan's sources as streaming DataFrames: new files in a folder, the rate generator, or a catalog Delta table read
+version by version; and its static tables as DataFrames over one committed Delta snapshot."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from dialect.streaming.plan import SourceSpec, StaticTableSpec
+from runtime.streaming import delta_source
+from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+# (database, table) -> the Delta location of a catalog table the plan reads.
+TableLocations = Mapping[tuple[str, str], str]
+
+
+def ddl(schema: StructType) -> str:
+    """A schema as the DDL text `read_files(..., schema => ...)` takes, so an inferred schema can be stored."""
+    return ", ".join(f"`{field.name.replace('`', '``')}` {field.dataType.simpleString()}" for field in schema.fields)
+
+
+def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:
+    """Infer a file source's schema once, from the files present now; the caller stores it with the plan, so that a
+    restart reads with the same schema whatever files arrive later."""
+    assert spec.kind == "files" and spec.path is not None
+    files = [name for name in os.listdir(spec.path) if not name.startswith((".", "_"))] \
+        if os.path.isdir(spec.path) else []
+    if not files:
+        where = "does not exist" if not os.path.isdir(spec.path) else "holds no files yet"
+        raise SourceSchemaError(
+            f"read_files('{spec.path}') {where}, so there is nothing to infer its schema from",
+            hint="give the schema: read_files('...', format => '" + (spec.format or "json")
+            + "', schema => 'col1 INT, col2 STRING, ...')",
+        )
+    schema = spark.read.format(spec.format or "json").options(**spec.options).load(spec.path).schema
+    if not schema.fields or [f.name for f in schema.fields] == ["_corrupt_record"]:
+        raise SourceSchemaError(f"the files in {spec.path} gave no columns as {spec.format}",
+                                hint="check the format, or give the schema with schema => '...'")
+    return ddl(schema)
+
+
+def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocations) -> DataFrame:
+    if spec.kind == "files":
+        if spec.schema is None:
+            raise SourceSchemaError(f"read_files('{spec.path}') has no schema", hint="give schema => '...'")
+        os.makedirs(spec.path or "", exist_ok=True)  # an empty folder waits for files; it needs to exist
+        reader = spark.readStream.format(spec.format or "json").schema(spec.schema).options(**spec.options)
+        df = reader.load(spec.path)
+    elif spec.kind == "rate":
+        df = spark.readStream.format("rate").options(**spec.options).load()
+    else:
+        location = tables.get((spec.database or "", spec.table or ""))
+        if location is None:
+            raise SourceNotFoundError(f"the streamed table `{spec.database}`.`{spec.table}` cannot be found",
+                                      hint="create it first, or check the name (SHOW TABLES)")
+        delta_source.register(spark)
+        df = spark.readStream.format(delta_source.FORMAT_NAME).load(location)
+    if spec.watermark is not None:
+        df = df.withWatermark(spec.watermark.column, spec.watermark.delay)
+    return df
+
+
+def static_dataframe(spark: SparkSession, spec: StaticTableSpec, tables: TableLocations) -> DataFrame:
+    """The table at its version now. Spark keeps the file list in the stream's plan: later commits to the static
+    table reach the stream when it restarts (CREATE OR REFRESH, or a gateway restart)."""
+    from runtime.delta.read import load_snapshot, snapshot_dataframe
+
+    location = tables.get((spec.database or "", spec.table))
+    if location is None:
+        raise SourceNotFoundError(f"the table `{spec.database}`.`{spec.table}` cannot be found",
+                                  hint="create it first, or check the name (SHOW TABLES)")
+    return snapshot_dataframe(spark, load_snapshot(location))
