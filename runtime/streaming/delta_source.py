@@ -63,7 +63,8 @@ def added_files(table_path: str, version: int) -> list[AddedFile]:
         ) from exc
     removed = [a["remove"] for a in actions if "remove" in a and a["remove"].get("dataChange", True)]
     if removed:
-        operation = next((a["commitInfo"].get("operation") for a in actions if "commitInfo" in a), None)
+        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
+        operation = info.get("sluicegate.operation") or info.get("operation")  # the gateway's SQL verb first
         raise SourceRewrittenError(
             f"version {version} of the Delta table at {table_path} rewrote rows in place"
             f"{f' ({operation})' if operation else ''}; a stream only reads tables that are appended to",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 import shutil
 import threading
 from dataclasses import dataclass, field
@@ -70,9 +71,20 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-def _short(message: str, limit: int = 2000) -> str:
-    first = message.strip().split("\n\tat ")[0].split("\nJVM stacktrace:")[0]
-    return first if len(first) <= limit else first[:limit] + " ..."
+_PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def error_text(message: str, limit: int = 2000) -> str:
+    """A stream's failure as a person reads it: the Python error raised inside Spark's batch when there is one
+    (Spark wraps it in a Java exception and a traceback), else Spark's message without the stack or query dump."""
+    if "Traceback (most recent call last)" in message:
+        raised = _PYTHON_ERROR.findall(message.split("Traceback (most recent call last)", 1)[1])
+        if raised:
+            kind, text = raised[-1]
+            message = f"{kind}: {text}"
+    message = message.split("\n\tat ")[0].split("\nJVM stacktrace:")[0].split("\n=== Streaming Query ===")[0]
+    message = message.strip()
+    return message if len(message) <= limit else message[:limit] + " ..."
 
 
 def table_locations(store: CatalogStore, plan: StreamingPlan) -> TableLocations:
@@ -272,7 +284,7 @@ class StreamManager:
             return
         failures = entry.failures + 1
         delay = min(self.settings.retry_initial * 2 ** (failures - 1), self.settings.retry_max)
-        message = _short(message)
+        message = error_text(message)
         log.warning("stream %s.%s failed (%d in a row), retrying in %.1f s: %s", *key, failures, delay, message)
         self.store.update_stream(*key, status=FAILED, last_error=message, failures=failures)
         self.store.record_event(*key, "FAILED", f"{message} (attempt {failures}; retry in {delay:g} s)")

@@ -1,0 +1,129 @@
+"""The stream runtime below the gateway: a batch committed to Delta whose checkpoint commit was lost is replayed
+without being written twice; a stopped stream resumes from its checkpoint; a failing stream is marked FAILED with its
+error and retried while the others go on."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable
+
+from dialect.streaming.analyze import analyze
+from runtime.delta.write import commit_files
+from runtime.streaming.runner import build, merge_keys
+from runtime.streaming.sink import DeltaSink
+
+
+class CrashAfterCommit(DeltaSink):
+    """Commits batch `crash_at` to Delta, then fails before Spark can mark it done: what a crash at that moment
+    leaves behind."""
+
+    crash_at = 1
+
+    def __call__(self, batch: Any, batch_id: int) -> None:
+        super().__call__(batch, batch_id)
+        if batch_id == self.crash_at:
+            raise RuntimeError("simulated crash between the Delta commit and the checkpoint commit")
+
+
+def _txns(location: str) -> list[int]:
+    versions = []
+    for commit in sorted((Path(location) / "_delta_log").glob("*.json")):
+        versions += [json.loads(line)["txn"]["version"] for line in commit.read_text().splitlines()
+                     if '"txn"' in line]
+    return versions
+
+
+def test_replayed_batch_is_not_written_twice_and_state_stays_right(spark, tmp_path, land):
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    source = tmp_path / "in"
+    source.mkdir()
+    plan = analyze(f"CREATE STREAMING TABLE t AS SELECT k, count(*) AS n FROM STREAM "
+                   f"read_files('{source}', format => 'json', schema => 'k STRING') GROUP BY k")
+    location, checkpoint = str(tmp_path / "t"), str(tmp_path / "checkpoint")
+    replays: list[int] = []
+
+    def run(sink_type: type[DeltaSink]) -> Any:
+        built = build(spark, plan, {})
+        if not DeltaTable.is_deltatable(location):
+            commit_files(location, [], to_arrow_schema(built.result.schema), "append", create=True)
+        sink = sink_type(location, "stream-1", plan.output_mode, merge_keys(plan, built.result.columns),
+                         lambda written: replays.append(written.batch_id) if written.replayed else None)
+        return (built.result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
+                .option("checkpointLocation", checkpoint).start())
+
+    query = run(CrashAfterCommit)
+    land(source, [{"k": "a"}, {"k": "b"}])
+    query.processAllAvailable()                          # batch 0
+    land(source, [{"k": "a"}])
+    with pytest.raises(Exception, match="simulated crash"):
+        query.processAllAvailable()                      # batch 1: in Delta, not in the checkpoint's commit log
+    assert _txns(location) == [0, 1]
+
+    query = run(DeltaSink)                               # restart on the same checkpoint: batch 1 is replayed
+    query.processAllAvailable()
+    land(source, [{"k": "b"}, {"k": "c"}])
+    query.processAllAvailable()                          # batch 2 builds on the state batch 1's replay committed
+    query.stop()
+    assert replays == [1]
+    assert _txns(location) == [0, 1, 2]
+    rows = DeltaTable(location).to_pyarrow_table().to_pylist()
+    assert sorted((r["k"], r["n"]) for r in rows) == [("a", 2), ("b", 2), ("c", 1)]
+
+
+def test_stopped_stream_resumes_from_its_checkpoint(stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    source = tmp_path / "in"
+    land(source, [{"id": 1}, {"id": 2}])
+    cur.execute(f"CREATE STREAMING TABLE resumed AS SELECT id FROM STREAM "
+                f"read_files('{source}', format => 'json', schema => 'id INT')")
+    streams.wait_for(cur.database, "resumed")
+    streams.stop(cur.database, "resumed", desired=None)  # as at shutdown: it should run again at the next start
+    land(source, [{"id": 3}])
+    assert streams.store.get_stream(cur.database, "resumed").status == "STOPPED"
+    streams.resume(streams.store.get_stream(cur.database, "resumed"))
+    streams.wait_for(cur.database, "resumed")
+    cur.execute("SELECT id FROM resumed")
+    assert sorted(row[0] for row in cur.fetchall()) == [1, 2, 3]
+
+
+def _poll(predicate: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def test_failing_stream_is_marked_failed_and_the_others_go_on(stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    cur.execute("CREATE TABLE orders (id INT, amount INT) USING DELTA")
+    cur.execute("INSERT INTO orders VALUES (1, 10), (2, 20)")
+    cur.execute("CREATE STREAMING TABLE big_orders AS SELECT id, amount FROM STREAM(orders) WHERE amount > 15")
+    source = tmp_path / "other"
+    land(source, [{"x": 1}])
+    cur.execute(f"CREATE STREAMING TABLE bystander AS SELECT x FROM STREAM "
+                f"read_files('{source}', format => 'json', schema => 'x INT')")
+    streams.wait_for(cur.database, "big_orders")
+    cur.execute("SELECT * FROM big_orders")
+    assert cur.fetchall() == [(2, 20)]
+    cur.execute("DELETE FROM orders WHERE id = 1")       # a rewrite: the stream cannot read it as new rows
+    failed = _poll(lambda: (e := streams.store.get_stream(cur.database, "big_orders")) and e.status == "FAILED"
+                   and e, 120, "the stream to fail")
+    assert "rewrote rows in place" in failed.last_error and failed.failures >= 1
+    cur.execute("DESCRIBE STREAMING TABLE big_orders")
+    info = dict(cur.fetchall())
+    assert info["Status"] == "FAILED" and "DELETE" in info["Last error"]
+    land(source, [{"x": 2}])
+    streams.wait_for(cur.database, "bystander")
+    cur.execute("SELECT x FROM bystander")
+    assert sorted(row[0] for row in cur.fetchall()) == [1, 2]
+    cur.execute("DROP TABLE big_orders")                   # drops a failed stream too, retries included
+    assert streams.store.get_stream(cur.database, "big_orders") is None
