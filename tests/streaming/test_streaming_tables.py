@@ -244,3 +244,35 @@ def test_describe_shows_status_progress_and_plan(stream_cursor, streams, tmp_pat
             break
         time.sleep(0.2)
     assert rows_per_second is not None and float(rows_per_second) >= 0
+
+
+def test_rate_source_through_beeline_and_the_shell(stream_cursor, streams, gateway, beeline, tmp_path):
+    """A stream created and watched from beeline and `sluicegate shell`, the clients a person types into."""
+    import subprocess
+    import sys
+
+    cur = stream_cursor
+    db = cur.database
+    done = beeline(gateway.port, "-e", f"CREATE STREAMING TABLE {db}.ticks AS SELECT value, value % 3 AS m "
+                                       f"FROM STREAM rate(rows_per_second => 50)")
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        streams.wait_for(db, "ticks")
+        cur.execute("SELECT count(*), count(DISTINCT value), min(value) FROM ticks")
+        count, distinct, first = cur.fetchone()
+        if count >= 20:
+            break
+    assert count >= 20 and distinct == count and first == 0  # every generated row once, from the start
+    done = beeline(gateway.port, "-e", f"SHOW STREAMING TABLES IN {db}")
+    assert done.returncode == 0, done.stderr
+    assert f"{db},ticks,RUNNING,append" in done.stdout
+    shell = Path(sys.executable).with_name("sluicegate")
+    done = subprocess.run([str(shell), "shell", "--port", str(gateway.port), "-u", "tester", "-e",
+                           f"DESCRIBE STREAMING TABLE {db}.ticks"], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, env=dict(os.environ, HOME=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    assert "rate generator" in done.stdout and "RUNNING" in done.stdout
+    done = beeline(gateway.port, "-e", f"DROP STREAMING TABLE {db}.ticks")
+    assert done.returncode == 0, done.stderr
+    assert (db, "ticks") not in streams.running()
