@@ -1,0 +1,184 @@
+"""The scripts in sql_examples/ run as golden tests (the format is in sql_examples/README.md).
+
+Each script runs through PyHive against the real gateway, in a database of its own: statements in file order, input
+files landed atomically where the script says, the streams driven to completion with the manager's `wait_for`
+(Spark's processAllAvailable, never a sleep), then each expectation query compared row by row with the script's
+expected CSV lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import pytest
+
+from gateway.shell.splitter import Splitter, Statement
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "sql_examples"
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.sql"))
+
+_DIRECTIVE = re.compile(r"^-- (input|expect):(.*)$|^-- (wait)\s*$")
+_DATA = re.compile(r"^-- (.*\S)\s*$")
+_CREATE_STREAMING = re.compile(
+    r"^\s*CREATE\s+(?:OR\s+REFRESH\s+)?STREAMING\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)", re.IGNORECASE)
+
+
+@dataclass
+class Land:
+    path: str
+    lines: list[str] = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class Wait:
+    line: int = 0
+
+
+@dataclass
+class Expect:
+    query: str
+    rows: list[str] = field(default_factory=list)
+    line: int = 0
+
+
+Step = Union[Statement, Land, Wait, Expect]
+
+
+def parse(text: str, source: str) -> list[Step]:
+    """The script as steps in file order: its statements (split as the shell splits them) and its directives."""
+    steps: list[Step] = []
+    splitter = Splitter()
+    block: Land | Expect | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        directive = _DIRECTIVE.match(line)
+        data = _DATA.match(line)
+        if directive is not None:
+            if splitter.pending:
+                raise ValueError(f"{source}:{number}: a directive inside a statement (a `;` missing before it?)")
+            kind, argument = directive.group(1) or directive.group(3), (directive.group(2) or "").strip()
+            if kind in ("input", "expect") and not argument:
+                raise ValueError(f"{source}:{number}: `-- {kind}:` needs a {'path' if kind == 'input' else 'query'}")
+            block = Land(argument, line=number) if kind == "input" else \
+                Expect(argument, line=number) if kind == "expect" else None
+            steps.append(block if block is not None else Wait(line=number))
+        elif block is not None and data is not None:
+            (block.lines if isinstance(block, Land) else block.rows).append(data.group(1))
+        else:
+            block = None
+        # every line goes through the splitter, directives included (they are comments), so line numbers hold
+        steps.extend(splitter.feed(line + "\n"))
+    steps.extend(splitter.finish())
+    return steps
+
+
+def land(folder: Path, step: Land, source: str) -> None:
+    """Write the file under a hidden name beside its final one, then rename it: it appears whole, at once."""
+    target = folder / step.path
+    assert folder in target.resolve().parents, f"{source}:{step.line}: {step.path} leaves the input folder"
+    assert not target.exists(), f"{source}:{step.line}: {step.path} was landed already (a file is read once)"
+    if target.suffix == ".json":
+        for offset, row in enumerate(step.lines, start=1):
+            try:
+                json.loads(row)
+            except ValueError as exc:
+                raise AssertionError(f"{source}:{step.line + offset}: not a JSON line: {exc}") from exc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    hidden = target.parent / f".{target.name}"
+    hidden.write_text("".join(row + "\n" for row in step.lines), encoding="utf-8")
+    os.rename(hidden, target)
+
+
+def settle(streams: Any, database: str, tables: list[str]) -> None:
+    """Every streaming table of the script processes all input available now; in creation order and twice, so each
+    step of a chain sees what the step before it wrote."""
+    for _ in range(2):
+        for name in tables:
+            key = (database, name)
+            if key not in streams.running():
+                status = streams.status(database, name)
+                error = status.entry.last_error if status is not None else "no such stream"
+                pytest.fail(f"stream {database}.{name} is not running: {error}")
+            streams.wait_for(database, name)
+
+
+def as_text(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def as_csv(row: tuple[Any, ...]) -> str:
+    """A row as beeline's csv2 prints it: comma-separated, quoted only where needed."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="", quoting=csv.QUOTE_MINIMAL).writerow([as_text(value) for value in row])
+    return out.getvalue()
+
+
+def test_every_example_has_expectations() -> None:
+    assert {path.name for path in EXAMPLES} >= {
+        "clicks_per_country.sql", "windowed_counts.sql", "yahoo_streaming_benchmark.sql", "medallion_chain.sql"}
+    for path in EXAMPLES:
+        steps = parse(path.read_text(encoding="utf-8"), path.name)
+        assert path.read_text(encoding="utf-8").startswith("--"), f"{path.name} has no header comment"
+        assert any(isinstance(step, Expect) and step.rows for step in steps), f"{path.name} expects nothing"
+        assert any(isinstance(step, Statement) for step in steps), f"{path.name} has no statement"
+
+
+def test_parse_keeps_file_order_and_line_numbers() -> None:
+    steps = parse("-- header\nCREATE TABLE t (a INT);\n\n-- input: x/1.json\n-- {\"a\": 1}\n-- {\"a\": 2}\n\n"
+                  "-- free text\n-- wait\n-- expect: SELECT a FROM t ORDER BY a\n-- 1\n-- 2\n--\n-- not a row\n"
+                  "SELECT\n  ';' -- input: not a directive here\n;\n-- expect: SELECT 1 WHERE false\n", "s")
+    assert steps == [Statement("CREATE TABLE t (a INT)", line=2), Land("x/1.json", ['{"a": 1}', '{"a": 2}'], 4),
+                     Wait(9), Expect("SELECT a FROM t ORDER BY a", ["1", "2"], 10),
+                     Statement("SELECT\n  ';' -- input: not a directive here", line=15),
+                     Expect("SELECT 1 WHERE false", [], 18)]
+    with pytest.raises(ValueError, match="s:2: a directive inside a statement"):
+        parse("SELECT 1\n-- wait\n;", "s")
+    assert as_csv(("a,b", None, True, 3, 'say "hi"')) == '"a,b",NULL,true,3,"say ""hi"""'
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_sql_example(path: Path, connect: Any, streams: Any, tmp_path: Path) -> None:
+    source = path.name
+    steps = parse(path.read_text(encoding="utf-8"), source)
+    inputs = (tmp_path / "input").resolve()
+    inputs.mkdir()
+    database = f"ex_{path.stem}".lower()
+    cursor = connect().cursor()
+    cursor.execute(f"CREATE DATABASE {database}")
+    cursor.execute(f"USE {database}")
+    created: list[str] = []
+    try:
+        for step in steps:
+            if isinstance(step, Statement):
+                sql = step.text.replace("${input}", str(inputs))
+                try:
+                    cursor.execute(sql)
+                except Exception as exc:  # noqa: BLE001 - re-raised with the script's line
+                    pytest.fail(f"{source}:{step.line}: the statement failed: {exc}")
+                named = _CREATE_STREAMING.match(sql)
+                if named is not None:
+                    created.append(named.group(1).replace("`", "").split(".")[-1].lower())
+            elif isinstance(step, Land):
+                land(inputs, step, source)
+            elif isinstance(step, Wait):
+                settle(streams, database, created)
+            else:
+                settle(streams, database, created)
+                cursor.execute(step.query.replace("${input}", str(inputs)))
+                got = [as_csv(tuple(row)) for row in cursor.fetchall()]
+                assert got == step.rows, f"{source}:{step.line}: {step.query}"
+    finally:
+        for name in reversed(created):  # stop the streams: the machine is shared with the other tests
+            cursor.execute(f"DROP STREAMING TABLE IF EXISTS {name}")
+    assert not [key for key in streams.running() if key[0] == database]
