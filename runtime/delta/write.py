@@ -68,32 +68,54 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def _leaf_paths(schema: Any) -> dict[str, tuple[str, ...]]:
+    """Parquet leaf column path -> field path, for leaves reached through structs only (Delta keeps no min/max
+    inside lists or maps). A window struct's `start` and `end` get statistics, so MERGE and reads can skip files."""
+    import pyarrow as pa
+
+    leaves: dict[str, tuple[str, ...]] = {}
+
+    def walk(field: Any, path: tuple[str, ...]) -> None:
+        if pa.types.is_struct(field.type):
+            for child in field.type:
+                walk(child, (*path, child.name))
+        elif not pa.types.is_nested(field.type):
+            leaves[".".join(path)] = path
+
+    for field in schema:
+        walk(field, (field.name,))
+    return leaves
+
+
+def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for part in path[:-1]:
+        tree = tree.setdefault(part, {})
+    tree[path[-1]] = value
+
+
 def file_stats(path: str) -> str:
-    """numRecords, and per top-level column nullCount/minValues/maxValues from the Parquet footer (no data read)."""
+    """numRecords, and per column (struct fields nested as Delta writes them) nullCount/minValues/maxValues from the
+    Parquet footer (no data read)."""
     metadata = pq.read_metadata(path)
     stats: dict[str, Any] = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {}, "nullCount": {}}
-    schema = metadata.schema.to_arrow_schema()
-    top_level = {name: i for i, name in enumerate(schema.names)}
-    for name, index in top_level.items():
+    leaves = _leaf_paths(metadata.schema.to_arrow_schema())
+    for index in range(metadata.num_columns):
+        groups = [metadata.row_group(g).column(index) for g in range(metadata.num_row_groups)]
+        field_path = leaves.get(groups[0].path_in_schema) if groups else None
+        if field_path is None or not all(column.is_stats_set for column in groups):
+            continue
         nulls = 0
         minimum = maximum = None
-        complete = True
-        for group in range(metadata.num_row_groups):
-            column = metadata.row_group(group).column(index) if metadata.num_columns > index else None
-            if column is None or column.path_in_schema != name or not column.is_stats_set:
-                complete = False
-                break
+        for column in groups:
             statistics = column.statistics
             nulls += statistics.null_count or 0
             if statistics.has_min_max:
                 minimum = statistics.min if minimum is None else min(minimum, statistics.min)
                 maximum = statistics.max if maximum is None else max(maximum, statistics.max)
-        if not complete:
-            continue
-        stats["nullCount"][name] = nulls
+        _put(stats["nullCount"], field_path, nulls)
         if minimum is not None and _json_value(minimum) is not None:
-            stats["minValues"][name] = _json_value(minimum)
-            stats["maxValues"][name] = _json_value(maximum)
+            _put(stats["minValues"], field_path, _json_value(minimum))
+            _put(stats["maxValues"], field_path, _json_value(maximum))
     return json.dumps(stats, default=str)
 
 

@@ -49,15 +49,24 @@ def _quoted(path: str) -> str:
     return ".".join(f"`{part.replace('`', '``')}`" for part in path.split("."))
 
 
-def merge_predicate(keys: Sequence[str], schema: pa.Schema) -> str:
-    """`t.k = s.k AND ...`, null-safe; a struct key (a time window) matches on its fields."""
+def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:
+    """`t.k = s.k AND ...`; a struct key (a time window) matches on its fields. A key part with nulls in this batch
+    matches null-safely (IS NOT DISTINCT FROM); plain `=` elsewhere lets delta-rs prune target files by the batch's
+    key ranges, so a batch reads the files its groups can be in, not the whole table."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     terms = []
     for key in keys:
-        kind = schema.field(key).type
-        parts = [f"{key}.{field.name}" for field in kind] if pa.types.is_struct(kind) else [key]
-        terms.extend(f"(t.{_quoted(p)} IS NOT DISTINCT FROM s.{_quoted(p)})" for p in parts)
+        column = rows.column(key)
+        if pa.types.is_struct(column.type):
+            parts = [(f"{key}.{field.name}", pc.struct_field(column, [i]).null_count + column.null_count)
+                     for i, field in enumerate(column.type)]
+        else:
+            parts = [(key, column.null_count)]
+        for part, nulls in parts:
+            operator = "IS NOT DISTINCT FROM" if nulls else "="
+            terms.append(f"(t.{_quoted(part)} {operator} s.{_quoted(part)})")
     return " AND ".join(terms)
 
 
@@ -105,8 +114,10 @@ class DeltaSink:
         table = DeltaTable(self.location)
         if rows.num_rows == 0:  # nothing changed: still one commit, so the batch is known as done
             return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn)
-        (table.merge(rows, merge_predicate(self.keys, rows.schema), source_alias="s", target_alias="t",
-                     commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+        # streamed_exec=False: the batch is already in memory, and delta-rs derives its file pruning from the
+        # source's key ranges only when the source is not streamed
+        (table.merge(rows, merge_predicate(self.keys, rows), source_alias="s", target_alias="t",
+                     streamed_exec=False, commit_properties=commit.commit_properties(OPERATION, parameters, txn))
          .when_matched_update_all().when_not_matched_insert_all().execute())
         return DeltaTable(self.location).version()
 
