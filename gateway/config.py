@@ -164,6 +164,7 @@ def load_config(
             retry_max=float(raw["streams"]["retry_max"]),
             checkpoints=Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"]
             else warehouse_path / "_checkpoints",
+            static_check_interval=float(raw["streams"]["static_check_interval"]),
         ),
         source=tuple(sources),
     )

@@ -1,14 +1,16 @@
 -- The Yahoo streaming benchmark query: ad views per campaign per 10-second window.
 --
 -- Ad events (JSON) stream in from files; the query keeps the views, looks up each ad's campaign in a static Delta
--- table (a stream-static join: the static side is read from one Delta snapshot when the stream starts), and counts
--- views per campaign per 10-second window of event time. Events whose ad has no campaign fall out of the inner join.
+-- table (a stream-static join: the static side is read from one Delta snapshot, renewed when the table changes),
+-- and counts views per campaign per 10-second window of event time. Events whose ad has no campaign fall out of
+-- the inner join.
 -- The watermark (event_time - 10 seconds) bounds the state: a window's count is final once the watermark passes its
 -- end, and later events for it are dropped. The default output mode, update, keeps every window in the table with
 -- its current count.
 --
--- The static table must be filled before the streaming table is created: the stream reads the snapshot of the
--- moment it starts (a later change reaches it when it restarts: CREATE OR REFRESH, or a gateway restart).
+-- The static table is filled before the streaming table is created, so the first batch joins with it. A later
+-- change reaches the batches after it: the gateway restarts the stream on its checkpoint when the table gets a new
+-- version (streams.static_check_interval).
 -- To run it by hand, replace ${input} with a folder of your own (see clicks_per_country.sql).
 
 CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) USING DELTA;

@@ -53,7 +53,8 @@ def streams(spark: Any, warehouse: Path) -> Iterator[Any]:
     each run its streams."""
     from runtime.streaming.manager import StreamManager
 
-    config = load_config(warehouse=warehouse, overrides={"streams": {"trigger_interval": 0.2}})
+    config = load_config(warehouse=warehouse, overrides={"streams": {"trigger_interval": 0.2,
+                                                                           "static_check_interval": 1.0}})
     store = open_catalog(config)
     manager = StreamManager(spark, store, config.streams)
     yield manager

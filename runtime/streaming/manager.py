@@ -133,6 +133,9 @@ class StreamManager:
         self._timers: dict[Key, threading.Timer] = {}
         self._listener = _Listener(self)
         self._stopping = False
+        self._quit = threading.Event()
+        if settings.static_check_interval > 0:
+            threading.Thread(target=self._watch_static_tables, name="sluicegate-static-tables", daemon=True).start()
 
     # -- what the statements call ------------------------------------------------------------------------------
 
@@ -234,6 +237,7 @@ class StreamManager:
 
     def stop_all(self) -> None:
         """Stop every stream, keeping its desired state: the next boot resumes it from its checkpoint."""
+        self._quit.set()
         with self._lock:
             self._stopping = True
             keys = list(self._live) + [k for k in self._timers if k not in self._live]
@@ -243,6 +247,41 @@ class StreamManager:
     def running(self) -> list[Key]:
         with self._lock:
             return sorted(self._live)
+
+    # -- static tables -----------------------------------------------------------------------------------------
+
+    def _watch_static_tables(self) -> None:
+        """Spark fixes a static table's file list when the stream starts; Databricks' stream-static join reads the
+        table's latest version at each batch. A new version restarts the stream on its checkpoint (nothing lost or
+        repeated), so the batches after it join with the new rows."""
+        while not self._quit.wait(self.settings.static_check_interval):
+            try:
+                for key, stream_id, changed in self._static_changes():
+                    if self._stopping:
+                        return
+                    log.info("stream %s.%s: static table %s changed; restarting it on its checkpoint", *key, changed)
+                    self.store.record_event(*key, "RESTART", f"static table {changed} has a new version")
+                    self.stop(*key, desired=None)
+                    entry = self.store.get_stream(*key)
+                    if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
+                        self.resume(entry)
+            except Exception:  # noqa: BLE001 - the watcher must outlive one bad look
+                log.exception("checking static tables failed")
+
+    def _static_changes(self) -> list[tuple[Key, str, str]]:
+        from deltalake import DeltaTable
+
+        with self._lock:
+            watched = [(key, live.stream_id, dict(live.built.static_versions)) for key, live in self._live.items()
+                       if live.built.static_versions]
+        changes = []
+        for key, stream_id, versions in watched:
+            for (database, table), version in versions.items():
+                entry = self.store.get_table(database, table)
+                if entry is not None and entry.location and DeltaTable(entry.location).version() != version:
+                    changes.append((key, stream_id, f"{database}.{table}"))
+                    break
+        return changes
 
     # -- listener ----------------------------------------------------------------------------------------------
 

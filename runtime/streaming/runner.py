@@ -60,6 +60,7 @@ class BuiltStream:
     session: SparkSession
     result: DataFrame
     cached: list[DataFrame]
+    static_versions: dict[tuple[str, str], int]   # (database, table) -> the version the stream joins with
 
     def release(self) -> None:
         for frame in self.cached:
@@ -73,15 +74,22 @@ def build(spark: SparkSession, plan: StreamingPlan, tables: TableLocations) -> B
     session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
     for source in plan.sources:
         source_dataframe(session, source, tables).createOrReplaceTempView(source.view_name)
-    cached = []
-    for static in plan.static_tables:
-        # cached: the small side of a stream-static join is read and broadcast for every micro-batch otherwise
-        frame = static_dataframe(session, static, tables).cache()
-        frame.createOrReplaceTempView(static.view_name)
-        cached.append(frame)
-    built = BuiltStream(session, session.sql(plan.query_sql), cached)
-    built.result = _shaped(built.result, plan)
-    return built
+    cached: list[DataFrame] = []
+    versions: dict[tuple[str, str], int] = {}
+    try:
+        for static in plan.static_tables:
+            # cached: the small side of a stream-static join is read and broadcast for every micro-batch otherwise
+            frame, version = static_dataframe(session, static, tables)
+            frame = frame.cache()
+            frame.createOrReplaceTempView(static.view_name)
+            cached.append(frame)
+            versions[(static.database or "", static.table)] = version
+        result = _shaped(session.sql(plan.query_sql), plan)
+    except BaseException:
+        for frame in cached:
+            frame.unpersist()
+        raise
+    return BuiltStream(session, result, cached, versions)
 
 
 def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,

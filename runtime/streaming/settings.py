@@ -12,3 +12,4 @@ class StreamSettings:
     retry_initial: float            # first wait before restarting a failed stream; doubles on each failure in a row
     retry_max: float                # the longest wait
     checkpoints: Path               # where stream checkpoints live
+    static_check_interval: float = 5.0  # how often joined static tables are checked for new versions; 0 = never

@@ -65,13 +65,14 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
     return df
 
 
-def static_dataframe(spark: SparkSession, spec: StaticTableSpec, tables: TableLocations) -> DataFrame:
-    """The table at its version now. Spark keeps the file list in the stream's plan: later commits to the static
-    table reach the stream when it restarts (CREATE OR REFRESH, or a gateway restart)."""
+def static_dataframe(spark: SparkSession, spec: StaticTableSpec, tables: TableLocations) -> tuple[DataFrame, int]:
+    """The table at its version now, and that version. Spark keeps the file list in the stream's plan, so the stream
+    manager restarts the stream (on its checkpoint) when the table gets a new version."""
     from runtime.delta.read import load_snapshot, snapshot_dataframe
 
     location = tables.get((spec.database or "", spec.table))
     if location is None:
         raise SourceNotFoundError(f"the table `{spec.database}`.`{spec.table}` cannot be found",
                                   hint="create it first, or check the name (SHOW TABLES)")
-    return snapshot_dataframe(spark, load_snapshot(location))
+    snapshot = load_snapshot(location)
+    return snapshot_dataframe(spark, snapshot), snapshot.version

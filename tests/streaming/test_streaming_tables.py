@@ -155,6 +155,18 @@ def test_stream_static_join_reads_the_catalog_table(stream_cursor, streams, tmp_
                 f"JOIN campaigns c ON e.ad_id = c.ad_id WHERE e.kind = 'view' GROUP BY c.campaign")
     streams.wait_for(cur.database, "views_per_campaign")
     assert _rows(cur, "SELECT * FROM views_per_campaign") == [("autumn", 1), ("spring", 1)]
+    # a new version of the static table reaches the batches after it (the stream restarts on its checkpoint)
+    cur.execute("INSERT INTO campaigns VALUES (9, 'winter')")
+    deadline = time.monotonic() + 60
+    while not any(kind == "RESTART" for _, kind, _ in streams.store.events(cur.database, "views_per_campaign")):
+        assert time.monotonic() < deadline, "the stream did not pick up the static table's new version"
+        time.sleep(0.2)
+    while (cur.database, "views_per_campaign") not in streams.running():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    land(source, [{"ad_id": 9, "kind": "view"}, {"ad_id": 1, "kind": "view"}])
+    streams.wait_for(cur.database, "views_per_campaign")
+    assert _rows(cur, "SELECT * FROM views_per_campaign") == [("autumn", 1), ("spring", 2), ("winter", 1)]
 
 
 def test_bronze_silver_gold_chain_through_delta_sources(stream_cursor, streams, tmp_path, land):
