@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,3 +110,30 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     for frame in frames[1:]:
         result = result.unionByName(frame)
     return result
+
+
+_FrameKey = tuple[str, int, tuple[str, ...]]
+_SNAPSHOT_FRAMES: weakref.WeakKeyDictionary[Any, OrderedDict[_FrameKey, DataFrame]] = weakref.WeakKeyDictionary()
+_SNAPSHOT_FRAMES_PER_SESSION = 64
+_snapshot_frames_lock = threading.Lock()
+
+
+def pinned_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+    """`snapshot_dataframe`, remembered per Spark session, table and version: a committed version never changes,
+    and building its DataFrame costs tens of Py4J calls, paid once instead of by every query (the last 64 per
+    session are kept). The file list is part of the key: a table dropped and created again at the same place starts
+    over at version 0 with other files."""
+    key = (snapshot.path, snapshot.version, snapshot.files)
+    with _snapshot_frames_lock:
+        frames = _SNAPSHOT_FRAMES.setdefault(spark, OrderedDict())
+        frame = frames.get(key)
+        if frame is not None:
+            frames.move_to_end(key)
+            return frame
+    frame = snapshot_dataframe(spark, snapshot)
+    with _snapshot_frames_lock:
+        frames[key] = frame
+        while len(frames) > _SNAPSHOT_FRAMES_PER_SESSION:
+            frames.popitem(last=False)
+    return frame
+

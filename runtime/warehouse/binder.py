@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from dialect.references import PositionMap, TableReference, table_references
 from dialect.statements import Query
-from runtime.delta.read import Snapshot, load_snapshot, snapshot_dataframe
+from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from runtime.errors import RuntimeQueryError, from_spark
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class Binder:
             exc.line, exc.column = self._position(ref, query)
             raise
         name = self._view_name()
-        snapshot_dataframe(self._spark, snapshot).createOrReplaceTempView(name)
+        pinned_dataframe(self._spark, snapshot).createOrReplaceTempView(name)
         self._views.append(name)
         self._pinned[key] = (name, snapshot)
         if ref.version is None and ref.timestamp is None:

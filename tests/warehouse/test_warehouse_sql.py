@@ -254,3 +254,14 @@ def test_metadata_calls_list_catalog_tables_views_and_columns(cursor, gateway):
         assert columns[11].stringVal.values == ["key", ""]  # REMARKS
     finally:
         conn.close()
+
+
+def test_table_dropped_and_created_again_reads_its_new_rows(cursor):
+    """Snapshot DataFrames are remembered per table version: a table created again at the same place starts over at
+    the same versions with other files, and must not be read through the old ones."""
+    for value in (1, 2):
+        cursor.execute("DROP TABLE IF EXISTS reborn")
+        cursor.execute("CREATE TABLE reborn (v INT) USING DELTA")
+        cursor.execute(f"INSERT INTO reborn VALUES ({value})")
+        assert _select(cursor, "SELECT v FROM reborn") == [(value,)]
+        assert _select(cursor, "SELECT v FROM reborn") == [(value,)]
