@@ -8,8 +8,8 @@ sluicegate: a real gateway on 127.0.0.1 (port 0) over a fresh warehouse, driven 
   scan   SELECT k, count(*), sum(v) FROM t GROUP BY k  over 10 x the load (snapshot-pinned read)
 Spark: the same statements on Spark's own `USING parquet` tables, through the same gateway (the data paths compared
 on equal terms) and directly in the gateway's Spark session (no gateway: what the gateway's per-statement cost adds).
-Both sides are warmed up with a small run first (a fresh Spark is 2-3x slower on its first pass). Each figure is the
-median of 3 runs. Do not run it while others use the machine's two cores.
+Every side is warmed up first (a fresh Spark is 2-3x slower on its first pass), then the sides take turns run by
+run; each figure is the median of --runs runs. Do not run it while others use the machine's two cores.
 """
 
 from __future__ import annotations
@@ -26,18 +26,27 @@ LOAD = "SELECT id AS k, id % 1000 AS g, rand() AS v FROM range({rows})"
 SCAN = "SELECT g, count(*), sum(v) FROM {table} GROUP BY g"
 
 
-def timed(action: Callable[[], Any], runs: int = 3) -> float:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+def seconds(action: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def interleaved(actions: dict[str, Callable[[], Any]], runs: int) -> dict[str, float]:
+    """Median seconds of each action, the sides taking turns (and turning the order round each run): a JVM keeps
+    getting faster for minutes, so running one side's repetitions after the other's favours the later side."""
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    names = list(actions)
+    for run in range(runs):
+        for name in (names if run % 2 == 0 else names[::-1]):
+            samples[name].append(seconds(actions[name]))
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per side and figure (median reported)")
     args = parser.parse_args()
     load_rows = int(1_000_000 * args.scale)
     scan_rows = 10 * load_rows
@@ -68,19 +77,25 @@ def main() -> None:
         def direct(sql: str) -> list[Any]:
             return spark.sql(sql).collect()
 
-        figures = {}
         sides = (("sluicegate Delta, via gateway", gateway, "DELTA", "bench_delta"),
                  ("Spark Parquet, via gateway", gateway, "parquet", "bench_parquet_gw"),
                  ("Spark Parquet, in-process", direct, "parquet", "bench_parquet"))
-        for side, run, using, table in sides:
+        for _, run, using, table in sides:
             run(f"DROP TABLE IF EXISTS {table}")
             run(f"CREATE TABLE {table} (k BIGINT, g BIGINT, v DOUBLE) USING {using}")
-            run(f"INSERT INTO {table} {LOAD.format(rows=1000)}")        # warm-up
-            run(SCAN.format(table=table))
-            load = timed(lambda: run(f"INSERT INTO {table} {LOAD.format(rows=load_rows)}"))
+            for _ in range(3):                                          # warm-up
+                run(f"INSERT INTO {table} {LOAD.format(rows=load_rows // 10)}")
+                run(SCAN.format(table=table))
+
+        def action(run: Callable[[str], Any], sql: str) -> Callable[[], Any]:
+            return lambda: run(sql)
+
+        loads = interleaved({side: action(run, f"INSERT INTO {table} {LOAD.format(rows=load_rows)}")
+                             for side, run, _, table in sides}, args.runs)
+        for _, run, _, table in sides:
             run(f"INSERT OVERWRITE {table} {LOAD.format(rows=scan_rows)}")
-            scan = timed(lambda: run(SCAN.format(table=table)))
-            figures[side] = (load, scan)
+        scans = interleaved({side: action(run, SCAN.format(table=table)) for side, run, _, table in sides}, args.runs)
+        figures = {side: (loads[side], scans[side]) for side, _, _, _ in sides}
         print(f"{'':30} {'load ' + format(load_rows, ','):>22} {'scan+agg ' + format(scan_rows, ','):>26}")
         for side, (load, scan) in figures.items():
             print(f"{side:30} {load:>10.2f} s {load_rows / load:>10,.0f} r/s {scan:>12.2f} s {scan_rows / scan:>10,.0f} r/s")
