@@ -69,6 +69,25 @@ def test_table_and_view_names(engine):
     assert "big_orders" in inspector.get_view_names(schema=SCHEMA)
 
 
+@pytest.fixture(scope="module")
+def sluicegate_engine(engine: sa.Engine, gateway: Any) -> sa.Engine:
+    """The `sluicegate://` dialect this package registers: PyHive's, with reflection that reads Spark's answers."""
+    return sa.create_engine(f"sluicegate://tester@127.0.0.1:{gateway.port}/default")
+
+
+def test_sluicegate_dialect_lists_tables_and_views_apart(sluicegate_engine):
+    inspector = sa.inspect(sluicegate_engine)
+    assert sorted(inspector.get_table_names(schema=SCHEMA)) == ["events", "orders"]
+    assert inspector.get_view_names(schema=SCHEMA) == ["big_orders"]
+    assert SCHEMA in inspector.get_schema_names()
+
+
+def test_sluicegate_dialect_has_table(sluicegate_engine):
+    inspector = sa.inspect(sluicegate_engine)
+    assert inspector.has_table("orders", schema=SCHEMA) is True
+    assert inspector.has_table("no_such_orders", schema=SCHEMA) is False
+
+
 def test_columns_types_and_nullability(engine):
     columns = sa.inspect(engine).get_columns("orders", schema=SCHEMA)
     assert [c["name"] for c in columns] == ["id", "customer", "amount", "placed", "day", "paid", "qty"]
