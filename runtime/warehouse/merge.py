@@ -2,8 +2,9 @@
 WHEN clause that applies (Spark's order); the files holding an updated or deleted row are rewritten and the inserted
 rows added, as one remove+add commit checked against the version read.
 
-Values are cast to the column types with CAST (not the stricter INSERT store assignment); a source row matching
-several target rows is not detected yet.
+Values are cast to the column types with CAST (not the stricter INSERT store assignment). As in Spark with Delta,
+several source rows matching one target row that a WHEN MATCHED clause would change is an error (which source row
+wins would be arbitrary); nothing is written then.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from runtime.warehouse import commit
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.ddl import bind
 from runtime.warehouse.dml import enforce_not_null, table_schema
-from runtime.warehouse.errors import UnresolvedColumnError, UnsupportedStatementError
+from runtime.warehouse.errors import UnresolvedColumnError, UnsupportedStatementError, WarehouseError
 from runtime.warehouse.output import no_result
 from runtime.warehouse.tables import require_table
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-_FILE, _HIT, _KEEP = "__sg_file", "__sg_hit", "__sg_keep"
+_FILE, _HIT, _KEEP, _ROW, _MATCHED = "__sg_file", "__sg_hit", "__sg_keep", "__sg_row", "__sg_matched"
 
 
 def _sql(node: exp.Expression) -> str:
@@ -116,14 +118,18 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
         f"SELECT {', '.join(columns)}, `{target}`.__sg_file AS {_FILE}, "
         f"`{target}`.__sg_t IS NOT NULL AND {action} >= 0 AS {_HIT}, "
         f"NOT ({action} IN ({', '.join(delete_ids)})) AND (`{target}`.__sg_t IS NOT NULL "
-        f"OR {action} IN ({', '.join(insert_ids)})) AS {_KEEP} "
-        f"FROM (SELECT *, input_file_name() AS __sg_file, true AS __sg_t FROM `{entry.database}`.`{entry.name}`) "
+        f"OR {action} IN ({', '.join(insert_ids)})) AS {_KEEP}, `{target}`.__sg_row AS {_ROW}, "
+        f"`{target}`.__sg_t IS NOT NULL AND `{source}`.__sg_s IS NOT NULL AND {action} >= 0 AS {_MATCHED} "
+        f"FROM (SELECT *, input_file_name() AS __sg_file, monotonically_increasing_id() AS __sg_row, "
+        f"true AS __sg_t FROM `{entry.database}`.`{entry.name}`) "
         f"AS `{target}` FULL OUTER JOIN (SELECT *, true AS __sg_s FROM {source_text} AS __sg_src) AS `{source}` "
         f"ON {on}"
     )
     df, binder = bind(ctx, Query(sql))
     snapshot = binder.snapshots.get((entry.database, entry.name))
     try:
+        if any(when.args.get("matched") for when in whens):
+            _refuse_multiple_matches(df, f"`{entry.database}`.`{entry.name}`")
         touched = [row[0] for row in df.where(F.col(_HIT)).select(_FILE).distinct().collect()]
         inserted = df.where(F.col(_KEEP) & F.col(_FILE).isNull())
         if not touched and not inserted.limit(1).count():
@@ -135,3 +141,19 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
     finally:
         binder.close()
     return no_result()
+
+
+def _refuse_multiple_matches(df: DataFrame, table: str) -> None:
+    """A target row (file, row id) that more than one source row matches with a WHEN MATCHED clause applying."""
+    from pyspark.sql import functions as F
+
+    twice = (df.where(F.col(_MATCHED)).groupBy(_FILE, _ROW).count().where(F.col("count") > 1).limit(1).collect())
+    if twice:
+        raise WarehouseError(
+            f"MERGE into {table} failed: {twice[0]['count']} rows of the source matched the same target row, and a "
+            "WHEN MATCHED clause would change it; which source row should win is undefined.",
+            error_class="DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE", sqlstate="21506",
+            hint="make the source unique on the ON condition's keys (aggregate it, or keep one row per key with "
+                 "row_number() in a subquery)",
+        )
+

@@ -265,3 +265,21 @@ def test_table_dropped_and_created_again_reads_its_new_rows(cursor):
         cursor.execute(f"INSERT INTO reborn VALUES ({value})")
         assert _select(cursor, "SELECT v FROM reborn") == [(value,)]
         assert _select(cursor, "SELECT v FROM reborn") == [(value,)]
+
+
+def test_merge_with_two_source_rows_for_one_target_row_fails_and_writes_nothing(cursor, warehouse):
+    cursor.execute("DROP TABLE IF EXISTS stock")
+    cursor.execute("CREATE TABLE stock (sku INT, qty INT) USING DELTA")
+    cursor.execute("INSERT INTO stock VALUES (1, 10), (2, 20)")
+    path = _location(warehouse, "stock")
+    before = DeltaTable(path).version()
+    status = _error(cursor, "MERGE INTO stock t USING (SELECT * FROM VALUES (1, 5), (1, 7) AS v(sku, qty)) s "
+                            "ON t.sku = s.sku WHEN MATCHED THEN UPDATE SET qty = s.qty")
+    assert status.sqlState == "21506"
+    assert "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE" in status.errorMessage
+    assert DeltaTable(path).version() == before
+    assert _select(cursor, "SELECT * FROM stock") == [(1, 10), (2, 20)]
+    # several source rows for one key are fine when only WHEN NOT MATCHED could apply to them
+    cursor.execute("MERGE INTO stock t USING (SELECT * FROM VALUES (3, 1), (3, 2) AS v(sku, qty)) s "
+                   "ON t.sku = s.sku WHEN NOT MATCHED THEN INSERT *")
+    assert _select(cursor, "SELECT * FROM stock") == [(1, 10), (2, 20), (3, 1), (3, 2)]
