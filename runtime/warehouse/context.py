@@ -31,6 +31,9 @@ class StatementContext:
     def current_database(self) -> str:
         return self.spark.catalog.currentDatabase().lower()
 
+    def is_temporary_view(self, name: str) -> bool:
+        return bool(self.spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
+
     def qualify(self, table: TableName) -> tuple[str, str]:
         return table.qualified(self.current_database)
 

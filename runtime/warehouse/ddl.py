@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 def bind(ctx: StatementContext, query: Any) -> tuple[DataFrame, Binder]:
     """`query` analysed with every catalog table pinned; the caller closes the binder once the data is read."""
-    binder = Binder(ctx.spark, CatalogResolver(ctx.store, lambda: ctx.current_database), ctx.sql)
+    binder = Binder(ctx.spark, CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view),
+                    ctx.sql)
     try:
         return binder.bind(query), binder
     except BaseException:

@@ -15,11 +15,15 @@ class CatalogResolver:
     """Catalog tables and views resolve to their Delta folder or SQL; anything else (temporary views, Spark's own
     tables) resolves to None and is left to Spark."""
 
-    def __init__(self, store: CatalogStore, current_database: Callable[[], str]) -> None:
+    def __init__(self, store: CatalogStore, current_database: Callable[[], str],
+                 is_temporary_view: Callable[[str], bool] = lambda _name: False) -> None:
         self._store = store
         self._current_database = current_database
+        self._is_temporary_view = is_temporary_view
 
     def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
+        if database is None and self._is_temporary_view(name):
+            return None  # as in Spark, a session's temporary view hides a table of the same name
         entry = self._store.get_table(database or self._current_database(), name)
         if entry is None:
             return None

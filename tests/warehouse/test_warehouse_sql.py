@@ -283,3 +283,17 @@ def test_merge_with_two_source_rows_for_one_target_row_fails_and_writes_nothing(
     cursor.execute("MERGE INTO stock t USING (SELECT * FROM VALUES (3, 1), (3, 2) AS v(sku, qty)) s "
                    "ON t.sku = s.sku WHEN NOT MATCHED THEN INSERT *")
     assert _select(cursor, "SELECT * FROM stock") == [(1, 10), (2, 20), (3, 1), (3, 2)]
+
+
+def test_temporary_view_hides_a_table_of_the_same_name_in_its_session(connect):
+    first, second = connect().cursor(), connect().cursor()
+    first.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
+    for cur in (first, second):
+        cur.execute(f"USE {DB}")
+    first.execute("DROP TABLE IF EXISTS shadowed")
+    first.execute("CREATE TABLE shadowed (v INT) USING DELTA")
+    first.execute("INSERT INTO shadowed VALUES (1)")
+    first.execute("CREATE TEMPORARY VIEW shadowed AS SELECT 2 AS v")
+    assert _select(first, "SELECT v FROM shadowed") == [(2,)]              # Spark's rule: the view wins
+    assert _select(first, f"SELECT v FROM {DB}.shadowed") == [(1,)]        # qualified: the table
+    assert _select(second, "SELECT v FROM shadowed") == [(1,)]             # another session has no such view
