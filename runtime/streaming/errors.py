@@ -34,3 +34,10 @@ class StreamDefinitionError(StreamError):
 
     error_class = "STREAMING_TABLE_DEFINITION"
     sqlstate = "42000"
+
+
+class StreamStopTimeoutError(StreamError):
+    """A micro-batch (its Delta commit) outlived the wait for the stream to stop: nothing was removed."""
+
+    error_class = "STREAM_STOP_TIMEOUT"
+    sqlstate = "57014"

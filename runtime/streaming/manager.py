@@ -5,6 +5,11 @@ does (status). At boot every stream whose desired state is RUNNING resumes from 
 marked FAILED with its error and an event, and started again after an exponential backoff; the others never notice.
 Stopping the gateway stops every stream cleanly and keeps its desired state, so the next boot resumes it.
 
+Everything that starts, stops or drops one stream (a statement, a retry timer, the static-table watcher, the boot)
+holds that stream's lifecycle lock and re-reads the catalog under it: a retry never revives a dropped stream, and two
+CREATEs of one name cannot both build a table. A stream keeps one Spark session across its restarts (Spark never
+forgets a session's streaming listener bus, so a session per restart would grow without bound).
+
 Progress comes from a StreamingQueryListener on each stream's session: last batch, its time, rows/s, late rows
 dropped by the watermark (counted, never silent), and whether the sources are caught up.
 """
@@ -17,12 +22,16 @@ import logging
 import re
 import shutil
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
 from dialect.streaming.plan import StreamingPlan
+from runtime.streaming.errors import StreamStopTimeoutError
 from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
 from runtime.streaming.settings import StreamSettings
 from runtime.streaming.sink import BatchWritten
@@ -42,6 +51,9 @@ FAILED = "FAILED"
 STOPPED = "STOPPED"
 
 Key = tuple[str, str]
+
+# After Spark's own stop timeout, how long to wait for a micro-batch still committing before giving up on a stop.
+STOP_WAIT_SECONDS = 300.0
 
 
 @dataclass
@@ -108,7 +120,7 @@ class _Listener(StreamingQueryListener):
 
     def onQueryProgress(self, event: Any) -> None:  # noqa: N802
         try:
-            self.manager._progress(str(event.progress.id), json.loads(event.progress.json))
+            self.manager._progress(str(event.progress.runId), json.loads(event.progress.json))
         except Exception:  # noqa: BLE001 - a listener that raises is dropped by Spark; log and keep listening
             log.exception("recording stream progress failed")
 
@@ -117,7 +129,7 @@ class _Listener(StreamingQueryListener):
 
     def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
         try:
-            self.manager._terminated(str(event.id), event.exception)
+            self.manager._terminated(str(event.runId), event.exception)
         except Exception:  # noqa: BLE001
             log.exception("handling a stream's end failed")
 
@@ -129,8 +141,10 @@ class StreamManager:
         self.settings = settings
         self._lock = threading.RLock()
         self._live: dict[Key, LiveStream] = {}
-        self._by_query: dict[str, Key] = {}
+        self._by_run: dict[str, Key] = {}   # by run id: a restart on the same checkpoint keeps the query id
         self._timers: dict[Key, threading.Timer] = {}
+        self._lifecycles: dict[Key, threading.RLock] = {}
+        self._sessions: dict[Key, SparkSession] = {}
         self._listener = _Listener(self)
         self._stopping = False
         self._quit = threading.Event()
@@ -142,72 +156,140 @@ class StreamManager:
     def checkpoint_for(self, stream_id: str) -> str:
         return str((self.settings.checkpoints / stream_id).resolve())
 
+    @contextmanager
+    def lifecycle(self, database: str, name: str) -> Iterator[None]:
+        """Hold the stream's lifecycle lock: whoever starts, stops, drops or creates it waits for the others."""
+        with self._lock:
+            lock = self._lifecycles.setdefault((database, name), threading.RLock())
+        with lock:
+            yield
+
+    def _session(self, key: Key) -> SparkSession:
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is None:
+                session = self.spark.newSession()
+                session.streams.addListener(self._listener)
+                self._sessions[key] = session
+            return session
+
+    def _forget_session(self, key: Key) -> None:
+        with self._lock:
+            session = self._sessions.pop(key, None)
+        if session is not None:
+            session.streams.removeListener(self._listener)
+
     def build(self, plan: StreamingPlan) -> BuiltStream:
         """The stream's query, analysed by Spark but not started: for CREATE to learn the table's schema."""
-        return build(self.spark, plan, table_locations(self.store, plan))
+        key = ((plan.database or "").lower(), plan.name.lower())
+        return build(self._session(key), plan, table_locations(self.store, plan))
 
     def start(self, entry: StreamEntry, built: BuiltStream | None = None) -> StreamEntry:
         """Start a persisted stream; raises when it cannot start (CREATE undoes what it persisted)."""
         key = (entry.database, entry.name)
-        self.stop(*key, desired=None)
-        entry = self.store.update_stream(*key, status=STARTING)
-        plan = StreamingPlan.from_json(entry.plan_json)
-        table = self.store.require_table(*key)
-        built = built if built is not None else self.build(plan)
-        trigger = plan.trigger_seconds if plan.trigger_seconds is not None else self.settings.trigger_seconds
-        target = StreamTarget(entry.stream_id, str(table.location), entry.checkpoint, f"{key[0]}.{key[1]}")
-        built.session.streams.addListener(self._listener)
-        try:
-            query = start(built.result, plan, target, trigger, merge_keys(plan, built.result.columns),
-                          on_batch=lambda written: self._batch_written(key, entry.stream_id, written))
-        except Exception:
-            built.release()
-            raise
-        live = LiveStream(key, entry.stream_id, plan, built, query, _now())
-        with self._lock:
-            self._live[key] = live
-            self._by_query[str(query.id)] = key
-        self.store.record_event(*key, "STARTED", f"query {query.id} from checkpoint {entry.checkpoint}")
-        return self.store.update_stream(*key, status=RUNNING, query_id=str(query.id), last_error=None)
+        with self.lifecycle(*key):
+            self.stop(*key, desired=None)
+            entry = self.store.update_stream(*key, status=STARTING)
+            plan = StreamingPlan.from_json(entry.plan_json)
+            table = self.store.require_table(*key)
+            built = built if built is not None else self.build(plan)
+            trigger = plan.trigger_seconds if plan.trigger_seconds is not None else self.settings.trigger_seconds
+            target = StreamTarget(entry.stream_id, str(table.location), entry.checkpoint, f"{key[0]}.{key[1]}")
+            try:
+                query = start(built.result, plan, target, trigger, merge_keys(plan, built.result.columns),
+                              on_batch=lambda written: self._batch_written(key, entry.stream_id, written))
+            except Exception:
+                built.release()
+                raise
+            run_id = str(query.runId)
+            with self._lock:  # the listener's end-of-query handling waits until the stream is registered as running
+                self._live[key] = LiveStream(key, entry.stream_id, plan, built, query, _now())
+                self._by_run[run_id] = key
+                entry = self.store.update_stream(*key, status=RUNNING, query_id=str(query.id), last_error=None)
+            self.store.record_event(*key, "STARTED", f"query {query.id} from checkpoint {entry.checkpoint}")
+            if not query.isActive:  # it ended before its listener was told of it: handle the end here
+                ended = query.exception()
+                self._terminated(run_id, str(ended) if ended is not None else None)
+            return entry
 
     def resume(self, entry: StreamEntry) -> None:
         """Start a stream at boot or after a failure; a failure to start is the stream's, not the caller's."""
         try:
             self.start(entry)
         except Exception as exc:  # noqa: BLE001 - recorded on the stream and retried
-            self._failed((entry.database, entry.name), entry.stream_id, getattr(exc, "message", None) or str(exc))
+            self.record_failure((entry.database, entry.name), entry.stream_id,
+                                getattr(exc, "message", None) or str(exc))
 
-    def stop(self, database: str, name: str, desired: str | None = STOPPED) -> None:
-        """Stop the stream if it runs. `desired` None keeps the desired state (a restart or shutdown)."""
+    def stop(self, database: str, name: str, desired: str | None = STOPPED,
+             wait_seconds: float = STOP_WAIT_SECONDS) -> None:
+        """Stop the stream if it runs. `desired` None keeps the desired state (a restart or shutdown).
+
+        Returns only once the query has ended: nothing may remove a checkpoint or table under a batch still
+        committing. Raises StreamStopTimeoutError (and forgets nothing) if it does not end within `wait_seconds`
+        after Spark's own stop timeout.
+        """
         key = (database, name)
-        with self._lock:
-            timer = self._timers.pop(key, None)
-            live = self._live.pop(key, None)
+        with self.lifecycle(*key):
+            with self._lock:
+                timer = self._timers.pop(key, None)
+                live = self._live.get(key)
+                if live is not None:
+                    self._by_run.pop(str(live.query.runId), None)  # its end is this stop's: the listener ignores it
+            if timer is not None:
+                timer.cancel()
             if live is not None:
-                self._by_query.pop(str(live.query.id), None)
-        if timer is not None:
-            timer.cancel()
-        if live is not None:
-            try:
-                live.query.stop()
-            except Exception as exc:  # noqa: BLE001 - a query that failed while stopping is stopped all the same
-                log.warning("stream %s.%s did not stop cleanly: %s", database, name, exc)
-            live.built.release()
-        if self.store.get_stream(database, name) is None:
-            return
-        changes: dict[str, Any] = {"status": STOPPED}
-        if desired is not None:
-            changes["desired_state"] = desired
-        self.store.update_stream(database, name, **changes)
-        if live is not None:
-            self.store.record_event(database, name, "STOPPED", "stopped" if desired else "stopped with the gateway")
+                try:
+                    self._halt(live, wait_seconds)
+                except StreamStopTimeoutError:
+                    with self._lock:
+                        self._by_run[str(live.query.runId)] = key
+                    raise
+                with self._lock:
+                    self._live.pop(key, None)
+                live.built.release()
+            if self.store.get_stream(database, name) is None:
+                return
+            changes: dict[str, Any] = {"status": STOPPED}
+            if desired is not None:
+                changes["desired_state"] = desired
+            self.store.update_stream(database, name, **changes)
+            if live is not None:
+                self.store.record_event(database, name, "STOPPED", "stopped" if desired else "stopped with the gateway")
 
-    def drop(self, database: str, name: str) -> None:
-        """Stop the stream and remove its checkpoint (the caller drops the table)."""
-        entry = self.store.get_stream(database, name)
-        self.stop(database, name)
-        if entry is not None:
-            shutil.rmtree(entry.checkpoint, ignore_errors=True)
+    @staticmethod
+    def _halt(live: LiveStream, wait_seconds: float) -> None:
+        """Stop the query and wait for it to end. Spark's stop gives up after its timeout while a batch's Delta
+        commit runs on (a commit cannot be interrupted): wait for that batch rather than pull the files from under it."""
+        try:
+            live.query.stop()
+        except Exception as exc:  # noqa: BLE001 - a query that failed while stopping has ended all the same
+            log.warning("stream %s.%s did not stop within Spark's timeout: %s", *live.key, exc)
+        # isActive turns false before Spark removes the query from its session's active queries; its termination
+        # latch counts down after that, and only then may the stream start again in the same session
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                if live.query.awaitTermination(max(0.1, min(5.0, deadline - time.monotonic()))):
+                    return
+            except Exception:  # noqa: BLE001 - it ended with an error: ended is all a stop needs
+                return
+            if time.monotonic() >= deadline:
+                raise StreamStopTimeoutError(
+                    f"the stream of `{live.key[0]}`.`{live.key[1]}` is still running a micro-batch after "
+                    f"{wait_seconds:g} s; nothing was removed",
+                    hint="run the statement again once the batch has finished (DESCRIBE STREAMING TABLE shows it)")
+
+    def drop(self, database: str, name: str, keep_session: bool = False) -> None:
+        """Stop the stream and remove its checkpoint (the caller drops the table). A full refresh keeps the
+        stream's session: the new definition was built in it."""
+        key = (database, name)
+        with self.lifecycle(*key):
+            entry = self.store.get_stream(database, name)
+            self.stop(database, name)
+            if entry is not None:
+                shutil.rmtree(entry.checkpoint, ignore_errors=True)
+            if not keep_session:
+                self._forget_session(key)
 
     def status(self, database: str, name: str) -> StreamStatus | None:
         entry = self.store.get_stream(database, name)
@@ -232,7 +314,10 @@ class StreamManager:
         """Start every stream that should run (at boot); returns how many were found."""
         entries = self.store.list_streams(desired_state=RUNNING)
         for entry in entries:
-            self.resume(entry)
+            try:
+                self.resume(entry)
+            except Exception:  # noqa: BLE001 - recording one stream's failure failed: the others still start
+                log.exception("resuming stream %s.%s failed", entry.database, entry.name)
         return len(entries)
 
     def stop_all(self) -> None:
@@ -242,7 +327,12 @@ class StreamManager:
             self._stopping = True
             keys = list(self._live) + [k for k in self._timers if k not in self._live]
         for key in keys:
-            self.stop(*key, desired=None)
+            try:
+                # no wait past Spark's stop timeout: the process may end mid-batch, its checkpoint and the batch's
+                # txn make the next boot redo that batch exactly once
+                self.stop(*key, desired=None, wait_seconds=0)
+            except StreamStopTimeoutError as exc:
+                log.warning("%s", exc.message)
 
     def running(self) -> list[Key]:
         with self._lock:
@@ -259,12 +349,14 @@ class StreamManager:
                 for key, stream_id, changed in self._static_changes():
                     if self._stopping:
                         return
-                    log.info("stream %s.%s: static table %s changed; restarting it on its checkpoint", *key, changed)
-                    self.store.record_event(*key, "RESTART", f"static table {changed} has a new version")
-                    self.stop(*key, desired=None)
-                    entry = self.store.get_stream(*key)
-                    if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
-                        self.resume(entry)
+                    with self.lifecycle(*key):  # a DROP or a full refresh since the look wins: re-check under it
+                        entry = self.store.get_stream(*key)
+                        if entry is None or entry.stream_id != stream_id or entry.desired_state != RUNNING:
+                            continue
+                        log.info("stream %s.%s: static table %s changed; restarting it on its checkpoint", *key,
+                                 changed)
+                        self.store.record_event(*key, "RESTART", f"static table {changed} has a new version")
+                        self.resume(entry)  # start() stops the running query first
             except Exception:  # noqa: BLE001 - the watcher must outlive one bad look
                 log.exception("checking static tables failed")
 
@@ -290,9 +382,9 @@ class StreamManager:
         self.store.update_stream(*key, status=RUNNING, failures=0, last_batch_id=written.batch_id,
                                  last_batch_at=_now())
 
-    def _progress(self, query_id: str, progress: dict[str, Any]) -> None:
+    def _progress(self, run_id: str, progress: dict[str, Any]) -> None:
         with self._lock:
-            key = self._by_query.get(query_id)
+            key = self._by_run.get(run_id)
             live = self._live.get(key) if key is not None else None
             if live is None:
                 return
@@ -304,20 +396,22 @@ class StreamManager:
             self.store.record_event(*key, "LATE_ROWS_DROPPED",
                                     f"batch {progress['batchId']}: {dropped} rows arrived after the watermark")
 
-    def _terminated(self, query_id: str, exception: str | None) -> None:
+    def _terminated(self, run_id: str, exception: str | None) -> None:
         with self._lock:
-            key = self._by_query.pop(query_id, None)
-            live = self._live.pop(key, None) if key is not None else None
-        if key is None or live is None:
-            return  # stopped on purpose
+            key = self._by_run.pop(run_id, None)
+            live = self._live.get(key) if key is not None else None
+            if key is None or live is None or str(live.query.runId) != run_id:
+                return  # stopped on purpose, or already handled
+            del self._live[key]
         live.built.release()
         if exception:
-            self._failed(key, live.stream_id, exception)
+            self.record_failure(key, live.stream_id, exception)
         else:
             self.store.update_stream(*key, status=STOPPED)
             self.store.record_event(*key, "STOPPED", "the query ended")
 
-    def _failed(self, key: Key, stream_id: str, message: str) -> None:
+    def record_failure(self, key: Key, stream_id: str, message: str) -> None:
+        """Mark the stream FAILED with its error and an event, and retry it after the backoff."""
         entry = self.store.get_stream(*key)
         if entry is None or entry.stream_id != stream_id:
             return
@@ -336,13 +430,15 @@ class StreamManager:
         timer.start()
 
     def _retry(self, key: Key, stream_id: str) -> None:
-        with self._lock:
-            self._timers.pop(key, None)
-            if self._stopping:
-                return
-        entry = self.store.get_stream(*key)
-        if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
-            self.resume(entry)
+        with self.lifecycle(*key):  # a DROP, stop or refresh meanwhile decides: re-read the catalog under the lock
+            with self._lock:
+                if self._timers.get(key) is threading.current_thread():
+                    del self._timers[key]
+                if self._stopping or key in self._live:
+                    return
+            entry = self.store.get_stream(*key)
+            if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
+                self.resume(entry)
 
 
 def new_stream_id() -> str:

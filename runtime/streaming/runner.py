@@ -1,7 +1,7 @@
 """One stream: a checked plan turned into a running Structured Streaming query writing through the Delta sink.
 
 Each stream runs in a Spark session of its own (its temp views and SQL conf stay out of every client's session), on
-the shared Spark context. Its sources and static tables are registered as the temp views the plan's query_sql names.
+the shared Spark context; the manager keeps that session across the stream's restarts. Its sources and static tables are registered as the temp views the plan's query_sql names.
 """
 
 from __future__ import annotations
@@ -67,10 +67,9 @@ class BuiltStream:
             frame.unpersist()
 
 
-def build(spark: SparkSession, plan: StreamingPlan, tables: TableLocations) -> BuiltStream:
-    """The stream's own session and its result as a streaming DataFrame (nothing runs yet): its schema is the
+def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations) -> BuiltStream:
+    """The result as a streaming DataFrame in the stream's own session (nothing runs yet): its schema is the
     table's, and Spark's analysis errors surface here."""
-    session = spark.newSession()
     session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
     for source in plan.sources:
         source_dataframe(session, source, tables).createOrReplaceTempView(source.view_name)

@@ -62,16 +62,20 @@ def _table_kind(ctx: StatementContext):  # type: ignore[no-untyped-def]
     return kind
 
 
-def _qualified(ctx: StatementContext, plan: StreamingPlan) -> StreamingPlan:
+def _qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan | None) -> StreamingPlan:
     """Every name of the plan with its database, and each file source's schema (inferred once when not given):
-    what is stored must mean the same after a restart, whatever the session's current database or the files."""
+    what is stored must mean the same after a restart, whatever the session's current database or the files.
+    A refresh keeps the schema inferred for the same source at its first CREATE: its files may be gone by now."""
     current = ctx.current_database
+    inferred = {replace(s, schema=None): s.schema for s in (stored.sources if stored is not None else ())
+                if s.kind == "files"}
     sources = []
     for source in plan.sources:
         if source.kind == "table":
             source = replace(source, database=(source.database or current).lower(), table=(source.table or "").lower())
         elif source.kind == "files" and source.schema is None:
-            source = replace(source, schema=infer_schema(ctx.spark, source))
+            schema = inferred.get(source) or infer_schema(ctx.spark, source)
+            source = replace(source, schema=schema)
         sources.append(source)
     statics = tuple(replace(s, database=(s.database or current).lower(), table=s.table.lower())
                     for s in plan.static_tables)
@@ -114,6 +118,12 @@ def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingT
         line, column = ctx.position_of(table_name)
         raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
                                   hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
+    with streams.lifecycle(database, plan.name.lower()):  # a concurrent CREATE or DROP of the name waits its turn
+        return _create_or_refresh(ctx, streams, statement, plan, database, table_name)
+
+
+def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement: st.CreateStreamingTable,
+                       plan: StreamingPlan, database: str, table_name: st.TableName) -> StatementResult:
     existing = ctx.store.get_table(database, plan.name.lower())
     if existing is not None:
         if plan.if_not_exists:
@@ -127,24 +137,27 @@ def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingT
                 hint="use CREATE OR REFRESH STREAMING TABLE to change its definition" if existing.kind ==
                 "STREAMING_TABLE" else "choose another name, or drop the existing object first")
     ensure_spark_database(ctx, database)
-    plan = _qualified(ctx, plan)
+    stored = ctx.store.get_stream(database, plan.name.lower()) if existing is not None else None
+    plan = _qualified(ctx, plan, StreamingPlan.from_json(stored.plan_json) if stored is not None else None)
     built = _build(ctx, streams, plan)
     if existing is not None:
-        return _refresh(ctx, streams, existing, plan, built, statement.sql)
+        return _refresh(ctx, streams, existing, stored, plan, built, statement.sql)
     location = ctx.location(database, plan.name)
-    _create_delta(location, built.result.schema, plan, replace_existing=False)
     try:
+        _create_delta(location, built.result.schema, plan, replace_existing=False)
         ctx.store.create_table(_table_entry(ctx, plan, location, built.result.schema, statement.sql))
     except BaseException:
         built.release()
+        streams.drop(database, plan.name)  # no stream yet: forgets the session it was built in
         shutil.rmtree(location, ignore_errors=True)
         raise
     stream_id = new_stream_id()
-    entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
-                                             streams.checkpoint_for(stream_id), STARTING, RUNNING))
     try:
+        entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
+                                                 streams.checkpoint_for(stream_id), STARTING, RUNNING))
         streams.start(entry, built)
     except Exception as exc:
+        built.release()
         streams.drop(database, plan.name)
         ctx.store.drop_table(database, plan.name)
         shutil.rmtree(location, ignore_errors=True)
@@ -161,15 +174,14 @@ def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, sche
                       comment=plan.comment, owner=ctx.user)
 
 
-def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry, plan: StreamingPlan,
-             built: BuiltStream, sql: str) -> StatementResult:
+def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry, stored: StreamEntry | None,
+             plan: StreamingPlan, built: BuiltStream, sql: str) -> StatementResult:
     database, name = existing.database, existing.name
-    stored = ctx.store.get_stream(database, name)
     same_schema = existing.schema_json == built.result.schema.json()
     decision = (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema) if stored is not None
                 else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
     if decision.kind == refresh.FULL or stored is None:
-        streams.drop(database, name)
+        streams.drop(database, name, keep_session=True)
         _create_delta(str(existing.location), built.result.schema, plan, replace_existing=True)
         stream_id = new_stream_id()
         checkpoint = streams.checkpoint_for(stream_id)
@@ -184,7 +196,8 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     try:
         streams.start(entry, built)
     except Exception as exc:
-        ctx.store.update_stream(database, name, status="FAILED", last_error=str(exc)[:2000])
+        # the new definition is stored: failed, with its error, and retried like any failing stream
+        streams.record_failure((database, name), stream_id, getattr(exc, "message", None) or str(exc))
         if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
@@ -209,8 +222,15 @@ def drop_streaming_table(ctx: StatementContext, statement: st.DropStreamingTable
 
 def drop_stream_and_table(ctx: StatementContext, database: str, name: str) -> None:
     """Stop the stream, remove its checkpoint, the catalog rows and the table's files (DROP [STREAMING] TABLE)."""
-    if ctx.streams is not None:
+    if ctx.streams is None:
+        _drop_table_and_files(ctx, database, name)
+        return
+    with ctx.streams.lifecycle(database, name):
         ctx.streams.drop(database, name)
+        _drop_table_and_files(ctx, database, name)
+
+
+def _drop_table_and_files(ctx: StatementContext, database: str, name: str) -> None:
     dropped = ctx.store.drop_table(database, name)
     if dropped.location:
         shutil.rmtree(dropped.location, ignore_errors=True)

@@ -5,6 +5,7 @@ error and retried while the others go on."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ def test_replayed_batch_is_not_written_twice_and_state_stays_right(spark, tmp_pa
     replays: list[int] = []
 
     def run(sink_type: type[DeltaSink]) -> Any:
-        built = build(spark, plan, {})
+        built = build(spark.newSession(), plan, {})
         if not DeltaTable.is_deltatable(location):
             commit_files(location, [], to_arrow_schema(built.result.schema), "append", create=True)
         sink = sink_type(location, "stream-1", plan.output_mode, merge_keys(plan, built.result.columns),
@@ -127,3 +128,76 @@ def test_failing_stream_is_marked_failed_and_the_others_go_on(stream_cursor, str
     assert sorted(row[0] for row in cur.fetchall()) == [1, 2]
     cur.execute("DROP TABLE big_orders")                   # drops a failed stream too, retries included
     assert streams.store.get_stream(cur.database, "big_orders") is None
+
+
+def _listener_count(spark: Any) -> int:
+    return spark.sparkContext._jsc.sc().listenerBus().listeners().size()
+
+
+def test_restarts_reuse_the_stream_session_and_add_no_listeners(stream_cursor, streams, spark, tmp_path, land):
+    """Spark never forgets a session's streaming listener bus: a session per restart would leak one each time."""
+    cur = stream_cursor
+    source = tmp_path / "in"
+    land(source, [{"id": 1}])
+    cur.execute(f"CREATE STREAMING TABLE restarted AS SELECT id FROM STREAM "
+                f"read_files('{source}', format => 'json', schema => 'id INT')")
+    streams.wait_for(cur.database, "restarted")
+    listeners = _listener_count(spark)
+    for batch in range(2, 5):
+        streams.stop(cur.database, "restarted", desired=None)
+        land(source, [{"id": batch}])
+        streams.resume(streams.store.get_stream(cur.database, "restarted"))
+        streams.wait_for(cur.database, "restarted")
+    assert _listener_count(spark) == listeners
+    cur.execute("SELECT id FROM restarted")
+    assert sorted(row[0] for row in cur.fetchall()) == [1, 2, 3, 4]
+
+
+def test_concurrent_creates_of_one_name_leave_one_working_table(connect, stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    source = tmp_path / "in"
+    land(source, [{"id": 1}])
+    sql = (f"CREATE STREAMING TABLE contested AS SELECT id FROM STREAM "
+           f"read_files('{source}', format => 'json', schema => 'id INT')")
+    outcomes: list[str] = []
+
+    def create() -> None:
+        other = connect().cursor()
+        other.execute(f"USE {cur.database}")
+        try:
+            other.execute(sql)
+            outcomes.append("created")
+        except Exception as exc:  # noqa: BLE001 - the loser's error is the outcome under test
+            outcomes.append("TABLE_OR_VIEW_ALREADY_EXISTS" if "ALREADY_EXISTS" in str(exc) else str(exc))
+
+    threads = [threading.Thread(target=create) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert sorted(outcomes) == ["TABLE_OR_VIEW_ALREADY_EXISTS", "created"]
+    land(source, [{"id": 2}])
+    streams.wait_for(cur.database, "contested")
+    cur.execute("SELECT id FROM contested")
+    assert sorted(row[0] for row in cur.fetchall()) == [1, 2]
+    assert streams.store.get_stream(cur.database, "contested").status == "RUNNING"
+
+
+def test_refresh_keeps_the_inferred_schema_when_the_files_are_gone(stream_cursor, streams, tmp_path, land):
+    """A folder emptied by its producer's clean-up has nothing to infer from; the schema inferred at CREATE holds."""
+    cur = stream_cursor
+    source = tmp_path / "in"
+    land(source, [{"id": 1, "name": "a"}])
+    sql = f"CREATE OR REFRESH STREAMING TABLE inferred AS SELECT id, name FROM STREAM read_files('{source}', format => 'json')"
+    cur.execute(sql)
+    streams.wait_for(cur.database, "inferred")
+    for landed in source.glob("*.json"):
+        landed.unlink()
+    cur.execute(sql)
+    cur.execute("DESCRIBE STREAMING TABLE inferred")
+    events = [value for name, value in cur.fetchall() if name == "Event"]
+    assert any("REFRESH_UNCHANGED" in event for event in events), events
+    land(source, [{"id": 2, "name": "b"}])
+    streams.wait_for(cur.database, "inferred")
+    cur.execute("SELECT id, name FROM inferred")
+    assert sorted(cur.fetchall()) == [(1, "a"), (2, "b")]
