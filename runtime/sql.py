@@ -13,6 +13,7 @@ from runtime.results import (
     ArrowBatchStream,
     ResultColumn,
     arrow_schema,
+    collect_single_partition,
     result_columns,
     wire_dataframe,
 )
@@ -84,7 +85,10 @@ def stream_dataframe(
     def open_batches() -> BatchSource:
         context.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
         try:
-            return _TranslatingSource(ArrowBatchStream(spark, wire, schema), sql, include_stack_trace)
+            arrow_rdd = wire._jdf.toArrowBatchRdd()
+            if arrow_rdd.getNumPartitions() <= 1:
+                return ListBatchSource(collect_single_partition(wire, schema))
+            return _TranslatingSource(ArrowBatchStream(spark, arrow_rdd, schema), sql, include_stack_trace)
         except Exception as exc:  # noqa: BLE001
             raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
 
