@@ -62,8 +62,8 @@ def result_columns(df: DataFrame) -> list[ResultColumn]:
 
 
 def wire_dataframe(df: DataFrame, columns: list[ResultColumn]) -> DataFrame:
-    """The projection that renders non-primitive columns as text. Renamed by position: names may repeat. A result
-    of primitive columns only needs none (Arrow batches are read by position), which spares two analyses."""
+    """The projection that renders non-primitive columns as text. Renamed by position: names may repeat. A
+    result of primitive columns only needs none (Arrow batches are read by position): two analyses spared."""
     if all(col.type in _NATIVE_TYPES for col in columns):
         return df
     positional = [f"_c{i}" for i in range(len(columns))]

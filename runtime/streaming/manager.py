@@ -259,7 +259,7 @@ class StreamManager:
     @staticmethod
     def _halt(live: LiveStream, wait_seconds: float) -> None:
         """Stop the query and wait for it to end. Spark's stop gives up after its timeout while a batch's Delta
-        commit runs on (a commit cannot be interrupted): wait for that batch rather than pull the files from under it."""
+        commit runs on (a commit cannot be interrupted): wait for that batch rather than pull files from under it."""
         try:
             live.query.stop()
         except Exception as exc:  # noqa: BLE001 - a query that failed while stopping has ended all the same

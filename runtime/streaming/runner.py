@@ -1,7 +1,8 @@
 """One stream: a checked plan turned into a running Structured Streaming query writing through the Delta sink.
 
 Each stream runs in a Spark session of its own (its temp views and SQL conf stay out of every client's session), on
-the shared Spark context; the manager keeps that session across the stream's restarts. Its sources and static tables are registered as the temp views the plan's query_sql names.
+the shared Spark context; the manager keeps that session across the stream's restarts. Its sources and static
+tables are registered as the temp views the plan's query_sql names.
 """
 
 from __future__ import annotations

@@ -188,7 +188,8 @@ def test_refresh_keeps_the_inferred_schema_when_the_files_are_gone(stream_cursor
     cur = stream_cursor
     source = tmp_path / "in"
     land(source, [{"id": 1, "name": "a"}])
-    sql = f"CREATE OR REFRESH STREAMING TABLE inferred AS SELECT id, name FROM STREAM read_files('{source}', format => 'json')"
+    sql = (f"CREATE OR REFRESH STREAMING TABLE inferred AS SELECT id, name FROM STREAM "
+           f"read_files('{source}', format => 'json')")
     cur.execute(sql)
     streams.wait_for(cur.database, "inferred")
     for landed in source.glob("*.json"):
