@@ -612,6 +612,26 @@ def table(results: dict[str, dict[str, Any]], rows: int) -> str:
     return "\n".join(out)
 
 
+def finish_run(name: str, table_text: str, machine: dict[str, Any], load_before: list[float],
+               load_after: list[float], started: float, record: dict[str, Any]) -> Path:
+    """Print a run's table with the machine and its load, and write the raw record to bench/out/<name>-<time>.json."""
+    print()
+    print(table_text)
+    print()
+    print(f"machine: nproc {machine['nproc']}, {machine['memory_gib']} GiB, {machine['cpu_model']}; "
+          f"Python {machine['python']}; {machine['java']}; pyspark {machine['pyspark']}")
+    print(f"load average (1, 5, 15 min) before {load_before}, after {load_after}; "
+          f"run took {time.perf_counter() - started:.0f} s")
+    OUT_DIR.mkdir(exist_ok=True)
+    out = OUT_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps({
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **record, "machine": machine, "load_before": load_before,
+        "load_after": load_after, "table": table_text,
+    }, indent=2, default=str))
+    print(f"written {out.relative_to(BENCH_DIR.parent)}")
+    return out
+
+
 def say(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
@@ -649,29 +669,9 @@ def main(argv: list[str] | None = None) -> int:
         results[key] = bench_server(key, plan, env, args.start_timeout)
     load_after = load_average()
 
-    report = table(results, plan.rows)
-    print()
-    print(report)
-    print()
-    print(f"machine: nproc {machine['nproc']}, {machine['memory_gib']} GiB, {machine['cpu_model']}; "
-          f"Python {machine['python']}; {machine['java']}; pyspark {machine['pyspark']}")
-    print(f"load average (1, 5, 15 min) before {load_before}, after {load_after}; "
-          f"run took {time.perf_counter() - started:.0f} s")
-
-    OUT_DIR.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = OUT_DIR / f"gateway_bench-{stamp}{'-quick' if args.quick else ''}.json"
-    out.write_text(json.dumps({
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "plan": vars(plan),
-        "fetch_sql": FETCH_SQL.format(rows=plan.rows),
-        "machine": machine,
-        "load_before": load_before,
-        "load_after": load_after,
-        "results": results,
-        "table": report,
-    }, indent=2, default=str))
-    print(f"written {out.relative_to(BENCH_DIR.parent)}")
+    finish_run(f"gateway_bench{'-quick' if args.quick else ''}", table(results, plan.rows), machine, load_before,
+               load_after, started,
+               {"plan": vars(plan), "fetch_sql": FETCH_SQL.format(rows=plan.rows), "results": results})
     return 0
 
 

@@ -62,10 +62,9 @@ from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
-OUT_DIR = BENCH_DIR / "out"
 sys.path.insert(0, str(BENCH_DIR))
 
-from gateway_bench import java_home, load_average, machine_info, percentile, say  # noqa: E402
+from gateway_bench import finish_run, java_home, load_average, machine_info, percentile, say  # noqa: E402
 
 DATABASE = "default"
 CAMPAIGNS, ADS_PER_CAMPAIGN = 100, 10
@@ -640,29 +639,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     load_after = load_average()
 
-    table = report(plan, results)
-    print()
-    print(table)
-    print()
-    print(f"machine: nproc {machine['nproc']}, {machine['memory_gib']} GiB, {machine['cpu_model']}; "
-          f"Python {machine['python']}; {machine['java']}; pyspark {machine['pyspark']}")
-    print(f"load average (1, 5, 15 min) before {load_before}, after {load_after}; "
-          f"run took {time.perf_counter() - started:.0f} s")
-    OUT_DIR.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = OUT_DIR / f"streaming_bench-{stamp}{'' if plan.scale == 1 else f'-scale{plan.scale:g}'}.json"
-    out.write_text(json.dumps({
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "plan": asdict(plan),
-        "parts": parts,
-        "queries": {"yahoo": YAHOO_SQL, "fresh": FRESH_SQL, "size": SIZE_SQL},
-        "machine": machine,
-        "load_before": load_before,
-        "load_after": load_after,
-        "results": results,
-        "table": table,
-    }, indent=2, default=str))
-    print(f"written {out.relative_to(BENCH_DIR.parent)}")
+    finish_run(f"streaming_bench{'' if plan.scale == 1 else f'-scale{plan.scale:g}'}", report(plan, results),
+               machine, load_before, load_after, started,
+               {"plan": asdict(plan), "parts": parts, "results": results,
+                "queries": {"yahoo": YAHOO_SQL, "fresh": FRESH_SQL, "size": SIZE_SQL}})
     return 0
 
 

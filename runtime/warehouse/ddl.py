@@ -23,7 +23,7 @@ from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.errors import NotAViewError, UnresolvedColumnError
 from runtime.warehouse.output import no_result
 from runtime.warehouse.resolver import CatalogResolver
-from runtime.warehouse.tables import not_found, require, require_table
+from runtime.warehouse.tables import require, require_table, to_drop
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -181,11 +181,9 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
 
 def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
     database, name = ctx.qualify(stmt.table)
-    entry = ctx.store.get_table(database, name)
+    entry = to_drop(ctx, stmt.table, stmt.if_exists)
     if entry is None:
-        if stmt.if_exists:
-            return no_result()
-        raise not_found(ctx, stmt.table)
+        return no_result()
     if stmt.view and entry.kind != "VIEW":
         line, column = ctx.position_of(stmt.table)
         raise NotAViewError(f"`{database}`.`{name}` is a table; DROP VIEW cannot drop it.",

@@ -29,7 +29,7 @@ from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.errors import NotATableError, UnsupportedStatementError
 from runtime.warehouse.output import no_result, rows_result
-from runtime.warehouse.tables import not_found
+from runtime.warehouse.tables import not_found, to_drop
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -206,11 +206,9 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
 
 def drop_streaming_table(ctx: StatementContext, statement: st.DropStreamingTable) -> StatementResult:
     database, name = ctx.qualify(statement.table)
-    entry = ctx.store.get_table(database, name)
+    entry = to_drop(ctx, statement.table, statement.if_exists)
     if entry is None:
-        if statement.if_exists:
-            return no_result()
-        raise not_found(ctx, statement.table)
+        return no_result()
     if entry.kind != "STREAMING_TABLE":
         line, column = ctx.position_of(statement.table)
         raise NotATableError(f"`{database}`.`{name}` is a {entry.kind.lower()}, not a streaming table.",

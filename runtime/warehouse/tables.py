@@ -29,6 +29,14 @@ def require(ctx: StatementContext, table: TableName) -> TableEntry:
     return entry
 
 
+def to_drop(ctx: StatementContext, table: TableName, if_exists: bool) -> TableEntry | None:
+    """The object a DROP names; None when it is absent and IF EXISTS says that is fine."""
+    entry = ctx.store.get_table(*ctx.qualify(table))
+    if entry is None and not if_exists:
+        raise not_found(ctx, table)
+    return entry
+
+
 def require_table(ctx: StatementContext, table: TableName, action: str) -> TableEntry:
     """A Delta table (not a view) that `action` may write."""
     entry = require(ctx, table)

@@ -13,20 +13,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 from deltalake import DeltaTable
-from pyhive import exc as hive_exc
-
-
-def _rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
-    cursor.execute(sql)
-    return sorted(cursor.fetchall(), key=repr)
-
-
-def _error(cursor: Any, sql: str) -> Any:
-    with pytest.raises(hive_exc.OperationalError) as raised:
-        cursor.execute(sql)
-    return raised.value.args[0].status
+from pyhive_helpers import error_status as _error
+from pyhive_helpers import sorted_rows as _rows
 
 
 def _location(warehouse: Path, cursor: Any, table: str) -> str:

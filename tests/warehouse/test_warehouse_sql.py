@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pyhive import exc as hive_exc
+from pyhive_helpers import error_status as _error
+from pyhive_helpers import sorted_rows as _select
 
 pytest.importorskip("catalog.store", reason="the persistent catalog (catalog/store.py) has not landed yet")
 
@@ -34,17 +35,6 @@ def _location(warehouse: Path, table: str) -> str:
 def _direct(path: str, columns: list[str]) -> list[tuple[Any, ...]]:
     table = DeltaTable(path).to_pyarrow_table().select(columns).to_pylist()
     return sorted(tuple(row[c] for c in columns) for row in table)
-
-
-def _select(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
-    cursor.execute(sql)
-    return sorted(cursor.fetchall(), key=repr)
-
-
-def _error(cursor: Any, sql: str) -> Any:
-    with pytest.raises(hive_exc.OperationalError) as raised:
-        cursor.execute(sql)
-    return raised.value.args[0].status
 
 
 def _one_commit(cursor: Any, path: str, sql: str) -> None:
