@@ -3,18 +3,12 @@ maps them to the wire like every other error of the gateway."""
 
 from __future__ import annotations
 
+from dialect.errors import SqlError  # the leaf module of the one error root: standard library only
 
-class CatalogError(Exception):
+
+class CatalogError(SqlError):
     error_class = "CATALOG_ERROR"
     sqlstate = "XX000"
-
-    def __init__(self, message: str, *, hint: str | None = None, line: int | None = None,
-                 column: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.line = line
-        self.column = column
 
 
 class SchemaNotFoundError(CatalogError):

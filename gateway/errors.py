@@ -1,37 +1,19 @@
 """The gateway's errors: each carries a stable error class, a SQLSTATE and, where it has one, a position and a hint.
 
-`gateway/thrift/convert.py` turns any of these (and the errors of `runtime`, `dialect` and `catalog`, which carry the
-same attributes) into a TStatus at one place; nothing else formats errors for the wire.
+`gateway/thrift/convert.py` turns any of these (and the errors of `runtime`, `dialect` and `catalog`: all of them
+`dialect.errors.SqlError`) into a TStatus at one place; nothing else formats errors for the wire.
 """
 
 from __future__ import annotations
 
+from dialect.errors import SqlError
 
-class GatewayError(Exception):
+
+class GatewayError(SqlError):
     """Base of the gateway's own errors. Subclasses fix `error_class` and `sqlstate`."""
 
     error_class = "INTERNAL_ERROR"
     sqlstate = "XX000"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        error_class: str | None = None,
-        sqlstate: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        hint: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        if error_class is not None:
-            self.error_class = error_class
-        if sqlstate is not None:
-            self.sqlstate = sqlstate
-        self.line = line
-        self.column = column
-        self.hint = hint
 
 
 class ConfigError(GatewayError):

@@ -7,38 +7,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from dialect.errors import SqlError
+
 _PLAN_START = re.compile(r";?\s*\n\s*(?:'|\+-|==|:-|Project |Aggregate |Join |Filter |Relation |JVM stacktrace:)")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
 _MAX_LINES = 12
 
 
-class RuntimeQueryError(Exception):
+class RuntimeQueryError(SqlError):
     """A statement failed inside Spark or the runtime around it. Subclasses fix `error_class` and `sqlstate`."""
 
     error_class = "SPARK_ERROR"
     sqlstate = "XX000"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        error_class: str | None = None,
-        sqlstate: str | None = None,
-        line: int | None = None,
-        column: int | None = None,
-        hint: str | None = None,
-        detail: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        if error_class is not None:
-            self.error_class = error_class
-        if sqlstate is not None:
-            self.sqlstate = sqlstate
-        self.line = line
-        self.column = column
-        self.hint = hint
-        self.detail = detail
 
 
 def _position_from_offset(sql: str, offset: int) -> tuple[int, int]:

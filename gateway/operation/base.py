@@ -20,7 +20,6 @@ import pyarrow as pa
 
 from gateway.errors import (
     FeatureNotSupportedError,
-    GatewayError,
     InternalError,
     InvalidOperationStateError,
     OperationCanceledError,
@@ -28,7 +27,7 @@ from gateway.errors import (
 )
 from gateway.handles import OperationHandle
 from gateway.operation.state import TERMINAL, OperationState, check_transition
-from runtime.errors import RuntimeQueryError
+from dialect.errors import SqlError
 from runtime.results import ResultColumn
 from runtime.sql import BatchSource, StatementResult
 
@@ -197,7 +196,7 @@ class Operation(ABC):
             batches = iter(source)
             # The first batch is read here, so that most failures show in the status rather than at fetch.
             pending = next(batches, None)
-        except (GatewayError, RuntimeQueryError) as exc:
+        except SqlError as exc:
             self._fail(exc)
             return
         except Exception as exc:  # noqa: BLE001 - a gateway bug must end this operation, not the server
@@ -311,7 +310,7 @@ class Operation(ABC):
             start = self._row_offset
             try:
                 slices = self._take(max_rows)
-            except (GatewayError, RuntimeQueryError):
+            except SqlError:
                 self._require_finished()  # a cancel or timeout explains the failure better than Spark's message
                 raise
             columns = self._result.columns

@@ -6,13 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialect.errors import DialectError, StatementSyntaxError
+from dialect.errors import StatementSyntaxError
 from dialect.statements import Passthrough, classify
 from gateway.operation.base import Operation, OperationType
-from runtime.errors import RuntimeQueryError
 from runtime.sql import StatementResult, cancel_job_group, run_sql
 from runtime.warehouse.context import StatementContext
-from runtime.warehouse.errors import as_runtime_error
 
 if TYPE_CHECKING:
     from catalog.store import CatalogStore
@@ -47,21 +45,12 @@ class ExecuteStatement(Operation):
             # Spark's grammar is wider than sqlglot's (ADD JAR, CACHE TABLE ...): Spark decides, and reports its own
             # syntax error with its position if it does not parse either.
             statement = Passthrough(self.statement)
-        except DialectError as exc:
-            raise as_runtime_error(exc) from exc
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
             sql=self.statement, job_group=self.handle.hex, include_stack_trace=self._include_stack_trace,
             streams=self._streams,
         )
-        try:
-            return execute(context, statement)
-        except RuntimeQueryError:
-            raise
-        except Exception as exc:
-            if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
-                raise as_runtime_error(exc) from exc  # catalog errors: the user's, with class and SQLSTATE
-            raise
+        return execute(context, statement)
 
     def cancel_work(self) -> None:
         cancel_job_group(self.session.spark, self.handle.hex)

@@ -13,12 +13,12 @@ import pyarrow as pa
 from TCLIService import ttypes as T
 
 from gateway import types as hive_types
-from gateway.errors import GatewayError, InvalidRequestError
+from dialect.errors import SqlError
+from gateway.errors import InvalidRequestError
 from gateway.handles import OperationHandle, SessionHandle
 from gateway.operation.base import FetchOrientation, Operation, OperationType, RowBlock
 from gateway.operation.state import OperationState
 from gateway.service import InfoType
-from runtime.errors import RuntimeQueryError
 from runtime.results import ResultColumn
 
 log = logging.getLogger(__name__)
@@ -256,8 +256,8 @@ def describe(exc: BaseException, sql: str | None = None) -> str:
 
 def error_fields(exc: BaseException, sql: str | None = None) -> tuple[str, str, int]:
     """(message, SQLSTATE, vendor code) of any exception; unknown ones are internal errors (SQLSTATE XX000)."""
-    if isinstance(exc, (GatewayError, RuntimeQueryError)) or hasattr(exc, "sqlstate"):
-        return describe(exc, sql), getattr(exc, "sqlstate", "XX000") or "XX000", 0
+    if isinstance(exc, SqlError):
+        return describe(exc, sql), exc.sqlstate or "XX000", 0
     log.error("internal error", exc_info=exc)
     return f"[INTERNAL_ERROR] internal error in the gateway: {type(exc).__name__}: {exc}", "XX000", 0
 

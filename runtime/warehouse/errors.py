@@ -38,15 +38,3 @@ class NotAViewError(WarehouseError):
 class UnsupportedStatementError(WarehouseError):
     error_class = "UNSUPPORTED_FEATURE"
     sqlstate = "0A000"
-
-
-def as_runtime_error(exc: Exception) -> RuntimeQueryError:
-    """A typed error of another layer (catalog, dialect) in the runtime's type, keeping every field, so that the
-    operation reports it as the user's error rather than the gateway's."""
-    if isinstance(exc, RuntimeQueryError):
-        return exc
-    return RuntimeQueryError(
-        getattr(exc, "message", str(exc)), error_class=getattr(exc, "error_class", None),
-        sqlstate=getattr(exc, "sqlstate", None), line=getattr(exc, "line", None),
-        column=getattr(exc, "column", None), hint=getattr(exc, "hint", None),
-    )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dialect import statements as st
+from dialect.errors import SqlError
 from runtime.errors import from_spark
 from runtime.sql import StatementResult, run_sql, stream_dataframe
 from runtime.warehouse import databases, ddl, describe, dml, merge, streaming, vacuum
@@ -83,6 +84,6 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     try:
         return _HANDLERS[type(statement)](ctx, statement)
     except Exception as exc:
-        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+        if isinstance(exc, SqlError):
             raise  # already typed: catalog, runtime or Delta errors
         raise from_spark(exc, ctx.sql, include_stack_trace=ctx.include_stack_trace) from exc

@@ -104,7 +104,7 @@ def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -
     try:
         return streams.build(plan)
     except Exception as exc:
-        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+        if isinstance(exc, SqlError):
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
 
@@ -161,7 +161,7 @@ def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement:
         streams.drop(database, plan.name)
         ctx.store.drop_table(database, plan.name)
         shutil.rmtree(location, ignore_errors=True)
-        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+        if isinstance(exc, SqlError):
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     return no_result()
@@ -198,7 +198,7 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     except Exception as exc:
         # the new definition is stored: failed, with its error, and retried like any failing stream
         streams.record_failure((database, name), stream_id, getattr(exc, "message", None) or str(exc))
-        if hasattr(exc, "error_class") and hasattr(exc, "sqlstate"):
+        if isinstance(exc, SqlError):
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     return no_result()
