@@ -8,11 +8,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from catalog.errors import CatalogVersionError
-from catalog.models import Base, DatabaseRow, SchemaVersion
+from catalog.models import EVERYONE, Base, DatabaseRow, GrantRow, SchemaVersion
 
 
 def _v1_create_everything(conn: Connection) -> None:
@@ -21,8 +21,20 @@ def _v1_create_everything(conn: Connection) -> None:
                                                        created_at=dt.datetime.now(dt.timezone.utc)))
 
 
+def _v2_owners_and_grants(conn: Connection) -> None:
+    """Databases get an owner column and privileges a table. Every user may create tables in `default`, as in
+    Hive and Databricks' legacy table ACLs; databases from before have no owner (admins manage them)."""
+    if "owner" not in {c["name"] for c in inspect(conn).get_columns(DatabaseRow.__tablename__)}:
+        conn.execute(text("ALTER TABLE databases ADD COLUMN owner VARCHAR(128)"))
+    GrantRow.__table__.create(conn, checkfirst=True)
+    conn.execute(GrantRow.__table__.insert().values(
+        kind="SCHEMA", database="default", name="", principal=EVERYONE, privilege="CREATE", granted_by=None,
+        granted_at=dt.datetime.now(dt.timezone.utc)))
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
+    (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
 )
 LATEST = MIGRATIONS[-1][0]
 

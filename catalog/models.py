@@ -8,6 +8,9 @@ from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text,
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
+EVERYONE = "users"  # the principal every user belongs to, as Databricks' `users` group
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -26,6 +29,7 @@ class DatabaseRow(Base):
     name: Mapped[str] = mapped_column(String(128), primary_key=True)
     comment: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    owner: Mapped[str | None] = mapped_column(String(128))
 
 
 class TableRow(Base):
@@ -77,3 +81,20 @@ class StreamEventRow(Base):
     at: Mapped[dt.datetime] = mapped_column(DateTime)
     kind: Mapped[str] = mapped_column(String(32))
     message: Mapped[str] = mapped_column(Text)
+
+
+class GrantRow(Base):
+    """One privilege on one securable (a schema, or a table or view of one) held by one principal (a user name, or
+    `users` for everybody). Rows of a table go with it; a schema's with the schema."""
+
+    __tablename__ = "grants"
+    __table_args__ = (UniqueConstraint("kind", "database", "name", "principal", "privilege", name="uq_grants"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(16))            # SCHEMA, TABLE (tables, views, streaming tables)
+    database: Mapped[str] = mapped_column(String(128), index=True)
+    name: Mapped[str] = mapped_column(String(128))           # "" for a schema
+    principal: Mapped[str] = mapped_column(String(128))
+    privilege: Mapped[str] = mapped_column(String(32))       # SELECT, MODIFY, CREATE, ALL PRIVILEGES
+    granted_by: Mapped[str | None] = mapped_column(String(128))
+    granted_at: Mapped[dt.datetime] = mapped_column(DateTime)

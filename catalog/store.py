@@ -34,7 +34,7 @@ from catalog.errors import (
     TableNotFoundError,
 )
 from catalog.migrations import migrate
-from catalog.models import DatabaseRow, StreamEventRow, StreamRow, TableRow
+from catalog.models import DatabaseRow, GrantRow, StreamEventRow, StreamRow, TableRow
 
 TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE"]
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -45,6 +45,7 @@ class DatabaseEntry:
     name: str
     comment: str | None
     created_at: dt.datetime
+    owner: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,10 @@ def pattern_matcher(pattern: str | None) -> re.Pattern[str] | None:
         return None
     alternatives = [re.escape(part.strip()).replace(r"\*", ".*") for part in pattern.split("|")]
     return re.compile("(?:" + "|".join(alternatives) + r")\Z", re.IGNORECASE)
+
+
+def _database_entry(row: DatabaseRow) -> DatabaseEntry:
+    return DatabaseEntry(row.name, row.comment, row.created_at, row.owner)
 
 
 def _table_entry(row: TableRow) -> TableEntry:
@@ -162,19 +167,20 @@ class CatalogStore:
 
     # -- databases -------------------------------------------------------------------------------------------
 
-    def create_database(self, name: str, comment: str | None = None, if_not_exists: bool = False) -> DatabaseEntry:
+    def create_database(self, name: str, comment: str | None = None, if_not_exists: bool = False,
+                        owner: str | None = None) -> DatabaseEntry:
         name = name.lower()
         try:
             with self._transaction() as session:
                 existing = session.get(DatabaseRow, name)
                 if existing is not None:
                     if if_not_exists:
-                        return DatabaseEntry(existing.name, existing.comment, existing.created_at)
+                        return _database_entry(existing)
                     raise SchemaAlreadyExistsError(f"the schema `{name}` already exists",
                                                    hint="choose another name or add IF NOT EXISTS")
-                row = DatabaseRow(name=name, comment=comment, created_at=_now())
+                row = DatabaseRow(name=name, comment=comment, created_at=_now(), owner=owner)
                 session.add(row)
-                return DatabaseEntry(row.name, row.comment, row.created_at)
+                return _database_entry(row)
         except IntegrityError as exc:
             if if_not_exists:
                 found = self.get_database(name)
@@ -197,19 +203,20 @@ class CatalogStore:
                                           hint="drop its tables first, or DROP DATABASE ... CASCADE")
             dropped = [_table_entry(t) for t in tables]
             session.execute(delete(TableRow).where(TableRow.database == name))  # streams follow by foreign key
+            session.execute(delete(GrantRow).where(GrantRow.database == name))
             session.delete(row)
             return dropped
 
     def get_database(self, name: str) -> DatabaseEntry | None:
         with self._transaction() as session:
             row = session.get(DatabaseRow, name.lower())
-            return None if row is None else DatabaseEntry(row.name, row.comment, row.created_at)
+            return None if row is None else _database_entry(row)
 
     def list_databases(self, pattern: str | None = None) -> list[DatabaseEntry]:
         matcher = pattern_matcher(pattern)
         with self._transaction() as session:
             rows = session.scalars(select(DatabaseRow).order_by(DatabaseRow.name)).all()
-            return [DatabaseEntry(r.name, r.comment, r.created_at) for r in rows
+            return [_database_entry(r) for r in rows
                     if matcher is None or matcher.match(r.name)]
 
     # -- tables ----------------------------------------------------------------------------------------------
@@ -291,6 +298,8 @@ class CatalogStore:
             entry = _table_entry(row)
             session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == row.id))
             session.execute(delete(StreamRow).where(StreamRow.table_id == row.id))
+            session.execute(delete(GrantRow).where(GrantRow.kind == "TABLE", GrantRow.database == row.database,
+                                                   GrantRow.name == row.name))  # a new table of this name has none
             session.delete(row)
             return entry
 
@@ -302,6 +311,9 @@ class CatalogStore:
                 if self._find(session, new_database, new_name) is not None:
                     raise TableAlreadyExistsError(
                         f"cannot rename to `{new_database.lower()}`.`{new_name.lower()}`: it already exists")
+                for grant in session.scalars(select(GrantRow).where(
+                        GrantRow.kind == "TABLE", GrantRow.database == row.database, GrantRow.name == row.name)):
+                    grant.database, grant.name = new_database.lower(), new_name.lower()  # a renamed table keeps them
                 row.database, row.name, row.updated_at = new_database.lower(), new_name.lower(), _now()
                 session.flush()
                 return _table_entry(row)

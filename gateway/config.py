@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.errors import ConfigError
+from runtime.policy import SecuritySettings
 from runtime.spark import SparkSettings
 from runtime.streaming.settings import StreamSettings
 
@@ -62,6 +63,7 @@ class GatewayConfig:
     spark: SparkSettings
     catalog_url: str = ""              # "" = SQLite in WAREHOUSE/catalog.db
     streams: StreamSettings | None = None
+    security: SecuritySettings | None = None
     source: tuple[str, ...] = field(default=())
 
 
@@ -125,6 +127,9 @@ def load_config(
         raise ConfigError(f"server.port must be between 0 and 65535, got {raw['server']['port']}")
     warehouse_path = Path(raw["warehouse"]["path"]).expanduser().resolve()
     password_file = raw["auth"]["password_file"]
+    password_path = Path(password_file).expanduser() if password_file else warehouse_path / "passwd"
+    checkpoints = Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"] \
+        else warehouse_path / "_checkpoints"
     spark = raw["spark"]
     return GatewayConfig(
         server=ServerSettings(
@@ -135,7 +140,7 @@ def load_config(
         ),
         auth=AuthSettings(
             mode=raw["auth"]["mode"],
-            password_file=Path(password_file).expanduser() if password_file else warehouse_path / "passwd",
+            password_file=password_path,
         ),
         session=SessionSettings(
             idle_timeout=float(raw["session"]["idle_timeout"]),
@@ -162,9 +167,21 @@ def load_config(
             trigger_seconds=float(raw["streams"]["trigger_interval"]),
             retry_initial=float(raw["streams"]["retry_initial"]),
             retry_max=float(raw["streams"]["retry_max"]),
-            checkpoints=Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"]
-            else warehouse_path / "_checkpoints",
+            checkpoints=checkpoints,
             static_check_interval=float(raw["streams"]["static_check_interval"]),
         ),
+        security=_security(raw["security"], warehouse_path, (warehouse_path, checkpoints, password_path)),
         source=tuple(sources),
     )
+
+
+def _security(raw: dict[str, Any], warehouse: Path, protected: tuple[Path, ...]) -> SecuritySettings:
+    roots = raw["allowed_paths"] or [str(warehouse / "landing")]
+    for root in roots:
+        if not isinstance(root, str) or not Path(root).expanduser().is_absolute():
+            raise ConfigError(f"security.allowed_paths must list absolute folders, got {root!r}")
+    admins = raw["admins"]
+    if not all(isinstance(a, str) and a for a in admins):
+        raise ConfigError(f"security.admins must list user names, got {admins!r}")
+    return SecuritySettings(allowed_paths=tuple(Path(r).expanduser() for r in roots), protected_paths=protected,
+                            admins=frozenset(admins), admin_unrestricted=raw["admin_unrestricted"])

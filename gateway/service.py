@@ -21,6 +21,7 @@ from gateway.operation.execute_statement import ExecuteStatement
 from gateway.operation.manager import OperationManager
 from gateway.operation import metadata
 from gateway.session import Session, SessionManager
+from runtime.policy import Policy
 from runtime.results import ResultColumn
 
 if TYPE_CHECKING:
@@ -88,7 +89,9 @@ class GatewayService:
         self.streams = streams if streams is not None else start_streams(config, spark, self.catalog)
         self.authenticator = authenticator
         self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
-        self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout)
+        assert config.security is not None
+        self.policy = Policy(config.security, self.catalog)
+        self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout, self.policy)
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="sluicegate-sweeper", daemon=True)
         self._sweeper.start()
@@ -137,7 +140,7 @@ class GatewayService:
         if not statement or not statement.strip():
             raise InvalidRequestError("the statement is empty", error_class="EMPTY_STATEMENT", sqlstate="42601")
         operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace,
-                                     self.catalog, self.config.warehouse, self.streams)
+                                     self.catalog, self.config.warehouse, self.policy, self.streams)
         session.track(operation)
         self.operations.run(operation, run_async, timeout)
         return operation

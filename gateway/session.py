@@ -12,12 +12,15 @@ from typing import TYPE_CHECKING
 from gateway.errors import InvalidRequestError, SessionNotFoundError
 from gateway.handles import SessionHandle
 from gateway.operation.state import TERMINAL
+from runtime.policy.sessions import new_user_session
+from runtime.policy.settings import is_client_hint
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from gateway.operation.base import Operation
     from gateway.operation.manager import OperationManager
+    from runtime.policy import Policy, Principal
 
 log = logging.getLogger(__name__)
 
@@ -58,16 +61,18 @@ class Session:
 
 
 class SessionManager:
-    def __init__(self, spark: SparkSession, operations: OperationManager, idle_timeout: float) -> None:
+    def __init__(self, spark: SparkSession, operations: OperationManager, idle_timeout: float,
+                 policy: Policy) -> None:
         self._spark = spark
+        self._policy = policy
         self._operations = operations
         self._idle_timeout = idle_timeout
         self._sessions: dict[bytes, Session] = {}
         self._lock = threading.Lock()
 
     def open(self, user: str, protocol: int, configuration: dict[str, str], client: str = "") -> Session:
-        session = Session(SessionHandle.new(), user, protocol, self._spark.newSession(), client)
-        _apply_session_configuration(session, configuration)
+        session = Session(SessionHandle.new(), user, protocol, new_user_session(self._spark), client)
+        _apply_session_configuration(session, configuration, self._policy)
         with self._lock:
             self._sessions[session.handle.guid] = session
         log.info("session %s opened for %s from %s (protocol V%d)", session.handle.hex, user, client, protocol + 1)
@@ -133,16 +138,18 @@ class SessionManager:
             return list(self._sessions.values())
 
 
-def _apply_session_configuration(session: Session, configuration: dict[str, str]) -> None:
-    """OpenSession's overlay: `use:database`, `set:hiveconf:KEY` and `set:hivevar:KEY`, as HiveServer2 reads them."""
+def _apply_session_configuration(session: Session, configuration: dict[str, str], policy: Policy) -> None:
+    """OpenSession's overlay: `use:database`, `set:hiveconf:KEY` and `set:hivevar:KEY`, as HiveServer2 reads them.
+    Each setting passes the policy, as a SET would; one it refuses fails the OpenSession with the reason."""
+    principal = policy.principal(session.user)
     for key, value in configuration.items():
         if key.startswith("set:hiveconf:"):
-            _set_conf(session, key[len("set:hiveconf:"):], value)
+            _set_conf(session, key[len("set:hiveconf:"):], value, policy, principal)
         elif key.startswith("set:hivevar:"):
             # Spark resolves ${hivevar:x} from the conf key `x` (its `SET hivevar:x=...` stores it so, too).
-            _set_conf(session, key[len("set:hivevar:"):], value)
+            _set_conf(session, "hivevar:" + key[len("set:hivevar:"):], value, policy, principal)
         elif key.startswith(("spark.", "hive.")):
-            _set_conf(session, key, value)
+            _set_conf(session, key, value, policy, principal)
     database = configuration.get("use:database")
     if database and database != "default":
         if not session.spark.catalog.databaseExists(database):
@@ -154,8 +161,15 @@ def _apply_session_configuration(session: Session, configuration: dict[str, str]
         session.spark.catalog.setCurrentDatabase(database)
 
 
-def _set_conf(session: Session, key: str, value: str) -> None:
+def _set_conf(session: Session, key: str, value: str, policy: Policy, principal: Principal) -> None:
+    if is_client_hint(key):
+        log.debug("session %s: %s=%s is a client hint, not a setting", session.handle.hex, key, value)
+        return
+    policy.check_setting(key, principal)
+    if key.startswith("hivevar:"):
+        key = key[len("hivevar:"):]
     try:
         session.spark.conf.set(key, value)
-    except Exception as exc:  # noqa: BLE001 - a client's harmless hive.* setting must not fail its session
-        log.warning("session %s: ignoring setting %s=%s: %s", session.handle.hex, key, value, exc)
+    except Exception as exc:  # noqa: BLE001 - Spark refuses some values: the client is told which and why
+        raise InvalidRequestError(f"the setting {key}={value} was refused by Spark: {exc}",
+                                  error_class="INVALID_CONF_VALUE", sqlstate="22023") from exc

@@ -46,6 +46,9 @@ def spark_conf(settings: SparkSettings) -> dict[str, str]:
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse / 'derby'}",
         # Statement cancel interrupts the executor threads (as Spark's Thrift server does since 3.5).
         "spark.sql.thriftServer.interruptOnCancel": "true",
+        # `SELECT * FROM text.`/etc/passwd``: file paths as table names. Off in the context's configuration, so that
+        # RESET in a session brings back "off" (SET of it is refused by the policy).
+        "spark.sql.runSQLOnFiles": "false",
     }
     if settings.bind_loopback:
         conf.update(

@@ -63,12 +63,26 @@ def streams(spark: Any, warehouse: Path) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def start_gateway(spark: Any, warehouse: Path, streams: Any) -> Iterator[Callable[..., RunningGateway]]:
+def landing_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where tests land files for streams and file views: the tests' temporary folders (the warehouse among them
+    stays protected by the policy)."""
+    return tmp_path_factory.getbasetemp()
+
+
+def with_landing(overrides: dict[str, Any] | None, root: Path) -> dict[str, Any]:
+    merged = {key: dict(value) if isinstance(value, dict) else value for key, value in (overrides or {}).items()}
+    merged.setdefault("security", {}).setdefault("allowed_paths", [str(root)])
+    return merged
+
+
+@pytest.fixture(scope="session")
+def start_gateway(spark: Any, warehouse: Path, streams: Any,
+                  landing_root: Path) -> Iterator[Callable[..., RunningGateway]]:
     """Start a gateway on the shared Spark with configuration overrides (a nested dict, as in the TOML file)."""
     started: list[RunningGateway] = []
 
     def start(overrides: dict[str, Any] | None = None) -> RunningGateway:
-        config = load_config(port=0, warehouse=warehouse, overrides=overrides)
+        config = load_config(port=0, warehouse=warehouse, overrides=with_landing(overrides, landing_root))
         service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file),
                                  open_catalog(config), streams)
         server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)

@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING
 from dialect.errors import StatementSyntaxError
 from dialect.statements import Passthrough, classify
 from gateway.operation.base import Operation, OperationType
-from runtime.sql import StatementResult, cancel_job_group, run_sql
+from runtime.policy.settings import is_client_hint
+from runtime.sql import StatementResult, cancel_job_group
+from runtime.warehouse.executor import execute
 from runtime.warehouse.context import StatementContext
 
 if TYPE_CHECKING:
     from catalog.store import CatalogStore
+    from runtime.policy import Policy
     from runtime.streaming.manager import StreamManager
     from gateway.session import Session
 
@@ -22,32 +25,32 @@ class ExecuteStatement(Operation):
     op_type = OperationType.EXECUTE_STATEMENT
 
     def __init__(self, session: Session, statement: str, conf_overlay: dict[str, str], include_stack_trace: bool,
-                 catalog: CatalogStore | None, warehouse: Path, streams: StreamManager | None = None) -> None:
+                 catalog: CatalogStore, warehouse: Path, policy: Policy, streams: StreamManager | None = None) -> None:
         super().__init__(session, statement)
         self._conf_overlay = conf_overlay
         self._include_stack_trace = include_stack_trace
         self._catalog = catalog
         self._warehouse = warehouse
+        self._policy = policy
         self._streams = streams
 
     def execute(self) -> StatementResult:
         assert self.statement is not None
+        principal = self._policy.principal(self.session.user)
         for key, value in self._conf_overlay.items():
-            self.session.spark.conf.set(key, value)
-        if self._catalog is None:  # no persistent catalog in this build: Spark runs everything
-            return run_sql(self.session.spark, self.statement, self.handle.hex,
-                           include_stack_trace=self._include_stack_trace)
-        from runtime.warehouse.executor import execute  # needs catalog/; imported only with a catalog
-
+            if not is_client_hint(key):
+                self._policy.check_setting(key, principal)
+                self.session.spark.conf.set(key, value)
         try:
             statement = classify(self.statement)
         except StatementSyntaxError:
-            # Spark's grammar is wider than sqlglot's (ADD JAR, CACHE TABLE ...): Spark decides, and reports its own
-            # syntax error with its position if it does not parse either.
+            # Spark's grammar is wider than sqlglot's: the policy judges Spark's own parse of it (deny by default),
+            # and Spark reports its syntax error with its position if it does not parse either.
             statement = Passthrough(self.statement)
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
-            sql=self.statement, job_group=self.handle.hex, include_stack_trace=self._include_stack_trace,
+            sql=self.statement, job_group=self.handle.hex, policy=self._policy,
+            include_stack_trace=self._include_stack_trace,
             streams=self._streams,
         )
         return execute(context, statement)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.streaming import StreamingQueryListener
 
 from dialect.streaming.plan import StreamingPlan
+from runtime.policy.sessions import new_user_session
 from runtime.streaming.errors import StreamStopTimeoutError
 from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
 from runtime.streaming.settings import StreamSettings
@@ -168,7 +169,7 @@ class StreamManager:
         with self._lock:
             session = self._sessions.get(key)
             if session is None:
-                session = self.spark.newSession()
+                session = new_user_session(self.spark)  # a stream's query is a user's query
                 session.streams.addListener(self._listener)
                 self._sessions[key] = session
             return session

@@ -48,7 +48,9 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
     if spec.kind == "files":
         if spec.schema is None:
             raise SourceSchemaError(f"read_files('{spec.path}') has no schema", hint="give schema => '...'")
-        os.makedirs(spec.path or "", exist_ok=True)  # an empty folder waits for files; it needs to exist
+        if not os.path.isdir(spec.path or ""):  # never created here: a typo must not become a folder
+            raise SourceNotFoundError(f"read_files('{spec.path}'): the folder does not exist",
+                                      hint="create the folder first (it may stay empty until files land)")
         reader = spark.readStream.format(spec.format or "json").schema(spec.schema).options(**spec.options)
         df = reader.load(spec.path)
     elif spec.kind == "rate":

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from dialect.errors import SqlError
 from dialect.references import PositionMap, TableReference, table_references
 from dialect.statements import Query
 from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
@@ -34,11 +35,16 @@ class ResolvedTable:
     kind: str                       # "TABLE" (a Delta table at `location`) or "VIEW" (defined by `view_sql`)
     location: str | None = None
     view_sql: str | None = None
+    owner: str | None = None
 
 
 class TableResolver(Protocol):
     def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
-        """The catalog object `database.name` names (current database when None), or None if the catalog has none."""
+        """The catalog object `database.name` names (current database when None), or None if the catalog has none.
+        Raises a PolicyError when the reader may not read it."""
+
+    def for_view(self, view: ResolvedTable) -> TableResolver:
+        """The resolver for the tables inside `view` (views run with their owner's rights)."""
 
 
 @dataclass
@@ -105,7 +111,7 @@ class Binder:
         if depth >= MAX_VIEW_DEPTH:
             raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
                                     error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
-        inner = Binder(self._spark, self._resolver, resolved.view_sql or "")
+        inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "")
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
@@ -120,7 +126,12 @@ class Binder:
         """The DataFrame of `query` with every catalog table pinned. Raises RuntimeQueryError with a position."""
         replacements: list[tuple[int, int, str]] = []
         for ref in table_references(query.sql):
-            resolved = self._resolver.resolve(ref.database, ref.name)
+            try:
+                resolved = self._resolver.resolve(ref.database, ref.name)
+            except SqlError as exc:
+                if exc.line is None:
+                    exc.line, exc.column = self._position(ref, query)
+                raise
             if resolved is None:
                 continue  # a temporary view of the session, or an error Spark reports with its position
             if resolved.kind == "VIEW":

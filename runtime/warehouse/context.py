@@ -1,4 +1,5 @@
-"""What one warehouse statement runs with: the session's Spark, the catalog, the warehouse folder and who asks."""
+"""What one warehouse statement runs with: the session's Spark, the catalog, the warehouse folder, who asks and the
+policy that decides what they may do."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from catalog.store import CatalogStore
+    from runtime.policy import Policy, Principal
     from runtime.streaming.manager import StreamManager
 
 
@@ -24,8 +26,13 @@ class StatementContext:
     user: str
     sql: str                       # the statement as typed: error positions point into it
     job_group: str
+    policy: Policy                 # the one point that decides what `user` may run
     include_stack_trace: bool = False
     streams: StreamManager | None = None   # runs the streaming tables' streams
+
+    @property
+    def principal(self) -> Principal:
+        return self.policy.principal(self.user)
 
     @property
     def current_database(self) -> str:

@@ -21,7 +21,7 @@ def ensure_spark_database(ctx: StatementContext, name: str) -> None:
 
 
 def create_database(ctx: StatementContext, stmt: CreateDatabase) -> StatementResult:
-    ctx.store.create_database(stmt.name, stmt.comment, if_not_exists=stmt.if_not_exists)
+    ctx.store.create_database(stmt.name, stmt.comment, if_not_exists=stmt.if_not_exists, owner=ctx.user)
     ensure_spark_database(ctx, stmt.name.lower())
     return no_result()
 

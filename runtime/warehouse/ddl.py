@@ -31,11 +31,15 @@ if TYPE_CHECKING:
 
 
 def bind(ctx: StatementContext, query: Any) -> tuple[DataFrame, Binder]:
-    """`query` analysed with every catalog table pinned; the caller closes the binder once the data is read."""
-    binder = Binder(ctx.spark, CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view),
-                    ctx.sql)
+    """`query` analysed with every catalog table pinned, each read allowed for the user and the plan checked by the
+    policy; the caller closes the binder once the data is read."""
+    resolver = CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view,
+                               ctx.policy, ctx.principal)
+    binder = Binder(ctx.spark, resolver, ctx.sql)
     try:
-        return binder.bind(query), binder
+        df = binder.bind(query)
+        ctx.policy.check_query(df, ctx.principal)
+        return df, binder
     except BaseException:
         binder.close()
         raise

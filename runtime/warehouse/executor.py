@@ -14,6 +14,7 @@ from typing import Any
 from dialect import statements as st
 from dialect.errors import SqlError
 from runtime.errors import from_spark
+from runtime.policy.statements import authorize
 from runtime.sql import StatementResult, run_sql, stream_dataframe
 from runtime.warehouse import databases, ddl, describe, dml, merge, streaming, vacuum
 from runtime.warehouse.context import StatementContext
@@ -67,12 +68,15 @@ def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
 
 
 def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
-    """Run `statement`; raises the typed errors of the catalog, the runtime or Spark (with positions)."""
+    """Run `statement` once the policy allows it; raises the typed errors of the policy, the catalog, the runtime or
+    Spark (with positions)."""
     show_views = _SHOW_VIEWS.match(ctx.sql) if isinstance(statement, st.Passthrough) else None
     if show_views:
         return describe.show_views(ctx, show_views.group(1), show_views.group(2))
     if _spark_runs(ctx, statement):
+        ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)
         return run_sql(ctx.spark, ctx.sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace)
+    authorize(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
     if isinstance(statement, st.SelectQuery):
         df, binder = ddl.bind(ctx, statement.query)

@@ -1,4 +1,6 @@
-"""The binder's TableResolver over the persistent catalog: what a name in a query stands for."""
+"""The binder's TableResolver over the persistent catalog: what a name in a query stands for, and whether the user
+may read it. A view's own tables are read with its owner's rights (`for_view`), so a reader needs SELECT on the view
+only, as in Databricks and Hive."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from runtime.warehouse.binder import ResolvedTable
 
 if TYPE_CHECKING:
     from catalog.store import CatalogStore
+    from runtime.policy import Policy, Principal
 
 
 class CatalogResolver:
@@ -16,10 +19,12 @@ class CatalogResolver:
     tables) resolves to None and is left to Spark."""
 
     def __init__(self, store: CatalogStore, current_database: Callable[[], str],
-                 is_temporary_view: Callable[[str], bool] = lambda _name: False) -> None:
+                 is_temporary_view: Callable[[str], bool], policy: Policy, principal: Principal) -> None:
         self._store = store
         self._current_database = current_database
         self._is_temporary_view = is_temporary_view
+        self._policy = policy
+        self._principal = principal
 
     def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
         if database is None and self._is_temporary_view(name):
@@ -27,6 +32,13 @@ class CatalogResolver:
         entry = self._store.get_table(database or self._current_database(), name)
         if entry is None:
             return None
+        self._policy.grants.require(self._principal, "SELECT", entry)
         if entry.kind == "VIEW":
-            return ResolvedTable(entry.database, entry.name, "VIEW", view_sql=entry.definition)
-        return ResolvedTable(entry.database, entry.name, "TABLE", location=entry.location)
+            return ResolvedTable(entry.database, entry.name, "VIEW", view_sql=entry.definition, owner=entry.owner)
+        return ResolvedTable(entry.database, entry.name, "TABLE", location=entry.location, owner=entry.owner)
+
+    def for_view(self, view: ResolvedTable) -> CatalogResolver:
+        """The resolver for the tables inside `view`: the same names, read with the view owner's rights (a view from
+        before owners were recorded keeps its reader's)."""
+        owner = self._policy.principal(view.owner) if view.owner else self._principal
+        return CatalogResolver(self._store, self._current_database, self._is_temporary_view, self._policy, owner)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
 from catalog.store import StreamEntry, TableEntry, pattern_matcher
 from dialect import statements as st
+from dialect.errors import SqlError
 from dialect.streaming.analyze import analyze
 from dialect.streaming.explain import explain
 from dialect.streaming.plan import StreamingPlan
@@ -101,12 +102,22 @@ def _create_delta(location: str, schema: StructType, plan: StreamingPlan, replac
 
 
 def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -> BuiltStream:
+    """The stream's query analysed over its sources, and judged by the policy before it ever runs."""
     try:
-        return streams.build(plan)
+        built = streams.build(plan)
     except Exception as exc:
         if isinstance(exc, SqlError):
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
+    try:
+        ctx.policy.check_query(built.result, ctx.principal)
+    except BaseException:
+        built.release()
+        database = (plan.database or ctx.current_database).lower()
+        if ctx.store.get_table(database, plan.name.lower()) is None:
+            streams.drop(database, plan.name)  # no stream yet: forgets the session it was built in
+        raise
+    return built
 
 
 def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingTable) -> StatementResult:

@@ -124,8 +124,29 @@ def test_reopening_keeps_everything_and_migrates_once(tmp_path):
     second = CatalogStore.for_warehouse(tmp_path)
     assert second.require_table("default", "kept").location == "/w/default.db/kept"
     with second._engine.connect() as conn:
-        assert conn.execute(SchemaVersion.__table__.select()).fetchall()[0].version == 1
-        assert len(conn.execute(SchemaVersion.__table__.select()).fetchall()) == 1
+        versions = [row.version for row in conn.execute(SchemaVersion.__table__.select()).fetchall()]
+    assert versions == [1, 2]  # each migration once, not again at the second opening
+
+
+def test_a_first_release_catalog_gets_owners_and_grants(tmp_path):
+    """A catalog written before owners and grants: v2 adds the databases' owner column and the grants table, and
+    lets everybody create in `default`, as before."""
+    import sqlite3
+
+    from catalog.grants import GrantStore
+
+    path = tmp_path / "catalog.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, description VARCHAR(200), applied_at DATETIME);"
+            "INSERT INTO schema_version VALUES (1, 'v1', '2026-11-01 00:00:00');"
+            "CREATE TABLE databases (name VARCHAR(128) PRIMARY KEY, comment TEXT, created_at DATETIME);"
+            "INSERT INTO databases VALUES ('default', 'default database', '2026-11-01 00:00:00');"
+            "INSERT INTO databases VALUES ('old', NULL, '2026-11-01 00:00:00');")
+    store = CatalogStore(f"sqlite:///{path}")
+    assert store.get_database("old").owner is None
+    assert GrantStore(store).held("anyone", "default", None) == {"CREATE"}
+    assert GrantStore(store).held("anyone", "old", None) == set()
 
 
 def test_a_catalog_newer_than_the_code_is_refused(tmp_path):

@@ -154,7 +154,8 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
     warehouse, source = tmp_path / "warehouse", tmp_path / "input"
     source.mkdir()
     conf = tmp_path / "sluicegate.toml"
-    conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n')
+    conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n\n'
+                    f'[security]\nallowed_paths = ["{tmp_path}"]\n')
     gateway = GatewayProcess(warehouse, conf, tmp_path / "gateway.log")
     gateway.start()
     schema = "schema => 'id INT, k STRING'"

@@ -24,6 +24,7 @@ from gateway.shell.splitter import Splitter, Statement
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "sql_examples"
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.sql"))
 
+_SOURCE_FOLDER = re.compile(r"read_files\(\s*'\$\{input\}/([^']+)'")
 _DIRECTIVE = re.compile(r"^-- (input|expect):(.*)$|^-- (wait)\s*$")
 _DATA = re.compile(r"^-- (.*\S)\s*$")
 _CREATE_STREAMING = re.compile(
@@ -153,6 +154,8 @@ def test_sql_example(path: Path, connect: Any, streams: Any, tmp_path: Path) -> 
     steps = parse(path.read_text(encoding="utf-8"), source)
     inputs = (tmp_path / "input").resolve()
     inputs.mkdir()
+    for folder in _SOURCE_FOLDER.findall(path.read_text(encoding="utf-8")):
+        (inputs / folder).mkdir(parents=True, exist_ok=True)  # landing folders exist before their streams
     database = f"ex_{path.stem}".lower()
     cursor = connect().cursor()
     cursor.execute(f"CREATE DATABASE {database}")

@@ -1,0 +1,102 @@
+"""Privileges in the catalog: who may read, change or create what, besides the owners.
+
+A grant is (securable, principal, privilege): a securable is a schema or a table of one (views and streaming tables
+are tables here), a principal a user name or `users` (everybody), a privilege SELECT, MODIFY, CREATE (schemas only)
+or ALL PRIVILEGES. A privilege on a schema holds for every table in it, as in Databricks. Deciding what a statement
+needs is the policy's job (`runtime/policy/grants.py`); this module only stores and answers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import and_, delete, or_, select
+
+from catalog.models import EVERYONE, GrantRow
+from catalog.store import CatalogStore
+
+PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
+SCHEMA, TABLE = "SCHEMA", "TABLE"
+
+
+@dataclass(frozen=True)
+class GrantEntry:
+    kind: str
+    database: str
+    name: str              # "" for a schema
+    principal: str
+    privilege: str
+    granted_by: str | None
+
+
+@dataclass(frozen=True)
+class Securable:
+    kind: str              # SCHEMA or TABLE
+    database: str
+    name: str = ""
+
+    @classmethod
+    def schema(cls, database: str) -> Securable:
+        return cls(SCHEMA, database.lower())
+
+    @classmethod
+    def table(cls, database: str, name: str) -> Securable:
+        return cls(TABLE, database.lower(), name.lower())
+
+
+def _entry(row: GrantRow) -> GrantEntry:
+    return GrantEntry(row.kind, row.database, row.name, row.principal, row.privilege, row.granted_by)
+
+
+class GrantStore:
+    def __init__(self, store: CatalogStore) -> None:
+        self._store = store
+
+    def grant(self, securable: Securable, principals: tuple[str, ...], privileges: tuple[str, ...],
+              granted_by: str) -> None:
+        with self._store._transaction() as session:
+            for principal in principals:
+                for privilege in privileges:
+                    found = session.scalars(select(GrantRow).where(
+                        GrantRow.kind == securable.kind, GrantRow.database == securable.database,
+                        GrantRow.name == securable.name, GrantRow.principal == principal,
+                        GrantRow.privilege == privilege)).one_or_none()
+                    if found is None:
+                        session.add(GrantRow(kind=securable.kind, database=securable.database, name=securable.name,
+                                             principal=principal, privilege=privilege, granted_by=granted_by,
+                                             granted_at=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)))
+
+    def revoke(self, securable: Securable, principals: tuple[str, ...], privileges: tuple[str, ...]) -> int:
+        """Remove the grants; ALL PRIVILEGES removes every privilege the principals hold on the securable."""
+        with self._store._transaction() as session:
+            condition = and_(GrantRow.kind == securable.kind, GrantRow.database == securable.database,
+                             GrantRow.name == securable.name, GrantRow.principal.in_(principals))
+            if "ALL PRIVILEGES" not in privileges:
+                condition = and_(condition, GrantRow.privilege.in_(privileges))
+            return session.execute(delete(GrantRow).where(condition)).rowcount or 0
+
+    def on(self, securable: Securable | None = None, principal: str | None = None) -> list[GrantEntry]:
+        with self._store._transaction() as session:
+            query = select(GrantRow)
+            if securable is not None:
+                query = query.where(GrantRow.kind == securable.kind, GrantRow.database == securable.database,
+                                    GrantRow.name == securable.name)
+            if principal is not None:
+                query = query.where(GrantRow.principal == principal)
+            rows = session.scalars(query.order_by(GrantRow.database, GrantRow.name, GrantRow.principal,
+                                                  GrantRow.privilege)).all()
+            return [_entry(r) for r in rows]
+
+    def held(self, user: str, database: str, name: str | None) -> set[str]:
+        """The privileges `user` holds (directly or through `users`) on the table `database.name` or, with name
+        None, on the schema; a schema's privileges count for its tables."""
+        database = database.lower()
+        places = [and_(GrantRow.kind == SCHEMA, GrantRow.database == database)]
+        if name is not None:
+            places.append(and_(GrantRow.kind == TABLE, GrantRow.database == database,
+                               GrantRow.name == name.lower()))
+        with self._store._transaction() as session:
+            rows = session.scalars(select(GrantRow.privilege).where(
+                or_(*places), GrantRow.principal.in_((user, EVERYONE)))).all()
+            return set(rows)

@@ -1,0 +1,177 @@
+"""`Policy`: the one object every statement is checked by, before anything runs.
+
+It is built once per gateway from `SecuritySettings` and the catalog, and handed to every statement's context. The
+rules themselves live beside it, one module each: `spark_plans` (Spark's plans), `paths` (files), `settings`
+(SET), `grants` (owners and privileges). Admins (`security.admins`) bypass grants and path roots; the list of what
+no user may run (script transforms, reflection, ADD JAR ...) holds for them too unless `admin_unrestricted`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runtime.policy import settings as session_settings
+from runtime.policy import spark_plans
+from runtime.policy.errors import PathNotAllowedError, StatementNotAllowedError
+from runtime.policy.grants import Grants, Principal
+from runtime.policy.paths import PathPolicy
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from catalog.store import CatalogStore
+
+# Options `read_files` passes to Spark's file readers. Not on it: cleanSource / sourceArchiveDir (they delete or move
+# the source files), path / paths (a second way to name files), anything naming classes.
+READER_OPTIONS = frozenset(o.lower() for o in """
+header sep delimiter quote escape comment encoding charset multiLine multiline nullValue emptyValue nanValue
+positiveInf negativeInf dateFormat timestampFormat timestampNTZFormat inferSchema samplingRatio mode
+columnNameOfCorruptRecord ignoreLeadingWhiteSpace ignoreTrailingWhiteSpace maxColumns maxCharsPerColumn
+allowComments allowUnquotedFieldNames allowSingleQuotes allowNumericLeadingZeros allowBackslashEscapingAnyCharacter
+allowNonNumericNumbers primitivesAsString prefersDecimal dropFieldIfAllNull lineSep locale unescapedQuoteHandling
+enforceSchema preferDate mergeSchema pathGlobFilter recursiveFileLookup maxFilesPerTrigger maxBytesPerTrigger
+latestFirst maxFileAge fileNameOnly modifiedBefore modifiedAfter wholetext compression datetimeRebaseMode
+int96RebaseMode rowsPerSecond rampUpTime numPartitions
+""".split())
+
+
+@dataclass(frozen=True)
+class SecuritySettings:
+    allowed_paths: tuple[Path, ...]          # roots users may read files from (read_files, USING ... OPTIONS path)
+    protected_paths: tuple[Path, ...]        # the gateway's own files: never readable, whatever the roots say
+    admins: frozenset[str] = field(default_factory=frozenset)
+    admin_unrestricted: bool = False
+
+
+class Policy:
+    def __init__(self, settings: SecuritySettings, store: CatalogStore | None = None) -> None:
+        self.settings = settings
+        self.paths = PathPolicy.of(settings.allowed_paths, settings.protected_paths)
+        self._grants: Grants | None = None
+        if store is not None:
+            from catalog.grants import GrantStore
+
+            self._grants = Grants(store, GrantStore(store))
+
+    # -- who -------------------------------------------------------------------------------------------------
+
+    def principal(self, user: str) -> Principal:
+        return Principal(user, user in self.settings.admins)
+
+    def _unrestricted(self, principal: Principal) -> bool:
+        return principal.is_admin and self.settings.admin_unrestricted
+
+    @property
+    def grants(self) -> Grants:
+        if self._grants is None:
+            raise StatementNotAllowedError("this gateway has no catalog, so no object can be checked")
+        return self._grants
+
+    # -- Spark ------------------------------------------------------------------------------------------------
+
+    def check_spark_sql(self, spark: SparkSession, sql: str, principal: Principal) -> None:
+        """Judge text that Spark would run as typed, on Spark's own parse of it; raises before anything runs."""
+        if self._unrestricted(principal):
+            return
+        jplan = spark_plans.parse(spark, sql)
+        nodes = spark_plans.plan_nodes(jplan)
+        spark_plans.check_parsed(nodes)
+        self._check_command(spark, jplan, nodes[0], principal)
+
+    def check_query(self, df: DataFrame, principal: Principal) -> None:
+        """Judge a query's analysed plan (views and subqueries expanded) before its first row is computed."""
+        if not self._unrestricted(principal):
+            spark_plans.check_analyzed(df)
+
+    def _check_command(self, spark: SparkSession, jplan: Any, root: spark_plans.Node, principal: Principal) -> None:
+        fields = root.fields
+        if root.name == "SetCommand":
+            pair = jplan.kv()  # SET key=value changes a setting; SET, SET key and SET -v only read
+            if pair.isDefined() and pair.get()._2().isDefined():
+                self.check_setting(pair.get()._1(), principal)
+        elif root.name == "CreateViewCommand":
+            if "GlobalTempView" in str(fields.get("viewType")):
+                raise StatementNotAllowedError(
+                    "not allowed: global temporary views are visible to every session of every user",
+                    hint="use CREATE TEMPORARY VIEW (this session only) or CREATE VIEW (a catalog view with grants)")
+            if "PersistedView" in str(fields.get("viewType")):
+                raise StatementNotAllowedError("not allowed: this CREATE VIEW could not be read as a catalog view",
+                                               hint="check the statement's syntax")
+        elif root.name == "CreateTempViewUsing":
+            if fields.get("global"):
+                raise StatementNotAllowedError(
+                    "not allowed: global temporary views are visible to every session of every user",
+                    hint="use CREATE TEMPORARY VIEW (this session only)")
+            self._check_format(str(fields.get("provider") or ""))
+            options = _java_map(spark, jplan.options())
+            self._check_options_paths(options, principal)
+        elif root.name in ("CreateTable", "CreateTableAsSelect"):
+            spec = next((n for n in _children_named(root, "UnresolvedTableSpec")), None)
+            provider = str(spec.get("provider") or "") if spec else ""
+            if provider:
+                self._check_format(provider)
+            location = spec.get("location") if spec else None
+            if location and not principal.is_admin:
+                self.paths.check(str(location), purpose="write")
+
+    def _check_format(self, provider: str) -> None:
+        if provider.lower() not in spark_plans.FILE_FORMATS:
+            raise StatementNotAllowedError(
+                f"not allowed: the data source '{provider}' is not available to users",
+                hint="use one of: " + ", ".join(sorted(spark_plans.FILE_FORMATS)))
+
+    def _check_options_paths(self, options: Mapping[str, str], principal: Principal) -> None:
+        for key, value in options.items():
+            if key.lower() == "path" and not principal.is_admin:
+                self.paths.check(value)
+            elif key.lower() == "paths" and not principal.is_admin:
+                raise PathNotAllowedError("the option 'paths' is not available to users",
+                                          hint="name one folder with OPTIONS (path '...')")
+
+    # -- settings and files -----------------------------------------------------------------------------------
+
+    def check_setting(self, key: str, principal: Principal) -> None:
+        if not self._unrestricted(principal):
+            session_settings.check_setting(key)
+
+    def check_read_path(self, path: str, principal: Principal) -> Path:
+        """The resolved folder of a file source, if `principal` may read it."""
+        if principal.is_admin:
+            from runtime.policy.paths import local_path
+
+            return local_path(path)
+        return self.paths.check(path)
+
+    def check_reader_options(self, options: Mapping[str, str], principal: Principal) -> None:
+        if self._unrestricted(principal):
+            return
+        for key in options:
+            if key.lower() not in READER_OPTIONS:
+                raise StatementNotAllowedError(
+                    f"not allowed: the reader option '{key}'",
+                    hint="options users may give: " + ", ".join(sorted(READER_OPTIONS)))
+
+
+def _children_named(root: spark_plans.Node, name: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if str(value.get("class", "")).endswith("." + name):
+                found.append(value)
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(root.fields)
+    return found
+
+
+def _java_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:
+    converters = spark._jvm.scala.jdk.javaapi.CollectionConverters
+    return {str(k): str(v) for k, v in dict(converters.asJava(scala_map)).items()}

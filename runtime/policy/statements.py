@@ -1,0 +1,91 @@
+"""What each warehouse statement needs of its user, decided on the classified statement before it runs.
+
+The queries inside a statement are checked where they are bound (every catalog table or view they read needs
+SELECT, `runtime/warehouse/resolver.py`), and their analysed plans by `Policy.check_query`; this module covers the
+objects a statement creates, changes or drops, and the files and tables a streaming table will read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dialect import statements as st
+from runtime.policy.grants import Principal
+
+if TYPE_CHECKING:
+    from catalog.store import CatalogStore, TableEntry
+    from dialect.streaming.plan import StreamingPlan
+    from runtime.policy.policy import Policy
+
+
+def authorize(policy: Policy, principal: Principal, store: CatalogStore, statement: st.Statement,
+              current_database: str) -> None:
+    """Raise a PolicyError unless `principal` may run `statement`; statements on objects the catalog does not have
+    pass (they fail later with Spark's or the catalog's own "not found")."""
+    grants = policy.grants
+
+    def existing(table: st.TableName) -> TableEntry | None:
+        return store.get_table(*table.qualified(current_database))
+
+    def database_of(table: st.TableName) -> str:
+        return table.qualified(current_database)[0]
+
+    if isinstance(statement, st.DropDatabase):
+        if store.get_database(statement.name) is not None:
+            grants.require_schema_owner(principal, statement.name.lower(), "drop")
+    elif isinstance(statement, (st.CreateTable, st.CreateView)):
+        if store.get_database(database_of(statement.table)) is not None:
+            grants.require_create(principal, database_of(statement.table))
+        found = existing(statement.table)
+        if found is not None and statement.replace:
+            grants.require_owner(principal, found, "replace")
+    elif isinstance(statement, (st.DropTable, st.DropStreamingTable)):
+        found = existing(statement.table)
+        if found is not None:
+            grants.require_owner(principal, found, "drop")
+    elif isinstance(statement, (st.AddColumns, st.Vacuum)):
+        found = existing(statement.table)
+        if found is not None:
+            grants.require_owner(principal, found, "alter" if isinstance(statement, st.AddColumns) else "vacuum")
+    elif isinstance(statement, st.RenameTable):
+        found = existing(statement.table)
+        if found is not None:
+            grants.require_owner(principal, found, "rename")
+            if store.get_database(database_of(statement.new_name)) is not None:
+                grants.require_create(principal, database_of(statement.new_name))
+    elif isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable,
+                                st.DescribeStreamingTable)):
+        found = existing(statement.table)
+        if found is not None:
+            grants.require(principal, "SELECT", found)
+    elif isinstance(statement, (st.Insert, st.Delete, st.Update, st.Merge)):
+        found = existing(statement.table)
+        if found is not None:
+            grants.require(principal, "MODIFY", found)
+    elif isinstance(statement, st.CreateStreamingTable):
+        authorize_streaming(policy, principal, store, statement.plan, current_database)
+
+
+def authorize_streaming(policy: Policy, principal: Principal, store: CatalogStore, plan: StreamingPlan,
+                        current_database: str) -> None:
+    """A streaming table: CREATE in its schema (ownership to refresh it), SELECT on every table it streams from or
+    joins, allowed folders and reader options for its files."""
+    grants = policy.grants
+    database = (plan.database or current_database).lower()
+    found = store.get_table(database, plan.name.lower())
+    if found is not None and plan.or_refresh:
+        grants.require_owner(principal, found, "refresh")
+    elif store.get_database(database) is not None:
+        grants.require_create(principal, database)
+    tables = [(s.database, s.table) for s in plan.sources if s.kind == "table"]
+    tables += [(s.database, s.table) for s in plan.static_tables]
+    for source_database, name in tables:
+        entry = store.get_table((source_database or current_database).lower(), (name or "").lower())
+        if entry is not None:
+            grants.require(principal, "SELECT", entry)
+    for source in plan.sources:
+        if source.kind == "files":
+            policy.check_read_path(source.path or "", principal)
+            policy.check_reader_options(source.options, principal)
+        elif source.kind == "rate":
+            policy.check_reader_options(source.options, principal)
