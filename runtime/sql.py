@@ -53,9 +53,11 @@ class StatementResult:
 
 
 def run_sql(
-    spark: SparkSession, sql: str, job_group: str, *, include_stack_trace: bool = False
+    spark: SparkSession, sql: str, job_group: str, *, include_stack_trace: bool = False,
+    check: Callable[[DataFrame], None] | None = None,
 ) -> StatementResult:
-    """Analyse (and, for commands, run) `sql`. Queries run later, partition by partition, as batches are read.
+    """Analyse (and, for commands, run) `sql`. Queries run later, partition by partition, as batches are read;
+    `check` sees the analysed DataFrame before that (the policy's last word on a query).
 
     Raises RuntimeQueryError with Spark's error class, SQLSTATE and the statement position.
     """
@@ -64,6 +66,8 @@ def run_sql(
         df = spark.sql(sql)
     except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
         raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
+    if check is not None:
+        check(df)
     return stream_dataframe(spark, df, sql, job_group, include_stack_trace=include_stack_trace)
 
 

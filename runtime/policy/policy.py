@@ -18,6 +18,7 @@ from runtime.policy import spark_plans
 from runtime.policy.errors import PathNotAllowedError, StatementNotAllowedError
 from runtime.policy.grants import Grants, Principal
 from runtime.policy.paths import PathPolicy
+from runtime.policy.spark_tables import SparkTableOwners
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -50,6 +51,7 @@ class Policy:
     def __init__(self, settings: SecuritySettings, store: CatalogStore | None = None) -> None:
         self.settings = settings
         self.paths = PathPolicy.of(settings.allowed_paths, settings.protected_paths)
+        self.spark_tables = SparkTableOwners()
         self._grants: Grants | None = None
         if store is not None:
             from catalog.grants import GrantStore
@@ -80,11 +82,18 @@ class Policy:
         nodes = spark_plans.plan_nodes(jplan)
         spark_plans.check_parsed(nodes)
         self._check_command(spark, jplan, nodes[0], principal)
+        if nodes[0].name in ("CreateTableAsSelect", "InsertIntoStatement"):
+            # Spark runs these at once: what they read is judged on their analysis, before they run.
+            for database, name in spark_plans.check_analyzed_plan(
+                    spark_plans.analyzed_without_running(spark, jplan, sql)):
+                self.spark_tables.require(principal, database, name, "read")
 
     def check_query(self, df: DataFrame, principal: Principal) -> None:
         """Judge a query's analysed plan (views and subqueries expanded) before its first row is computed."""
-        if not self._unrestricted(principal):
-            spark_plans.check_analyzed(df)
+        if self._unrestricted(principal):
+            return
+        for database, name in spark_plans.check_analyzed(df):
+            self.spark_tables.require(principal, database, name, "read")
 
     def _check_command(self, spark: SparkSession, jplan: Any, root: spark_plans.Node, principal: Principal) -> None:
         fields = root.fields

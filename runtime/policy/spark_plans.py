@@ -156,8 +156,28 @@ def check_parsed(nodes: list[Node]) -> None:
         _judge(node, index == 0)
 
 
-def check_analyzed(df: DataFrame) -> None:
-    """Refuse a query whose analysed plan (views and subqueries expanded) holds anything no user may run."""
-    for node in plan_nodes(df._jdf.queryExecution().analyzed()):
+def check_analyzed(df: DataFrame) -> list[tuple[str, str]]:
+    """Refuse a query whose analysed plan (views and subqueries expanded) holds anything no user may run; returns
+    the Spark catalog tables it reads, as (database, name), for their owners to be checked."""
+    return check_analyzed_plan(df._jdf.queryExecution().analyzed())
+
+
+def analyzed_without_running(spark: SparkSession, jplan: Any, sql: str) -> Any:
+    """The analysed plan of a parsed command (CREATE TABLE AS, INSERT), without running it: what it would read."""
+    mode = spark._jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
+    try:
+        return spark._jsparkSession.sessionState().executePlan(jplan, mode).analyzed()
+    except Exception as exc:  # noqa: BLE001 - Spark's own analysis error, with its position
+        raise from_spark(exc, sql) from exc
+
+
+def check_analyzed_plan(jplan: Any) -> list[tuple[str, str]]:
+    tables: list[tuple[str, str]] = []
+    for node in plan_nodes(jplan):
         if node.name in FORBIDDEN_ANALYZED:
             raise _refuse(REFUSED.get(node.name, f"{node.name} is not allowed"))
+        table = node.fields.get("catalogTable") if node.name == "LogicalRelation" else None
+        if isinstance(table, dict) and isinstance(table.get("identifier"), dict):
+            identifier = table["identifier"]
+            tables.append((str(identifier.get("database") or "default"), str(identifier.get("table") or "")))
+    return tables

@@ -67,6 +67,25 @@ def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
     return False
 
 
+def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementResult:
+    """A statement Spark runs as typed: judged on Spark's own parse, and, on one of Spark's tables, by its owner."""
+    ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)
+    owners = ctx.policy.spark_tables
+    if isinstance(statement, _ON_ONE_TABLE):
+        action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable)) \
+            else "change"
+        owners.require(ctx.principal, *ctx.qualify(statement.table), action)
+    result = run_sql(ctx.spark, ctx.sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,
+                     check=lambda df: ctx.policy.check_query(df, ctx.principal))
+    if isinstance(statement, st.CreateTable):
+        owners.created(*ctx.qualify(statement.table), ctx.user)
+    elif isinstance(statement, st.DropTable):
+        owners.dropped(*ctx.qualify(statement.table))
+    elif isinstance(statement, st.RenameTable):
+        owners.renamed(*ctx.qualify(statement.table), *ctx.qualify(statement.new_name))
+    return result
+
+
 def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """Run `statement` once the policy allows it; raises the typed errors of the policy, the catalog, the runtime or
     Spark (with positions)."""
@@ -74,8 +93,7 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     if show_views:
         return describe.show_views(ctx, show_views.group(1), show_views.group(2))
     if _spark_runs(ctx, statement):
-        ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)
-        return run_sql(ctx.spark, ctx.sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace)
+        return _run_in_spark(ctx, statement)
     authorize(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
     if isinstance(statement, st.SelectQuery):

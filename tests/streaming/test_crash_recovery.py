@@ -114,7 +114,7 @@ class Reader(threading.Thread):
 
         while not self.stop.is_set():
             try:
-                connection = hive.connect("127.0.0.1", self.gateway.port, username="reader")
+                connection = hive.connect("127.0.0.1", self.gateway.port, username="tester")
                 try:
                     cursor = connection.cursor()
                     while not self.stop.is_set():
