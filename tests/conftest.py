@@ -69,7 +69,8 @@ def start_gateway(spark: Any, warehouse: Path, streams: Any) -> Iterator[Callabl
 
     def start(overrides: dict[str, Any] | None = None) -> RunningGateway:
         config = load_config(port=0, warehouse=warehouse, overrides=overrides)
-        service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file),
+        service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file,
+                                                                        config.auth.ldap),
                                  open_catalog(config), streams)
         server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
         server.start()
