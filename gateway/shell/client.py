@@ -139,7 +139,8 @@ class HiveClient:
         try:
             transport.open()
         except TTransportException as exc:
-            transport.close()
+            if sock.handle is not None:  # TSSLSocket.close fails on a socket that never opened
+                transport.close()
             text = str(exc)
             if text.startswith(_SASL_REFUSED):
                 raise AuthenticationRefused(
