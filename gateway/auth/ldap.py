@@ -9,6 +9,7 @@ simple bind with a DN and no password is an anonymous bind, which servers report
 from __future__ import annotations
 
 import logging
+import math
 import ssl
 
 from ldap3 import NONE, Connection, Server, Tls
@@ -44,14 +45,18 @@ class LdapAuthentication:
         self._server = Server(settings.url, get_info=NONE, tls=tls, connect_timeout=settings.timeout)
 
     def authenticate(self, user: str, password: str | None) -> None:
-        if not user or len(user) > MAX_USER_LENGTH or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in user):
+        # The directory ignores case and surrounding spaces in uid: refuse the spaces, so " alice" is not a second
+        # name for alice (with its own lockout counter and its own grants).
+        if (not user or len(user) > MAX_USER_LENGTH or user != user.strip()
+                or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in user)):
             raise _refused(user.encode("unicode_escape").decode("ascii")[:MAX_USER_LENGTH])
         if not password:
             raise AuthenticationError(
                 f"authentication failed for user '{user}': a password is required",
                 hint="an empty password would be an anonymous LDAP bind; give your directory password")
         conn = Connection(self._server, user=user_dn(self._settings.user_dn, user), password=password,
-                          auto_bind=False, raise_exceptions=False, receive_timeout=self._settings.timeout,
+                          auto_bind=False, raise_exceptions=False,
+                          receive_timeout=math.ceil(self._settings.timeout),  # ldap3 packs it as an integer
                           read_only=True)
         try:
             conn.open()

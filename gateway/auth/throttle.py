@@ -41,7 +41,8 @@ class LoginThrottle:
         self._lock = threading.Lock()
 
     def _keys(self, user: str, address: str) -> list[tuple[tuple[str, str], int]]:
-        return [(("user", user), self._settings.max_failures),
+        # Directories match names regardless of case and surrounding spaces: "Alice" must not get fresh tries.
+        return [(("user", user.strip().casefold()), self._settings.max_failures),
                 (("address", address), self._settings.max_failures_per_address)]
 
     def check(self, user: str, address: str) -> None:
@@ -78,7 +79,7 @@ class LoginThrottle:
 
     def succeeded(self, user: str) -> None:
         with self._lock:
-            self._records.pop(("user", user), None)
+            self._records.pop(("user", user.strip().casefold()), None)
 
     def _prune(self, now: float) -> None:
         if len(self._records) < MAX_TRACKED:
