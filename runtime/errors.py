@@ -68,7 +68,7 @@ def short_message(text: str) -> str:
         if _CAUSED_BY.match(line):  # the first cause, in one line, says what went wrong; the rest of the chain not
             lines.append(line.strip())
             break
-        lines.append(line)
+        lines.append(line.rstrip())
     lines = [line for line in lines if line.strip()] or ["the statement failed inside Spark"]
     if len(lines) > _MAX_LINES:
         lines = [*lines[:_MAX_LINES], "..."]
