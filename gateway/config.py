@@ -216,7 +216,7 @@ def load_config(
     ldap = None
     if auth["mode"] == "ldap":
         if not auth["ldap_url"].startswith(("ldap://", "ldaps://")):
-            raise ConfigError(f"auth.mode = \"ldap\" needs auth.ldap_url = \"ldap://HOST:389\" or \"ldaps://HOST:636\", "
+            raise ConfigError('auth.mode = "ldap" needs auth.ldap_url = "ldap://HOST:389" or "ldaps://HOST:636", '
                               f"got {auth['ldap_url']!r}")
         if auth["ldap_user_dn"].count("{user}") != 1:
             raise ConfigError("auth.ldap_user_dn must contain {user} once, e.g. "
