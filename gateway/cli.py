@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import logging
+import os
 import signal
 import sys
 import threading
@@ -12,16 +13,23 @@ from pathlib import Path
 
 from gateway.errors import ConfigError
 
+EXIT_JVM_DIED = 3  # for a supervisor: restart the gateway
+
 
 def _serve(args: argparse.Namespace) -> int:
     from gateway.auth.providers import make_authenticator
-    from gateway.config import load_config
+    from gateway.config import load_config, require_secure_transport
     from gateway.server import GatewayServer
     from gateway.service import GatewayService, open_catalog
+    from gateway.tls import server_context
+    from runtime.jvm_watchdog import JvmWatchdog
     from runtime.spark import create_spark_session, warm_up
 
     config = load_config(args.conf, host=args.host, port=args.port, warehouse=args.warehouse)
-    authenticator = make_authenticator(config.auth.mode, config.auth.password_file)
+    require_secure_transport(config.server, config.auth.mode)  # before Spark starts: fail fast
+    if config.server.tls_cert is not None and config.server.tls_key is not None:
+        server_context(config.server.tls_cert, config.server.tls_key)
+    authenticator = make_authenticator(config.auth.mode, config.auth.password_file, config.auth.ldap)
     spark = create_spark_session(config.spark)
     warm_up(spark)
     catalog = open_catalog(config)
@@ -30,26 +38,50 @@ def _serve(args: argparse.Namespace) -> int:
     server.start()
 
     stop = threading.Event()
+    jvm_death: list[str] = []
 
     def request_stop(signum: int, _frame: object) -> None:
         logging.getLogger("sluicegate").info("received %s, stopping", signal.Signals(signum).name)
         stop.set()
 
+    def jvm_died(reason: str) -> None:
+        jvm_death.append(reason)
+        stop.set()
+
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
+    watchdog = JvmWatchdog(spark, jvm_died)
+    watchdog.start()
+    ssl_part = ";ssl=true" if server.tls else ""
     print(
         f"sluicegate ready on {config.server.host}:{server.port} "
-        f"(jdbc:hive2://{config.server.host}:{server.port}/default; warehouse {config.warehouse}; "
+        f"(jdbc:hive2://{config.server.host}:{server.port}/default{ssl_part}; warehouse {config.warehouse}; "
         f"auth {config.auth.mode})",
         flush=True,
     )
     stop.wait()
+    watchdog.stop()
+    if jvm_death:
+        return _exit_after_jvm_death(jvm_death[0], server)
     server.shutdown(config.server.shutdown_grace)
     if catalog is not None:
         catalog.close()
     _stop_spark(spark)
     print("sluicegate stopped", flush=True)
     return 0
+
+
+def _exit_after_jvm_death(reason: str, server: object) -> int:
+    """Close the port and the sessions without waiting on a JVM that is gone, then exit for a restart."""
+    print(f"sluicegate: {reason}; stopping with exit status {EXIT_JVM_DIED} so that a supervisor restarts it",
+          file=sys.stderr, flush=True)
+    closing = threading.Thread(target=server.shutdown, args=(0,), daemon=True)  # type: ignore[attr-defined]
+    closing.start()
+    closing.join(timeout=10)
+    print("sluicegate stopped: Spark's JVM died", flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_JVM_DIED)  # Spark's and Py4J's threads may wait forever on the dead JVM: no orderly exit
 
 
 def _stop_spark(spark: object) -> None:
@@ -108,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     shell.add_argument("-u", "--user", default=getpass.getuser())
     shell.add_argument("-p", "--password", help="password (asked for when the server wants one and none is given)")
     shell.add_argument("-d", "--database", default="default")
+    shell.add_argument("--tls", action="store_true", help="connect with TLS (the server has server.tls_cert)")
+    shell.add_argument("--tls-ca", metavar="FILE",
+                       help="PEM file of the CA (or self-signed certificate) to trust; implies --tls")
     shell.add_argument("-e", dest="execute", help="run these statements and exit")
     shell.add_argument("-f", dest="file", help="run the statements in this file and exit")
     shell.set_defaults(run=_shell)
@@ -116,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     passwd.add_argument("user")
     passwd.add_argument("--conf", help="configuration file (to find the warehouse and password file)")
     passwd.add_argument("--warehouse", help="warehouse folder")
-    passwd.add_argument("--file", help="password file (default: auth.password_file, or WAREHOUSE/passwd)")
+    passwd.add_argument("--file", help="password file (default: auth.password_file, or ~/.config/sluicegate/passwd)")
     passwd.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
     passwd.set_defaults(run=_passwd)
     return parser

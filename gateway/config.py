@@ -6,6 +6,8 @@ one. Other packages never read configuration: they are handed the typed settings
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import sys
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-AUTH_MODES = ("none", "password")
+AUTH_MODES = ("none", "password", "ldap")
 
 
 @dataclass(frozen=True)
@@ -31,18 +33,50 @@ class ServerSettings:
     port: int
     max_connections: int
     shutdown_grace: float
+    max_connections_per_address: int = 50
+    handshake_timeout: float = 30.0
+    max_message_bytes: int = 16 * 1024 * 1024
+    max_container_length: int = 100_000
+    tls_cert: Path | None = None       # None = no TLS
+    tls_key: Path | None = None
+    allow_plaintext: bool = False
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+
+@dataclass(frozen=True)
+class LdapSettings:
+    url: str
+    user_dn: str
+    start_tls: bool
+    ca_file: Path | None
+    timeout: float
+
+
+@dataclass(frozen=True)
+class ThrottleSettings:
+    max_failures: int
+    max_failures_per_address: int
+    failure_window: float
+    lockout_initial: float
+    lockout_max: float
 
 
 @dataclass(frozen=True)
 class AuthSettings:
     mode: str
     password_file: Path
+    ldap: LdapSettings | None = None
+    throttle: ThrottleSettings = ThrottleSettings(5, 20, 300.0, 30.0, 900.0)
 
 
 @dataclass(frozen=True)
 class SessionSettings:
     idle_timeout: float
     check_interval: float
+    max_per_user: int = 100
 
 
 @dataclass(frozen=True)
@@ -65,6 +99,53 @@ class GatewayConfig:
     streams: StreamSettings | None = None
     security: SecuritySettings | None = None
     source: tuple[str, ...] = field(default=())
+
+
+def default_password_file() -> Path:
+    """Where `sluicegate passwd` and the server look when auth.password_file is "": the user's configuration
+    folder (XDG), outside the warehouse that SQL users can reach."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "sluicegate" / "passwd"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_secure_transport(server: ServerSettings, auth_mode: str, host: str | None = None) -> None:
+    """Passwords and query results must not cross a network in clear text: password or LDAP authentication, or a
+    host other machines can reach, needs TLS unless server.allow_plaintext says otherwise."""
+    host = server.host if host is None else host
+    if server.tls or server.allow_plaintext:
+        return
+    if auth_mode in ("password", "ldap"):
+        raise ConfigError(
+            f"auth.mode = \"{auth_mode}\" sends passwords, and the Thrift port has no TLS: set server.tls_cert "
+            "and server.tls_key (PEM files), or server.allow_plaintext = true to accept passwords in clear text",
+            hint="clients then connect with ssl=true (JDBC) or `sluicegate shell --tls`")
+    if not is_loopback(host):
+        raise ConfigError(
+            f"server.host = \"{host}\" serves other machines, and the Thrift port has no TLS: set server.tls_cert and "
+            "server.tls_key (PEM files), bind to 127.0.0.1, or set server.allow_plaintext = true")
+
+
+def _optional_path(value: str, base: Path | None) -> Path | None:
+    """"" = unset; a relative path is read against the configuration file's folder."""
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    return path if path.is_absolute() or base is None else base / path
+
+
+def _positive(raw: dict[str, Any], section: str, *keys: str) -> None:
+    for key in keys:
+        if raw[section][key] <= 0:
+            raise ConfigError(f"{section}.{key} must be positive, got {raw[section][key]}")
 
 
 def default_config_text() -> str:
@@ -103,7 +184,9 @@ def load_config(
     """Defaults, then the file at `path`, then `overrides` (a nested dict), then the command-line values."""
     raw = tomllib.loads(default_config_text())
     sources = ["<defaults>"]
+    base: Path | None = None
     if path is not None:
+        base = Path(path).expanduser().resolve().parent
         try:
             user = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
@@ -125,9 +208,25 @@ def load_config(
         raise ConfigError(f"auth.mode must be one of {', '.join(AUTH_MODES)}, got {raw['auth']['mode']!r}")
     if not 0 <= raw["server"]["port"] <= 65535:
         raise ConfigError(f"server.port must be between 0 and 65535, got {raw['server']['port']}")
+    _positive(raw, "server", "handshake_timeout", "max_message_bytes", "max_container_length")
+    _positive(raw, "auth", "max_failures", "max_failures_per_address", "failure_window", "lockout_initial",
+              "lockout_max", "ldap_timeout")
+    server, auth = raw["server"], raw["auth"]
+    tls_cert, tls_key = _optional_path(server["tls_cert"], base), _optional_path(server["tls_key"], base)
+    if (tls_cert is None) != (tls_key is None):
+        raise ConfigError("server.tls_cert and server.tls_key go together: set both (PEM files) or neither")
+    ldap = None
+    if auth["mode"] == "ldap":
+        if not auth["ldap_url"].startswith(("ldap://", "ldaps://")):
+            raise ConfigError('auth.mode = "ldap" needs auth.ldap_url = "ldap://HOST:389" or "ldaps://HOST:636", '
+                              f"got {auth['ldap_url']!r}")
+        if auth["ldap_user_dn"].count("{user}") != 1:
+            raise ConfigError("auth.ldap_user_dn must contain {user} once, e.g. "
+                              f"\"uid={{user}},ou=people,dc=example,dc=org\"; got {auth['ldap_user_dn']!r}")
+        ldap = LdapSettings(url=auth["ldap_url"], user_dn=auth["ldap_user_dn"], start_tls=auth["ldap_start_tls"],
+                            ca_file=_optional_path(auth["ldap_ca_file"], base), timeout=float(auth["ldap_timeout"]))
     warehouse_path = Path(raw["warehouse"]["path"]).expanduser().resolve()
-    password_file = raw["auth"]["password_file"]
-    password_path = Path(password_file).expanduser() if password_file else warehouse_path / "passwd"
+    password_file = _optional_path(auth["password_file"], base) or default_password_file()
     checkpoints = Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"] \
         else warehouse_path / "_checkpoints"
     spark = raw["spark"]
@@ -137,14 +236,30 @@ def load_config(
             port=raw["server"]["port"],
             max_connections=raw["server"]["max_connections"],
             shutdown_grace=float(raw["server"]["shutdown_grace"]),
+            max_connections_per_address=server["max_connections_per_address"],
+            handshake_timeout=float(server["handshake_timeout"]),
+            max_message_bytes=server["max_message_bytes"],
+            max_container_length=server["max_container_length"],
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            allow_plaintext=server["allow_plaintext"],
         ),
         auth=AuthSettings(
-            mode=raw["auth"]["mode"],
-            password_file=password_path,
+            mode=auth["mode"],
+            password_file=password_file,
+            ldap=ldap,
+            throttle=ThrottleSettings(
+                max_failures=auth["max_failures"],
+                max_failures_per_address=auth["max_failures_per_address"],
+                failure_window=float(auth["failure_window"]),
+                lockout_initial=float(auth["lockout_initial"]),
+                lockout_max=float(auth["lockout_max"]),
+            ),
         ),
         session=SessionSettings(
             idle_timeout=float(raw["session"]["idle_timeout"]),
             check_interval=float(raw["session"]["check_interval"]),
+            max_per_user=raw["session"]["max_per_user"],
         ),
         operation=OperationSettings(
             idle_timeout=float(raw["operation"]["idle_timeout"]),
@@ -170,7 +285,7 @@ def load_config(
             checkpoints=checkpoints,
             static_check_interval=float(raw["streams"]["static_check_interval"]),
         ),
-        security=_security(raw["security"], warehouse_path, (warehouse_path, checkpoints, password_path)),
+        security=_security(raw["security"], warehouse_path, (warehouse_path, checkpoints, password_file)),
         source=tuple(sources),
     )
 

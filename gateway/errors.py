@@ -26,6 +26,13 @@ class AuthenticationError(GatewayError):
     sqlstate = "28000"
 
 
+class LimitExceededError(GatewayError):
+    """A connection or session cap (server.max_connections_per_address, session.max_per_user) is reached."""
+
+    error_class = "TOO_MANY_CONNECTIONS"
+    sqlstate = "53300"
+
+
 class SessionNotFoundError(GatewayError):
     error_class = "INVALID_SESSION_HANDLE"
     sqlstate = "08003"

@@ -13,8 +13,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from gateway.auth.providers import Authenticator
+from gateway.auth.throttle import LoginThrottle
 from gateway.config import GatewayConfig
-from gateway.errors import InvalidRequestError
+from gateway.errors import AuthenticationError, InvalidRequestError
 from gateway.handles import OperationHandle, SessionHandle
 from gateway.operation.base import FetchOrientation, Operation, OperationStatus, RowBlock
 from gateway.operation.execute_statement import ExecuteStatement
@@ -91,23 +92,34 @@ class GatewayService:
         self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
         assert config.security is not None
         self.policy = Policy(config.security, self.catalog)
-        self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout, self.policy)
+        self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout, self.policy,
+                                       config.session.max_per_user)
+        self.throttle = LoginThrottle(config.auth.throttle)
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="sluicegate-sweeper", daemon=True)
         self._sweeper.start()
 
     # -- sessions ------------------------------------------------------------------------------------------------
 
-    def authenticate(self, user: str, password: str | None) -> None:
-        self.authenticator.authenticate(user, password)
+    def authenticate(self, user: str, password: str | None, address: str = "") -> None:
+        """Check a login, refusing at once while the user or the client address is locked out after failures."""
+        self.throttle.check(user, address)
+        try:
+            self.authenticator.authenticate(user, password)
+        except AuthenticationError as exc:
+            if exc.error_class != "AUTHENTICATION_UNAVAILABLE":  # the server's fault is not a guess
+                self.throttle.failed(user, address)
+            log.info("login of %r from %s refused: %s", user, address or "?", exc.message)
+            raise
+        self.throttle.succeeded(user)
 
     def open_session(
         self, user: str, protocol: int, configuration: dict[str, str], client: str = "",
-        password: str | None = None, authenticated: bool = False,
+        password: str | None = None, authenticated: bool = False, address: str = "",
     ) -> Session:
-        """`authenticated`: the transport (SASL PLAIN) already checked the password."""
+        """`authenticated`: the transport (SASL PLAIN) already checked the password. `address`: the client's IP."""
         if not authenticated:
-            self.authenticator.authenticate(user, password)
+            self.authenticate(user, password, address)
         return self.sessions.open(user, protocol, configuration, client)
 
     def close_session(self, handle: SessionHandle) -> None:

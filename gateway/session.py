@@ -9,7 +9,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from gateway.errors import InvalidRequestError, SessionNotFoundError
+from gateway.errors import InvalidRequestError, LimitExceededError, SessionNotFoundError
 from gateway.handles import SessionHandle
 from gateway.operation.state import TERMINAL
 from runtime.policy.sessions import new_user_session
@@ -62,18 +62,33 @@ class Session:
 
 class SessionManager:
     def __init__(self, spark: SparkSession, operations: OperationManager, idle_timeout: float,
-                 policy: Policy) -> None:
+                 policy: Policy, max_per_user: int = 0) -> None:
+        """`max_per_user`: sessions one user may hold at once (0 = no cap); each costs a Spark session."""
         self._spark = spark
         self._policy = policy
         self._operations = operations
         self._idle_timeout = idle_timeout
+        self._max_per_user = max_per_user
         self._sessions: dict[bytes, Session] = {}
         self._lock = threading.Lock()
 
+    def _check_cap(self, user: str) -> None:
+        """Under self._lock."""
+        if self._max_per_user and sum(s.user == user for s in self._sessions.values()) >= self._max_per_user:
+            log.warning("refusing a session for %s: %d sessions are open (session.max_per_user)", user,
+                        self._max_per_user)
+            raise LimitExceededError(
+                f"user '{user}' already has {self._max_per_user} open sessions, the most allowed",
+                error_class="TOO_MANY_SESSIONS",
+                hint="close sessions you no longer use (idle ones close after session.idle_timeout)")
+
     def open(self, user: str, protocol: int, configuration: dict[str, str], client: str = "") -> Session:
+        with self._lock:
+            self._check_cap(user)
         session = Session(SessionHandle.new(), user, protocol, new_user_session(self._spark), client)
         _apply_session_configuration(session, configuration, self._policy)
         with self._lock:
+            self._check_cap(user)  # checked again: another connection of the user may have won the race
             self._sessions[session.handle.guid] = session
         log.info("session %s opened for %s from %s (protocol V%d)", session.handle.hex, user, client, protocol + 1)
         return session

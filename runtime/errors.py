@@ -9,7 +9,13 @@ from collections.abc import Callable
 
 from dialect.errors import SqlError
 
-_PLAN_START = re.compile(r";?\s*\n\s*(?:'|\+-|==|:-|Project |Aggregate |Join |Filter |Relation |JVM stacktrace:)")
+_PLAN_START = re.compile(r";?\s*\n\s*(?:'|\+-|==|:-|Project |Aggregate |Join |Filter |Relation |JVM stacktrace:"
+                         r"|Driver stacktrace:)")
+# Py4J's wrapper around a Java exception: "An error occurred while calling o123.getResult.\n: java.lang...".
+_PY4J_WRAPPER = re.compile(r"An error occurred while calling [\w$.]+\.(?:\s*\n)?\s*:?\s*")
+# A JVM stack frame, the "... 12 more" that ends a cause's frames, and suppressed exceptions.
+_FRAME = re.compile(r"^\s*(?:at [\w$.<>/-]+\(|\.\.\. \d+ (?:more|elided)|Suppressed: )")
+_CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
 _MAX_LINES = 12
 
@@ -28,12 +34,22 @@ def _position_from_offset(sql: str, offset: int) -> tuple[int, int]:
     return line, column
 
 
-def _short_message(text: str) -> str:
-    """Spark appends the logical plan and sometimes a stack trace; a client wants the first sentences."""
+def short_message(text: str) -> str:
+    """Spark appends the logical plan and sometimes a stack trace, Py4J its own wrapper; a client wants the first
+    sentences and never a JVM frame (internals are for the log, or for errors.include_stack_trace = true)."""
     match = _PLAN_START.search(text)
     if match:
         text = text[: match.start()]
-    lines = text.strip().splitlines()
+    text = _PY4J_WRAPPER.sub("", text)
+    lines: list[str] = []
+    for line in text.strip().splitlines():
+        if _FRAME.match(line):
+            continue
+        if _CAUSED_BY.match(line):  # the first cause, in one line, says what went wrong; the rest of the chain not
+            lines.append(line.strip())
+            break
+        lines.append(line.rstrip())
+    lines = [line for line in lines if line.strip()] or ["the statement failed inside Spark"]
     if len(lines) > _MAX_LINES:
         lines = [*lines[:_MAX_LINES], "..."]
     return "\n".join(lines)
@@ -89,7 +105,7 @@ def from_spark(
         if original is not None and to_original is not None:
             offset, text = to_original(offset), original
         line, column = _position_from_offset(text, offset)
-    short = _short_message(message)
+    short = short_message(message)
     if error_class is None:
         error_class = "SPARK_ERROR" if type(exc).__module__.startswith(("pyspark", "py4j")) else "INTERNAL_ERROR"
     detail = None

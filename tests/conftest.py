@@ -83,7 +83,8 @@ def start_gateway(spark: Any, warehouse: Path, streams: Any,
 
     def start(overrides: dict[str, Any] | None = None) -> RunningGateway:
         config = load_config(port=0, warehouse=warehouse, overrides=with_landing(overrides, landing_root))
-        service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file),
+        service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file,
+                                                                        config.auth.ldap),
                                  open_catalog(config), streams)
         server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
         server.start()
@@ -146,8 +147,10 @@ def beeline() -> Callable[..., Any]:
 
         env["JAVA_HOME"] = str(find_java_home())
 
-    def run(port: int, *args: str, user: str = "tester", password: str = "x", timeout: float = 180) -> Any:
-        command = [str(script), "-u", f"jdbc:hive2://127.0.0.1:{port}/default", "-n", user, "-p", password,
+    def run(port: int, *args: str, user: str = "tester", password: str = "x", timeout: float = 180,
+            url_options: str = "") -> Any:
+        """`url_options`: appended to the JDBC URL, e.g. ";ssl=true;sslTrustStore=...;trustStorePassword=..."."""
+        command = [str(script), "-u", f"jdbc:hive2://127.0.0.1:{port}/default{url_options}", "-n", user, "-p", password,
                    "--silent=true", "--outputformat=csv2", *args]
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
                               stdin=subprocess.DEVNULL)

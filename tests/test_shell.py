@@ -321,7 +321,8 @@ def password_gateway(start_gateway: Any, tmp_path_factory: pytest.TempPathFactor
 
     password_file = tmp_path_factory.mktemp("shell_auth") / "passwd"
     set_password(password_file, "alice", "s3cret")
-    return start_gateway({"auth": {"mode": "password", "password_file": str(password_file)}})
+    return start_gateway({"auth": {"mode": "password", "password_file": str(password_file)},
+                          "server": {"allow_plaintext": True}})
 
 
 def test_wrong_password_exits_2_and_a_terminal_is_asked_for_one(password_gateway: Any, tmp_path: Path) -> None:

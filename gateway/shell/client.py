@@ -11,6 +11,7 @@ import ast
 import logging
 import re
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from TCLIService import ttypes as T  # noqa: E402
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated  # noqa: E402
 from thrift.Thrift import TException  # noqa: E402
 from thrift.transport.TSocket import TSocket  # noqa: E402
+from thrift.transport.TSSLSocket import TSSLSocket  # noqa: E402
 from thrift.transport.TTransport import TTransportException  # noqa: E402
 
 from gateway.shell.errors import AuthenticationRefused, ConnectError, ServerError, StatementCanceled  # noqa: E402
@@ -111,8 +113,12 @@ class HiveClient:
     """One session on a HiveServer2 server. Not thread-safe: one statement at a time, as in a shell."""
 
     def __init__(self, host: str, port: int, user: str, password: str | None, database: str,
-                 interrupted: threading.Event | None = None, timeout: float = 30.0) -> None:
+                 interrupted: threading.Event | None = None, timeout: float = 30.0, *, tls: bool = False,
+                 tls_ca: str | None = None) -> None:
+        """`tls`: connect with TLS, verifying the server's certificate against `tls_ca` (a PEM file) or, without
+        it, the system's trusted CAs."""
         self.host, self.port, self.user, self.password = host, port, user, password
+        self.tls, self.tls_ca = tls or tls_ca is not None, tls_ca
         self.database = database
         self.interrupted = interrupted or threading.Event()
         self._timeout = timeout
@@ -124,7 +130,7 @@ class HiveClient:
 
     def connect(self) -> None:
         """Open the transport and a session in `self.database`. Raises ConnectError or AuthenticationRefused."""
-        sock = TSocket(self.host, self.port)
+        sock = self._socket()
         sock.setTimeout(self._timeout * 1000)
         password = self.password or NO_PASSWORD
         transport = thrift_sasl.TSaslClientTransport(
@@ -133,7 +139,8 @@ class HiveClient:
         try:
             transport.open()
         except TTransportException as exc:
-            transport.close()
+            if sock.handle is not None:  # TSSLSocket.close fails on a socket that never opened
+                transport.close()
             text = str(exc)
             if text.startswith(_SASL_REFUSED):
                 raise AuthenticationRefused(
@@ -150,6 +157,16 @@ class HiveClient:
             self.close()
             raise
         self._session = resp.sessionHandle
+
+    def _socket(self) -> TSocket:
+        if not self.tls:
+            return TSocket(self.host, self.port)
+        try:
+            context = ssl.create_default_context(cafile=self.tls_ca)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConnectError(f"cannot use {self.tls_ca} as the CA file: {exc}",
+                               hint="give a PEM file with the certificate that signed the server's") from exc
+        return TSSLSocket(self.host, self.port, ssl_context=context, server_hostname=self.host)
 
     def close(self) -> None:
         """Close the session and the connection; safe to call twice and after the server went away."""
@@ -313,6 +330,10 @@ def _socket_reason(exc: TTransportException) -> str:
     inner = exc.inner if hasattr(exc, "inner") and exc.inner is not None else None
     if isinstance(inner, socket.timeout):
         return "timed out"
+    if isinstance(inner, ssl.SSLCertVerificationError):
+        return f"the server's TLS certificate is not trusted ({inner.verify_message}); pass its CA with --tls-ca FILE"
+    if isinstance(inner, ssl.SSLError):
+        return f"TLS failed ({inner.reason or inner}); is the server started with server.tls_cert?"
     if isinstance(inner, OSError) and inner.strerror:
         return inner.strerror
     return str(exc.message or exc)

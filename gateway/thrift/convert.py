@@ -19,6 +19,7 @@ from gateway.handles import OperationHandle, SessionHandle
 from gateway.operation.base import FetchOrientation, Operation, OperationType, RowBlock
 from gateway.operation.state import OperationState
 from gateway.service import InfoType
+from runtime.errors import short_message
 from runtime.results import ResultColumn
 
 log = logging.getLogger(__name__)
@@ -259,7 +260,9 @@ def error_fields(exc: BaseException, sql: str | None = None) -> tuple[str, str, 
     if isinstance(exc, SqlError):
         return describe(exc, sql), exc.sqlstate or "XX000", 0
     log.error("internal error", exc_info=exc)
-    return f"[INTERNAL_ERROR] internal error in the gateway: {type(exc).__name__}: {exc}", "XX000", 0
+    # A Py4J error caught here (not by the runtime) carries the JVM stack in its text: the log has it, clients not.
+    return f"[INTERNAL_ERROR] internal error in the gateway: {type(exc).__name__}: {short_message(str(exc))}", \
+        "XX000", 0
 
 
 def to_tstatus(exc: BaseException, sql: str | None = None) -> T.TStatus:

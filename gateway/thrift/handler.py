@@ -47,10 +47,16 @@ def rpc(response_type: type) -> Callable[[F], F]:
 
 class TCLIServiceHandler:
     def __init__(self, service: GatewayService, peer: str, sasl_user: str | None, sasl_password: str | None,
-                 hung_up: Callable[[float], bool] | None = None) -> None:
-        """`hung_up(timeout)` waits up to `timeout` seconds and tells whether the client closed its connection."""
+                 hung_up: Callable[[float], bool] | None = None, *, address: str = "",
+                 refusal: Exception | None = None, on_session_opened: Callable[[], None] | None = None) -> None:
+        """`hung_up(timeout)` waits up to `timeout` seconds and tells whether the client closed its connection.
+        `address`: the client's IP (login throttling). `refusal`: the error every OpenSession gets (a connection
+        over a cap). `on_session_opened`: told after each successful OpenSession (ends the handshake timeout)."""
         self.service = service
         self.peer = peer
+        self.address = address
+        self._refusal = refusal
+        self._on_session_opened = on_session_opened
         self.sasl_user = sasl_user
         self.sasl_password = sasl_password
         self._hung_up = hung_up
@@ -101,15 +107,19 @@ class TCLIServiceHandler:
 
     @rpc(T.TOpenSessionResp)
     def OpenSession(self, req: T.TOpenSessionReq) -> T.TOpenSessionResp:  # noqa: N802
+        if self._refusal is not None:
+            raise self._refusal
         protocol = min(req.client_protocol, convert.SERVER_PROTOCOL)
         if self.sasl_user is not None:
             user, authenticated, password = self.sasl_user, True, self.sasl_password
         else:
             user, authenticated, password = req.username or "anonymous", False, req.password
         session = self.service.open_session(user, protocol, dict(req.configuration or {}), self.peer,
-                                            password=password, authenticated=authenticated)
+                                            password=password, authenticated=authenticated, address=self.address)
         with self._lock:
             self._sessions.add(session.handle)
+        if self._on_session_opened is not None:
+            self._on_session_opened()
         return T.TOpenSessionResp(serverProtocolVersion=protocol,
                                   sessionHandle=convert.to_tsession_handle(session.handle), configuration={})
 

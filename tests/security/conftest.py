@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from security_helpers import slapd, tls_files  # noqa: F401 - registers the fixtures (they live there, importable)
 
 
 @pytest.fixture()

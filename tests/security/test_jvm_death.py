@@ -1,0 +1,64 @@
+"""When Spark's JVM dies, `sluicegate serve` says so and exits with status 3 (a supervisor restarts it) instead of
+living on as a zombie that fails every login (review row 6)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+def _java_children(pid: int) -> list[int]:
+    """Java processes started by `pid` (PySpark's launcher execs java in place of spark-submit)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            comm = stat[stat.index("(") + 1: stat.rindex(")")]
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError):
+            continue
+        if ppid == pid and comm == "java":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.timeout(300)
+def test_the_gateway_exits_3_when_its_jvm_is_killed(tmp_path: Path) -> None:
+    log = tmp_path / "gateway.log"
+    with open(log, "w", encoding="utf-8") as errors:
+        process = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse",
+                                    str(tmp_path / "wh")], stdout=subprocess.PIPE, stderr=errors, text=True,
+                                   start_new_session=True)
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 180
+        port = None
+        while port is None and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            assert line, f"the gateway exited before it was ready: {log.read_text()[-3000:]}"
+            found = re.search(r"ready on [\d.]+:(\d+)", line)
+            port = int(found.group(1)) if found else None
+        assert port is not None
+        javas = _java_children(process.pid)
+        assert len(javas) == 1, f"expected one java child of the gateway, found {javas}"
+        os.kill(javas[0], signal.SIGKILL)
+        code = process.wait(timeout=30)
+        rest = process.stdout.read()
+        assert code == 3, log.read_text()[-3000:]
+        stderr = log.read_text()
+        assert f"Spark's JVM (pid {javas[0]}) exited with status -9" in stderr
+        assert "exit status 3 so that a supervisor restarts it" in stderr
+        assert "sluicegate stopped: Spark's JVM died" in rest
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
