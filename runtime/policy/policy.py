@@ -118,11 +118,11 @@ class Policy:
             options = _java_map(spark, jplan.options())
             self._check_options_paths(options, principal)
         elif root.name in ("CreateTable", "CreateTableAsSelect"):
-            spec = next((n for n in _children_named(root, "UnresolvedTableSpec")), None)
-            provider = str(spec.get("provider") or "") if spec else ""
+            spec = next((n.fields for n in spark_plans.nodes_in(root.fields) if n.name == "UnresolvedTableSpec"), {})
+            provider = str(spec.get("provider") or "")
             if provider:
                 self._check_format(provider)
-            location = spec.get("location") if spec else None
+            location = spec.get("location")
             if location and not principal.is_admin:
                 self.paths.check(str(location), purpose="write")
 
@@ -162,23 +162,6 @@ class Policy:
                 raise StatementNotAllowedError(
                     f"not allowed: the reader option '{key}'",
                     hint="options users may give: " + ", ".join(sorted(READER_OPTIONS)))
-
-
-def _children_named(root: spark_plans.Node, name: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if str(value.get("class", "")).endswith("." + name):
-                found.append(value)
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(root.fields)
-    return found
 
 
 def _java_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:

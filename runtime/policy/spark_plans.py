@@ -91,22 +91,23 @@ class Node:
     fields: dict[str, Any]
 
 
-def _nodes(value: Any) -> Iterator[Node]:
+def nodes_in(value: Any) -> Iterator[Node]:
+    """Every node in a parsed toJSON value (a plan, an expression list or one node's fields), pre-order."""
     if isinstance(value, dict):
         qualified = value.get("class")
         if isinstance(qualified, str):
             yield Node(qualified.rsplit(".", 1)[-1].rstrip("$"), qualified, value)  # `$`: a Scala object
         for item in value.values():
-            yield from _nodes(item)
+            yield from nodes_in(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _nodes(item)
+            yield from nodes_in(item)
 
 
 def plan_nodes(jplan: Any) -> list[Node]:
     """Every node of a JVM logical plan, pre-order (the root first), expressions and subqueries included."""
     try:
-        return list(_nodes(json.loads(jplan.toJSON())))
+        return list(nodes_in(json.loads(jplan.toJSON())))
     except Exception as exc:  # noqa: BLE001 - a plan we cannot read is a plan we do not run
         log.warning("could not read a plan for the policy check: %s", exc)
         raise StatementNotAllowedError("the statement's plan could not be checked, so it is not run",

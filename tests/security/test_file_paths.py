@@ -51,7 +51,7 @@ def test_the_gateways_own_files_are_never_readable(cursor: Any, warehouse: Path)
 
 
 def test_dot_dot_and_links_are_resolved_before_the_check(cursor: Any, tmp_path: Path, victim: Path) -> None:
-    escape = tmp_path / ".." / ".." / ".." / victim.name
+    escape = tmp_path / ".." / ".." / victim.name
     assert escape.resolve() == victim.resolve()
     refused(cursor, _stream(str(escape)), "PATH_NOT_ALLOWED")
     link = tmp_path / "innocent"
@@ -66,7 +66,7 @@ def test_options_that_delete_or_move_sources_are_refused(cursor: Any, tmp_path: 
     source.mkdir()
     (source / "a.csv").write_text("x\n")
     for option in ("cleanSource => 'delete'", "cleanSource => 'archive', sourceArchiveDir => '/tmp'",
-                   "path => '/etc'"):
+                   "sourceArchiveDir => '/tmp'", "CLEANSOURCE => 'delete'"):
         message = refused(cursor, _stream(str(source), ", " + option), "STATEMENT_NOT_ALLOWED")
         assert "reader option" in message
     assert sorted(p.name for p in source.iterdir()) == ["a.csv"]
