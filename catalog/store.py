@@ -35,8 +35,10 @@ from catalog.errors import (
 )
 from catalog.migrations import migrate
 from catalog.models import DatabaseRow, StreamEventRow, StreamRow, TableRow
+from catalog.names import NameKind, check_name
 
 TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE"]
+_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table"}
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -163,7 +165,7 @@ class CatalogStore:
     # -- databases -------------------------------------------------------------------------------------------
 
     def create_database(self, name: str, comment: str | None = None, if_not_exists: bool = False) -> DatabaseEntry:
-        name = name.lower()
+        name = check_name(name, "database")  # nothing bad enters the catalog, whichever path a statement takes
         try:
             with self._transaction() as session:
                 existing = session.get(DatabaseRow, name)
@@ -234,7 +236,8 @@ class CatalogStore:
                                       hint="CREATE DATABASE it first; SHOW DATABASES lists the schemas")
 
     def create_table(self, entry: TableEntry, *, replace: bool = False, if_not_exists: bool = False) -> TableEntry:
-        database, name = entry.database.lower(), entry.name.lower()
+        database = check_name(entry.database, "database")
+        name = check_name(entry.name, _NAME_KINDS.get(entry.kind, "table"))
         try:
             with self._transaction() as session:
                 self._require_database(session, database)
@@ -295,6 +298,8 @@ class CatalogStore:
             return entry
 
     def rename_table(self, database: str, name: str, new_database: str, new_name: str) -> TableEntry:
+        check_name(new_database, "database")
+        check_name(new_name)
         try:
             with self._transaction() as session:
                 row = self._require(session, database, name)
