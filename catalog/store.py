@@ -297,17 +297,21 @@ class CatalogStore:
             session.delete(row)
             return entry
 
-    def rename_table(self, database: str, name: str, new_database: str, new_name: str) -> TableEntry:
+    def rename_table(self, database: str, name: str, new_database: str, new_name: str, *,
+                     location: str | None = None) -> TableEntry:
+        """Rename, and move the row to `location` in the same transaction when the table's folder moved."""
         check_name(new_database, "database")
-        check_name(new_name)
         try:
             with self._transaction() as session:
                 row = self._require(session, database, name)
+                check_name(new_name, _NAME_KINDS.get(row.kind, "table"))
                 self._require_database(session, new_database)
                 if self._find(session, new_database, new_name) is not None:
                     raise TableAlreadyExistsError(
                         f"cannot rename to `{new_database.lower()}`.`{new_name.lower()}`: it already exists")
                 row.database, row.name, row.updated_at = new_database.lower(), new_name.lower(), _now()
+                if location is not None:
+                    row.location = location
                 session.flush()
                 return _table_entry(row)
         except IntegrityError as exc:
