@@ -128,3 +128,9 @@ def owned_table_folder(warehouse: Path | str, location: str | Path) -> Path:
             f"the folder {folder} is not a table folder of the warehouse {base}; nothing was renamed or deleted",
             hint="a table's folder is WAREHOUSE/<database>.db/<table>; move or remove this one by hand")
     return folder
+
+
+def quote_string(text: str) -> str:
+    """`text` as a Spark SQL string literal (a SHOW ... LIKE pattern): in single quotes, with backslashes and quotes
+    escaped (Spark reads backslash escapes in literals by default)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

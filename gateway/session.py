@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from gateway.errors import InvalidRequestError, SessionNotFoundError
 from gateway.handles import SessionHandle
 from gateway.operation.state import TERMINAL
+from runtime.warehouse.databases import spark_has_database
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -145,7 +146,7 @@ def _apply_session_configuration(session: Session, configuration: dict[str, str]
             _set_conf(session, key, value)
     database = configuration.get("use:database")
     if database and database != "default":
-        if not session.spark.catalog.databaseExists(database):
+        if not spark_has_database(session.spark, database):
             raise InvalidRequestError(
                 f"database '{database}' does not exist; connect to an existing one (SHOW DATABASES lists them)",
                 error_class="SCHEMA_NOT_FOUND",
