@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from catalog.errors import TableNotFoundError
+from catalog.names import quote_identifier, quote_qualified
 from dialect.statements import TableName
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.errors import NotATableError
@@ -52,7 +53,7 @@ def require_table(ctx: StatementContext, table: TableName, action: str) -> Table
 
 def spark_has(ctx: StatementContext, table: TableName) -> bool:
     """Whether Spark's own session catalog knows the name (a temporary view or a non-Delta table)."""
-    name = f"`{table.database}`.`{table.name}`" if table.database else f"`{table.name}`"
+    name = quote_qualified(table.database, table.name) if table.database else quote_identifier(table.name)
     try:
         return bool(ctx.spark.catalog.tableExists(name))
     except Exception:  # noqa: BLE001 - an unknown database is simply "no"
