@@ -40,7 +40,8 @@ def show_views(ctx: StatementContext, database: str | None, pattern: str | None)
     rows = {(e.database, e.name): (e.database, e.name, False)
             for e in ctx.store.list_tables(database, pattern, kinds=("VIEW",))}
     if spark_has_database(ctx.spark, database):
-        spark_sql = f"SHOW VIEWS IN {quote_identifier(database)}" + (f" LIKE {quote_string(pattern)}" if pattern else "")
+        spark_sql = f"SHOW VIEWS IN {quote_identifier(database)}" + (
+            f" LIKE {quote_string(pattern)}" if pattern else "")
         for row in ctx.spark.sql(spark_sql).collect():
             rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2])))
     ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))

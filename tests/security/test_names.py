@@ -235,6 +235,19 @@ def test_drop_never_follows_a_bad_location_out_of_the_warehouse(cursor, outside,
     outside.assert_untouched()
 
 
+def test_no_statement_writes_through_a_bad_location(cursor, outside, gateway):
+    gateway.service.catalog.create_table(TableEntry(
+        database=DATABASE, name="legacy_write", kind="TABLE", location=str(outside.victim / "dir1"),
+        schema_json='{"type": "struct", "fields": []}', definition=None))
+    try:
+        for sql in ("INSERT INTO legacy_write SELECT 1", "DELETE FROM legacy_write", "VACUUM legacy_write",
+                    "ALTER TABLE legacy_write ADD COLUMNS (x INT)", "ALTER TABLE legacy_write RENAME TO moved"):
+            refused(cursor, sql, ("LOCATION_OUTSIDE_WAREHOUSE", "42501"))
+        outside.assert_untouched()
+    finally:
+        cursor.execute("DROP TABLE IF EXISTS legacy_write")
+
+
 def test_drop_never_removes_the_warehouse_or_a_database_folder(cursor, gateway, warehouse):
     for name, location in (("legacy_root", warehouse), ("legacy_db", warehouse / f"{DATABASE}.db"),
                            ("legacy_dots", warehouse / f"{DATABASE}.db" / ".." / "..")):
