@@ -44,3 +44,26 @@ class CatalogConflictError(CatalogError):
 class CatalogVersionError(CatalogError):
     error_class = "CATALOG_TOO_NEW"
     sqlstate = "55000"
+
+
+class InvalidNameError(CatalogError):
+    """A database, table or view name the gateway refuses (see `catalog/names.py` for the rule): Spark's class for
+    a name its catalog cannot store."""
+
+    error_class = "INVALID_SCHEMA_OR_RELATION_NAME"
+    sqlstate = "42602"
+
+
+class PathOutsideWarehouseError(CatalogError):
+    """A folder derived from a name or read from the catalog that does not lie inside the warehouse (or the
+    checkpoints root): nothing is created, renamed or deleted there."""
+
+    error_class = "LOCATION_OUTSIDE_WAREHOUSE"
+    sqlstate = "42501"
+
+
+class LocationExistsError(CatalogError):
+    """A new table's folder already exists: it was not made by this statement, so it is never removed or reused."""
+
+    error_class = "LOCATION_ALREADY_EXISTS"
+    sqlstate = "42K04"

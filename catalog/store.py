@@ -35,8 +35,10 @@ from catalog.errors import (
 )
 from catalog.migrations import migrate
 from catalog.models import DatabaseRow, GrantRow, StreamEventRow, StreamRow, TableRow
+from catalog.names import NameKind, check_name
 
 TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE"]
+_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table"}
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -169,7 +171,7 @@ class CatalogStore:
 
     def create_database(self, name: str, comment: str | None = None, if_not_exists: bool = False,
                         owner: str | None = None) -> DatabaseEntry:
-        name = name.lower()
+        name = check_name(name, "database")  # nothing bad enters the catalog, whichever path a statement takes
         try:
             with self._transaction() as session:
                 existing = session.get(DatabaseRow, name)
@@ -241,7 +243,8 @@ class CatalogStore:
                                       hint="CREATE DATABASE it first; SHOW DATABASES lists the schemas")
 
     def create_table(self, entry: TableEntry, *, replace: bool = False, if_not_exists: bool = False) -> TableEntry:
-        database, name = entry.database.lower(), entry.name.lower()
+        database = check_name(entry.database, "database")
+        name = check_name(entry.name, _NAME_KINDS.get(entry.kind, "table"))
         try:
             with self._transaction() as session:
                 self._require_database(session, database)
@@ -303,10 +306,14 @@ class CatalogStore:
             session.delete(row)
             return entry
 
-    def rename_table(self, database: str, name: str, new_database: str, new_name: str) -> TableEntry:
+    def rename_table(self, database: str, name: str, new_database: str, new_name: str, *,
+                     location: str | None = None) -> TableEntry:
+        """Rename, and move the row to `location` in the same transaction when the table's folder moved."""
+        check_name(new_database, "database")
         try:
             with self._transaction() as session:
                 row = self._require(session, database, name)
+                check_name(new_name, _NAME_KINDS.get(row.kind, "table"))
                 self._require_database(session, new_database)
                 if self._find(session, new_database, new_name) is not None:
                     raise TableAlreadyExistsError(
@@ -315,6 +322,8 @@ class CatalogStore:
                         GrantRow.kind == "TABLE", GrantRow.database == row.database, GrantRow.name == row.name)):
                     grant.database, grant.name = new_database.lower(), new_name.lower()  # a renamed table keeps them
                 row.database, row.name, row.updated_at = new_database.lower(), new_name.lower(), _now()
+                if location is not None:
+                    row.location = location
                 session.flush()
                 return _table_entry(row)
         except IntegrityError as exc:

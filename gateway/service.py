@@ -45,10 +45,22 @@ def open_catalog(config: GatewayConfig) -> CatalogStore:
 
 def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None:
     """Spark's in-memory session catalog learns the persistent databases, so `USE db` and a connection's
-    `use:database` work after a restart."""
+    `use:database` work after a restart. A row the gateway would refuse today (left by an older release, or
+    written by hand) is skipped with a warning: one bad row must not keep the gateway from starting."""
+    from catalog.names import name_problem, quote_identifier
+
     for database in catalog.list_databases() if catalog is not None else ():
-        if not spark.catalog.databaseExists(database.name):
-            spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database.name}`")
+        problem = name_problem(database.name, "database")
+        if problem is not None:
+            log.warning("skipping the catalog's database %r: %s; DROP DATABASE it (CASCADE) or remove the row from "
+                        "the catalog database", database.name, problem)
+            continue
+        quoted = quote_identifier(database.name)
+        try:
+            if not spark.catalog.databaseExists(quoted):
+                spark.sql(f"CREATE DATABASE IF NOT EXISTS {quoted}")
+        except Exception as exc:  # noqa: BLE001 - one database Spark refuses must not stop the boot
+            log.warning("Spark refused the catalog's database %r, skipped: %s", database.name, exc)
 
 
 def start_streams(config: GatewayConfig, spark: SparkSession, catalog: CatalogStore) -> StreamManager:
@@ -56,7 +68,7 @@ def start_streams(config: GatewayConfig, spark: SparkSession, catalog: CatalogSt
     from runtime.streaming.manager import StreamManager
 
     assert config.streams is not None
-    manager = StreamManager(spark, catalog, config.streams)
+    manager = StreamManager(spark, catalog, config.streams, warehouse=config.warehouse)
     resumed = manager.restart_all()
     if resumed:
         log.info("resumed %d streams from their checkpoints", resumed)

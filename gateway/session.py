@@ -14,6 +14,7 @@ from gateway.handles import SessionHandle
 from gateway.operation.state import TERMINAL
 from runtime.policy.sessions import new_user_session
 from runtime.policy.settings import is_client_hint
+from runtime.warehouse.databases import spark_has_database
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -167,7 +168,7 @@ def _apply_session_configuration(session: Session, configuration: dict[str, str]
             _set_conf(session, key, value, policy, principal)
     database = configuration.get("use:database")
     if database and database != "default":
-        if not session.spark.catalog.databaseExists(database):
+        if not spark_has_database(session.spark, database):
             raise InvalidRequestError(
                 f"database '{database}' does not exist; connect to an existing one (SHOW DATABASES lists them)",
                 error_class="SCHEMA_NOT_FOUND",

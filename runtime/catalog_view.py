@@ -8,6 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from catalog.names import quote_identifier, quote_qualified
+from runtime.warehouse.databases import spark_has_database
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -52,7 +55,7 @@ def list_tables(spark: SparkSession, database: str, store: CatalogStore | None =
     if store is not None and store.get_database(database) is not None:
         for entry in store.list_tables(database):
             tables[entry.name] = TableInfo(database, entry.name, _KIND_NAMES.get(entry.kind, entry.kind), entry.comment)
-    if spark.catalog.databaseExists(database):
+    if spark_has_database(spark, database):
         for table in spark.catalog.listTables(database):
             if table.isTemporary or table.name in tables:
                 continue
@@ -77,7 +80,7 @@ def list_columns(spark: SparkSession, database: str, table: str,
             ColumnInfo(f.name, f.dataType.simpleString(), f.nullable, (f.metadata or {}).get("comment"), position)
             for position, f in enumerate(schema.fields, start=1)
         ]
-    qualified = f"`{database}`.`{table}`" if database else f"`{table}`"
+    qualified = quote_qualified(database, table) if database else quote_identifier(table)
     columns = spark.catalog.listColumns(qualified)
     return [
         ColumnInfo(col.name, col.dataType, col.nullable, col.description, position)

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from catalog.names import quote_identifier
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -36,7 +38,7 @@ _NATIVE_TYPES = {"boolean", "tinyint", "smallint", "int", "bigint", "float", "do
 
 
 def _wire_expression(column: str, type_name: str) -> str:
-    quoted = f"`{column}`"
+    quoted = quote_identifier(column)
     if type_name in _NATIVE_TYPES:
         return quoted
     if type_name.startswith(("array", "map", "struct", "variant")):

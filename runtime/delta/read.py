@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from catalog.names import quote_identifier
 from runtime.delta.errors import DeltaTableNotFoundError, DeltaUnsupportedFeatureError, DeltaVersionNotFoundError
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     if not snapshot.files:
         return spark.createDataFrame([], schema)
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
-    columns = [f"`{name}`" for name in schema.fieldNames()]
+    columns = [quote_identifier(name) for name in schema.fieldNames()]
     if not snapshot.partition_columns:
         return spark.read.schema(schema).parquet(*paths).select(*columns)
     # Partition values come from the `key=value` folders under each write's own folder (`_sg_write_*`): one

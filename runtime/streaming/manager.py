@@ -26,10 +26,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
+from catalog.errors import PathOutsideWarehouseError
+from catalog.names import inside, name_problem, owned_table_folder
 from dialect.streaming.plan import StreamingPlan
 from runtime.policy.sessions import new_user_session
 from runtime.streaming.errors import StreamStopTimeoutError
@@ -84,6 +87,7 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
+_STREAM_ID = re.compile(r"[0-9a-f]{32}")
 _PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 
@@ -136,10 +140,14 @@ class _Listener(StreamingQueryListener):
 
 
 class StreamManager:
-    def __init__(self, spark: SparkSession, store: CatalogStore, settings: StreamSettings) -> None:
+    def __init__(self, spark: SparkSession, store: CatalogStore, settings: StreamSettings,
+                 warehouse: Path | None = None) -> None:
+        """`warehouse`: where the streaming tables' folders must lie; when given, a catalog row whose table folder
+        is elsewhere is not resumed at boot."""
         self.spark = spark
         self.store = store
         self.settings = settings
+        self.warehouse = warehouse
         self._lock = threading.RLock()
         self._live: dict[Key, LiveStream] = {}
         self._by_run: dict[str, Key] = {}   # by run id: a restart on the same checkpoint keeps the query id
@@ -155,7 +163,35 @@ class StreamManager:
     # -- what the statements call ------------------------------------------------------------------------------
 
     def checkpoint_for(self, stream_id: str) -> str:
-        return str((self.settings.checkpoints / stream_id).resolve())
+        """The checkpoint folder of a new stream: named by its generated id, never by a user's name, and checked to
+        lie inside the checkpoints root."""
+        if _STREAM_ID.fullmatch(stream_id) is None:
+            raise ValueError(f"a stream id is 32 hex digits, not {stream_id!r}")
+        return str(inside(self.settings.checkpoints, self.settings.checkpoints / stream_id))
+
+    def _owned_checkpoint(self, checkpoint: str) -> Path | None:
+        """A catalog row's checkpoint folder if it lies inside the checkpoints root; None (logged) if not."""
+        try:
+            return inside(self.settings.checkpoints, checkpoint)
+        except PathOutsideWarehouseError as exc:
+            log.warning("%s (a stream's checkpoint)", exc.message)
+            return None
+
+    def boot_problem(self, entry: StreamEntry) -> str | None:
+        """Why a catalog row cannot be resumed safely (a name the gateway refuses, a checkpoint outside the
+        checkpoints root, a table folder outside the warehouse), or None."""
+        problem = name_problem(entry.database, "database") or name_problem(entry.name, "streaming table")
+        if problem is not None:
+            return f"its name is invalid: {problem}"
+        if self._owned_checkpoint(entry.checkpoint) is None:
+            return f"its checkpoint {entry.checkpoint} is not inside {self.settings.checkpoints}"
+        if self.warehouse is not None:
+            table = self.store.get_table(entry.database, entry.name)
+            try:
+                owned_table_folder(self.warehouse, table.location if table is not None and table.location else "")
+            except PathOutsideWarehouseError as exc:
+                return exc.message
+        return None
 
     @contextmanager
     def lifecycle(self, database: str, name: str) -> Iterator[None]:
@@ -287,8 +323,9 @@ class StreamManager:
         with self.lifecycle(*key):
             entry = self.store.get_stream(database, name)
             self.stop(database, name)
-            if entry is not None:
-                shutil.rmtree(entry.checkpoint, ignore_errors=True)
+            checkpoint = self._owned_checkpoint(entry.checkpoint) if entry is not None else None
+            if checkpoint is not None:
+                _remove_checkpoint(checkpoint)
             if not keep_session:
                 self._forget_session(key)
 
@@ -315,6 +352,11 @@ class StreamManager:
         """Start every stream that should run (at boot); returns how many were found."""
         entries = self.store.list_streams(desired_state=RUNNING)
         for entry in entries:
+            problem = self.boot_problem(entry)
+            if problem is not None:
+                log.warning("not resuming the stream of the catalog row %r.%r: %s; DROP TABLE it, or correct the "
+                            "row in the catalog database and restart", entry.database, entry.name, problem)
+                continue
             try:
                 self.resume(entry)
             except Exception:  # noqa: BLE001 - recording one stream's failure failed: the others still start
@@ -440,6 +482,15 @@ class StreamManager:
             entry = self.store.get_stream(*key)
             if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
                 self.resume(entry)
+
+
+def _remove_checkpoint(checkpoint: Path) -> None:
+    try:
+        shutil.rmtree(checkpoint)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove the checkpoint %s of a dropped stream: %s; remove it by hand", checkpoint, exc)
 
 
 def new_stream_id() -> str:

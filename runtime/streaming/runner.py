@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from catalog.names import quote_identifier
 from dialect.streaming.plan import StreamingPlan
 from runtime.streaming.errors import StreamDefinitionError
 from runtime.streaming.sink import BatchWritten, DeltaSink
@@ -53,7 +54,8 @@ def _shaped(result: DataFrame, plan: StreamingPlan) -> DataFrame:
             f"The column list of `{plan.name}` {' and '.join(problems)}.",
             hint="name the query's columns with AS to match the column list, or leave the list out",
         )
-    return result.select(*[col(f"`{produced[c.name.lower()]}`").cast(c.type).alias(c.name) for c in plan.columns])
+    return result.select(*[col(quote_identifier(produced[c.name.lower()])).cast(c.type).alias(c.name)
+                           for c in plan.columns])
 
 
 @dataclass

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from catalog.names import quote_identifier
 from runtime.delta.write import AppTransaction, committed_version
 from runtime.warehouse import commit
 
@@ -46,7 +47,7 @@ class BatchWritten:
 
 
 def _quoted(path: str) -> str:
-    return ".".join(f"`{part.replace('`', '``')}`" for part in path.split("."))
+    return ".".join(quote_identifier(part) for part in path.split("."))
 
 
 def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from catalog.names import quote_identifier
 from dialect.streaming.plan import SourceSpec, StaticTableSpec
 from runtime.streaming import delta_source
 from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
@@ -21,7 +22,7 @@ TableLocations = Mapping[tuple[str, str], str]
 
 def ddl(schema: StructType) -> str:
     """A schema as the DDL text `read_files(..., schema => ...)` takes, so an inferred schema can be stored."""
-    return ", ".join(f"`{field.name.replace('`', '``')}` {field.dataType.simpleString()}" for field in schema.fields)
+    return ", ".join(f"{quote_identifier(field.name)} {field.dataType.simpleString()}" for field in schema.fields)
 
 
 def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from catalog.names import quote_identifier
 from runtime.warehouse.errors import IncompatibleDataError
 
 if TYPE_CHECKING:
@@ -71,5 +72,5 @@ def store_assign(df: DataFrame, target: StructType, table: str, columns: tuple[s
                 f'"{source.dataType.simpleString().upper()}" to "{field.dataType.simpleString().upper()}".',
                 hint=f"CAST the value to {field.dataType.simpleString()} explicitly",
             )
-        projected.append(F.col(f"`{source.name}`").cast(field.dataType).alias(field.name))
+        projected.append(F.col(quote_identifier(source.name)).cast(field.dataType).alias(field.name))
     return df.select(*projected)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from catalog.names import NameKind, check_name, table_folder
 from dialect.statements import TableName
 
 if TYPE_CHECKING:
@@ -44,9 +45,19 @@ class StatementContext:
     def qualify(self, table: TableName) -> tuple[str, str]:
         return table.qualified(self.current_database)
 
-    def location(self, database: str, name: str) -> str:
-        """Where a managed table lives: WAREHOUSE/<database>.db/<table>, absolute."""
-        return str((self.warehouse / f"{database}.db" / name).resolve())
+    def checked(self, table: TableName, kind: NameKind = "table") -> tuple[str, str]:
+        """`table` qualified and lower-cased, each part checked against the name rule (InvalidNameError at the
+        name's position): run before a statement creates or renames anything under this name."""
+        line, column = self.position_of(table)
+        database, name = self.qualify(table)
+        check_name(database, "database", line=line, column=column)
+        check_name(name, kind, line=line, column=column)
+        return database, name
+
+    def location(self, database: str, name: str, kind: NameKind = "table") -> str:
+        """Where a managed table lives: WAREHOUSE/<database>.db/<table>, absolute, checked to lie inside the
+        warehouse (runtime/warehouse/locations.py creates, moves and removes it)."""
+        return str(table_folder(self.warehouse, database, name, kind))
 
     def position_of(self, table: TableName) -> tuple[int | None, int | None]:
         """Line and column (1-based) where the statement names `table`; (None, None) when it cannot be found."""

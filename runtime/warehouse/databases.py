@@ -6,51 +6,83 @@ and temporary objects keep working; the persistent catalog is the truth and re-c
 
 from __future__ import annotations
 
-import shutil
+from typing import TYPE_CHECKING
 
 from catalog.errors import SchemaNotFoundError
-from dialect.statements import CreateDatabase, DropDatabase, ShowDatabases, UseDatabase
+from catalog.names import check_name, name_problem, quote_identifier, quote_string
+from dialect.statements import CreateDatabase, DropDatabase, ShowDatabases, TableName, UseDatabase
 from runtime.sql import StatementResult
 from runtime.warehouse.context import StatementContext
+from runtime.warehouse.locations import drop_table_folder
 from runtime.warehouse.output import no_result, rows_result
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-def ensure_spark_database(ctx: StatementContext, name: str) -> None:
-    if not ctx.spark.catalog.databaseExists(name):
-        ctx.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{name}`")
+
+def spark_has_database(spark: SparkSession, name: str) -> bool:
+    """Whether Spark's session catalog has the database. Spark parses the argument as an identifier, so it is
+    quoted (an unquoted name with a space or a backtick raised ParseException); a name outside the rule cannot be
+    there (Spark's session catalog has the same rule) and is not handed to Spark at all."""
+    return name_problem(name, "database") is None and bool(spark.catalog.databaseExists(quote_identifier(name)))
+
+
+def ensure_spark_database(ctx: StatementContext, name: str) -> bool:
+    """Create the Spark shadow of a catalog database if missing; True when this call created it."""
+    if spark_has_database(ctx.spark, name):
+        return False
+    ctx.spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(name)}")
+    return True
 
 
 def create_database(ctx: StatementContext, stmt: CreateDatabase) -> StatementResult:
-    ctx.store.create_database(stmt.name, stmt.comment, if_not_exists=stmt.if_not_exists, owner=ctx.user)
-    ensure_spark_database(ctx, stmt.name.lower())
+    """Check the name, create Spark's shadow, then commit the catalog row: a row is never left behind by a
+    statement that failed (a row Spark cannot take used to stop every later boot). If the commit fails, the shadow
+    this statement created is dropped again."""
+    line, column = ctx.position_of(TableName(None, stmt.name))
+    name = check_name(stmt.name, "database", line=line, column=column)
+    existing = ctx.store.get_database(name)
+    if existing is not None and stmt.if_not_exists:
+        ensure_spark_database(ctx, name)
+        return no_result()
+    if existing is not None:
+        ctx.store.create_database(name, stmt.comment)  # raises SCHEMA_ALREADY_EXISTS with its hint
+    created = ensure_spark_database(ctx, name)
+    try:
+        ctx.store.create_database(name, stmt.comment, if_not_exists=stmt.if_not_exists, owner=ctx.user)
+    except BaseException:
+        if created:
+            ctx.spark.sql(f"DROP DATABASE IF EXISTS {quote_identifier(name)} CASCADE")
+        raise
     return no_result()
 
 
 def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
     name = stmt.name.lower()
-    in_spark = ctx.spark.catalog.databaseExists(name)
+    quoted = quote_identifier(name)
+    in_spark = name_problem(name, "database") is None and spark_has_database(ctx.spark, name)
     if ctx.store.get_database(name) is None and in_spark:
         # Only Spark knows it (no Delta table ever lived there): Spark's own rules apply.
-        ctx.spark.sql(f"DROP DATABASE `{name}`" + (" CASCADE" if stmt.cascade else ""))
+        ctx.spark.sql(f"DROP DATABASE {quoted}" + (" CASCADE" if stmt.cascade else ""))
         return no_result()
     if in_spark and not stmt.cascade and ctx.spark.catalog.listTables(name):
-        ctx.spark.sql(f"DROP DATABASE `{name}`")  # raises Spark's SCHEMA_NOT_EMPTY for its own tables
+        ctx.spark.sql(f"DROP DATABASE {quoted}")  # raises Spark's SCHEMA_NOT_EMPTY for its own tables
     dropped = ctx.store.drop_database(name, if_exists=stmt.if_exists, cascade=stmt.cascade)
     for entry in dropped:
-        if entry.location:
-            shutil.rmtree(entry.location, ignore_errors=True)
+        drop_table_folder(ctx.warehouse, entry.location)
     if in_spark and name != "default":
         if ctx.current_database == name:
             ctx.spark.catalog.setCurrentDatabase("default")
-        ctx.spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
+        ctx.spark.sql(f"DROP DATABASE IF EXISTS {quoted} CASCADE")
     return no_result()
 
 
 def use_database(ctx: StatementContext, stmt: UseDatabase) -> StatementResult:
     name = stmt.name.lower()
-    if ctx.store.get_database(name) is not None:
+    valid = name_problem(name, "database") is None  # a bad row left by an older release is never followed
+    if valid and ctx.store.get_database(name) is not None:
         ensure_spark_database(ctx, name)
-    elif not ctx.spark.catalog.databaseExists(name):
+    elif not valid or not spark_has_database(ctx.spark, name):
         raise SchemaNotFoundError(f"The schema `{name}` cannot be found.",
                                   hint="SHOW DATABASES lists them; CREATE DATABASE makes one")
     ctx.spark.catalog.setCurrentDatabase(name)
@@ -59,6 +91,6 @@ def use_database(ctx: StatementContext, stmt: UseDatabase) -> StatementResult:
 
 def show_databases(ctx: StatementContext, stmt: ShowDatabases) -> StatementResult:
     names = {entry.name for entry in ctx.store.list_databases(stmt.pattern)}
-    spark_sql = "SHOW DATABASES" + (f" LIKE '{stmt.pattern}'" if stmt.pattern else "")
+    spark_sql = "SHOW DATABASES" + (f" LIKE {quote_string(stmt.pattern)}" if stmt.pattern else "")
     names.update(row[0] for row in ctx.spark.sql(spark_sql).collect())
     return rows_result([("namespace", "string")], [(name,) for name in sorted(names)])

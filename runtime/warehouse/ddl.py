@@ -6,21 +6,21 @@ could not be written removes the Delta folder just made.
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import shutil
 from typing import TYPE_CHECKING, Any
 
-from catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
+from catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
+from catalog.names import NameKind, check_name
 from catalog.store import TableEntry
 from dialect.statements import AddColumns, ColumnSpec, CreateTable, CreateView, DropTable, RenameTable, TableName
 from runtime.delta.write import commit_files, write_files
 from runtime.sql import StatementResult
-from runtime.warehouse import commit
+from runtime.warehouse import commit, locations
 from runtime.warehouse.binder import Binder
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
-from runtime.warehouse.errors import NotAViewError, UnresolvedColumnError
+from runtime.warehouse.errors import NotATableError, NotAViewError, UnresolvedColumnError, WarehouseError
 from runtime.warehouse.output import no_result
 from runtime.warehouse.resolver import CatalogResolver
 from runtime.warehouse.tables import require, require_table, to_drop
@@ -28,6 +28,8 @@ from runtime.warehouse.tables import require, require_table, to_drop
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
+
+_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table"}
 
 
 def bind(ctx: StatementContext, query: Any) -> tuple[DataFrame, Binder]:
@@ -81,11 +83,10 @@ def delta_configuration(properties: dict[str, str]) -> dict[str, str] | None:
 
 
 def _create_delta(location: str, schema: StructType, stmt: CreateTable, replace: bool) -> None:
+    """An empty Delta table at `location`: a folder this statement just created, or the table it replaces."""
     from deltalake import DeltaTable
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    if not replace and os.path.exists(location):
-        shutil.rmtree(location)  # an orphan of a crash: the catalog has no table here
     DeltaTable.create(
         location, to_arrow_schema(schema), mode="overwrite" if replace else "error",
         partition_by=list(stmt.partition_by) or None, name=stmt.table.name.lower(), description=stmt.comment,
@@ -95,19 +96,32 @@ def _create_delta(location: str, schema: StructType, stmt: CreateTable, replace:
     )
 
 
-def _register(ctx: StatementContext, entry: TableEntry, replace: bool, created_folder: bool) -> None:
+def _write_table(ctx: StatementContext, stmt: CreateTable, location: str, name: str, replace: bool) -> StructType:
+    """The Delta table of CREATE TABLE [AS SELECT] written at `location`; returns its schema."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if stmt.query is None:
+        schema = spark_schema(stmt.columns)
+        _check_partitions(ctx, stmt, schema)
+        _create_delta(location, schema, stmt, replace)
+        return schema
+    df, binder = bind(ctx, stmt.query)
     try:
-        ctx.store.create_table(entry, replace=replace)
-    except BaseException:
-        if created_folder and entry.location:
-            shutil.rmtree(entry.location, ignore_errors=True)
-        raise
+        if stmt.columns:
+            df = df.toDF(*[c.name for c in stmt.columns])
+        schema = df.schema
+        _check_partitions(ctx, stmt, schema)
+        files = write_files(df, location, stmt.partition_by)
+        commit_files(location, files, to_arrow_schema(schema), "overwrite" if replace else "append",
+                     partition_by=stmt.partition_by, create=True, name=name, description=stmt.comment,
+                     configuration=delta_configuration(stmt.properties))
+        return schema
+    finally:
+        binder.close()
 
 
 def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    database, name = ctx.qualify(stmt.table)
+    database, name = ctx.checked(stmt.table)
     existing = ctx.store.get_table(database, name)
     if existing is not None and not stmt.replace:
         if stmt.if_not_exists:
@@ -120,38 +134,28 @@ def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
         raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
                                   hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
     ensure_spark_database(ctx, database)
-    location = existing.location if existing is not None and existing.location else ctx.location(database, name)
-    replace = existing is not None
-    if stmt.query is None:
-        schema = spark_schema(stmt.columns)
-        _check_partitions(ctx, stmt, schema)
-        _create_delta(location, schema, stmt, replace)
-    else:
-        df, binder = bind(ctx, stmt.query)
-        try:
-            if stmt.columns:
-                df = df.toDF(*[c.name for c in stmt.columns])
-            schema = df.schema
-            _check_partitions(ctx, stmt, schema)
-            if not replace and os.path.exists(location):
-                shutil.rmtree(location)  # an orphan of a crash: the catalog has no table here
-            os.makedirs(location, exist_ok=True)
-            files = write_files(df, location, stmt.partition_by)
-            commit_files(location, files, to_arrow_schema(schema), "overwrite" if replace else "append",
-                         partition_by=stmt.partition_by, create=True, name=name, description=stmt.comment,
-                         configuration=delta_configuration(stmt.properties))
-        except BaseException:
-            if not replace:
-                shutil.rmtree(location, ignore_errors=True)
+
+    def entry(location: str, schema: StructType) -> TableEntry:
+        return TableEntry(
+            database=database, name=name, kind="TABLE", location=location, schema_json=schema.json(),
+            definition=None, properties=dict(stmt.properties), partition_by=tuple(stmt.partition_by),
+            comment=stmt.comment, owner=ctx.user)
+
+    if existing is not None:  # OR REPLACE: a new version of the same table, in the folder the catalog gave it
+        location = str(locations.existing_table_folder(ctx.warehouse, existing.location))
+        ctx.store.create_table(entry(location, _write_table(ctx, stmt, location, name, replace=True)), replace=True)
+        return no_result()
+    try:
+        with locations.new_table_folder(ctx.warehouse, database, name) as folder:
+            # the catalog row is written last: anything failing before it removes the folder made here, and only it
+            ctx.store.create_table(entry(str(folder), _write_table(ctx, stmt, str(folder), name, replace=False)))
+    except LocationExistsError as exc:
+        if ctx.store.get_table(database, name) is None:
+            exc.line, exc.column = ctx.position_of(stmt.table)
             raise
-        finally:
-            binder.close()
-    entry = TableEntry(
-        database=database, name=name, kind="TABLE", location=location, schema_json=schema.json(), definition=None,
-        properties=dict(stmt.properties), partition_by=tuple(stmt.partition_by), comment=stmt.comment,
-        owner=ctx.user,
-    )
-    _register(ctx, entry, replace, created_folder=not replace)
+        if stmt.if_not_exists:  # a concurrent CREATE of the same name won
+            return no_result()
+        raise _already_exists(ctx, stmt.table) from None
     return no_result()
 
 
@@ -159,7 +163,7 @@ _VIEW_COMMENT = re.compile(r"\bCOMMENT\s+'((?:[^'\\]|\\.)*)'", re.IGNORECASE)
 
 
 def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
-    database, name = ctx.qualify(stmt.table)
+    database, name = ctx.checked(stmt.table, "view")
     existing = ctx.store.get_table(database, name)
     if existing is not None:
         if stmt.if_not_exists:
@@ -193,8 +197,6 @@ def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
         raise NotAViewError(f"`{database}`.`{name}` is a table; DROP VIEW cannot drop it.",
                             hint="use DROP TABLE", line=line, column=column)
     if not stmt.view and entry.kind == "VIEW":
-        from runtime.warehouse.errors import NotATableError
-
         line, column = ctx.position_of(stmt.table)
         raise NotATableError(f"`{database}`.`{name}` is a view; DROP TABLE cannot drop it.",
                              hint="use DROP VIEW", line=line, column=column)
@@ -204,8 +206,7 @@ def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
         drop_stream_and_table(ctx, database, name)
         return no_result()
     dropped = ctx.store.drop_table(database, name)
-    if dropped.location:
-        shutil.rmtree(dropped.location, ignore_errors=True)
+    locations.drop_table_folder(ctx.warehouse, dropped.location)
     return no_result()
 
 
@@ -216,14 +217,12 @@ def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
     from pyspark.sql.types import StructType
 
     entry = require_table(ctx, stmt.table, "ALTER TABLE ADD COLUMNS")
-    current = StructType.fromJson(__import__("json").loads(entry.schema_json or '{"fields": []}'))
+    current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
     added = spark_schema(tuple(ColumnSpec(c.name, c.type, True, c.comment) for c in stmt.columns))
     taken = {f.name.lower() for f in current.fields}
     for field in added.fields:
         if field.name.lower() in taken:
             line, column = ctx.position_of(TableName(None, field.name))
-            from runtime.warehouse.errors import WarehouseError
-
             raise WarehouseError(f"Cannot add column `{field.name}`: the table already has it.",
                                  error_class="FIELDS_ALREADY_EXISTS", sqlstate="42710",
                                  hint="choose another column name", line=line, column=column)
@@ -237,18 +236,25 @@ def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
 
 
 def rename_table(ctx: StatementContext, stmt: RenameTable) -> StatementResult:
+    """The folder moves first, to a new table folder that must not exist; the catalog row (name and location in
+    one transaction) is written last, and the folder moves back if it cannot be."""
     entry = require(ctx, stmt.table)
+    line, column = ctx.position_of(stmt.new_name)
     new_database, new_name = stmt.new_name.qualified(entry.database)
+    check_name(new_database, "database", line=line, column=column)
+    check_name(new_name, _NAME_KINDS.get(entry.kind, "table"), line=line, column=column)
     if ctx.store.get_table(new_database, new_name) is not None:
         raise _already_exists(ctx, stmt.new_name)
-    ctx.store.rename_table(entry.database, entry.name, new_database, new_name)
-    if entry.location:
-        target = ctx.location(new_database, new_name)
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.rename(entry.location, target)
-        except OSError:
-            ctx.store.rename_table(new_database, new_name, entry.database, entry.name)
-            raise
-        ctx.store.update_table(new_database, new_name, location=target)
+    if ctx.store.get_database(new_database) is None:
+        raise SchemaNotFoundError(f"The schema `{new_database}` cannot be found.", line=line, column=column,
+                                  hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
+    if not entry.location:
+        ctx.store.rename_table(entry.database, entry.name, new_database, new_name)
+        return no_result()
+    target = locations.move_table_folder(ctx.warehouse, entry.location, new_database, new_name)
+    try:
+        ctx.store.rename_table(entry.database, entry.name, new_database, new_name, location=str(target))
+    except BaseException:
+        locations.restore_table_folder(target, entry.location)
+        raise
     return no_result()

@@ -8,10 +8,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from catalog.names import quote_identifier, quote_string
 from dialect.statements import DescribeHistory, DescribeTable, ShowCreateTable, ShowTables
 from runtime.sql import StatementResult
 from runtime.warehouse.commit import OPERATION_KEY, PARAMETERS_KEY
 from runtime.warehouse.context import StatementContext
+from runtime.warehouse.databases import spark_has_database
 from runtime.warehouse.dml import table_schema
 from runtime.warehouse.output import rows_result
 from runtime.warehouse.tables import require, require_table
@@ -23,8 +25,9 @@ def show_tables(ctx: StatementContext, stmt: ShowTables) -> StatementResult:
     database = (stmt.database or ctx.current_database).lower()
     rows = {(e.database, e.name): (e.database, e.name, False)
             for e in ctx.store.list_tables(database, stmt.pattern)}
-    if ctx.spark.catalog.databaseExists(database):
-        spark_sql = f"SHOW TABLES IN `{database}`" + (f" LIKE '{stmt.pattern}'" if stmt.pattern else "")
+    if spark_has_database(ctx.spark, database):
+        spark_sql = f"SHOW TABLES IN {quote_identifier(database)}" + (
+            f" LIKE {quote_string(stmt.pattern)}" if stmt.pattern else "")
         for row in ctx.spark.sql(spark_sql).collect():
             rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2])))
     ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))
@@ -36,8 +39,9 @@ def show_views(ctx: StatementContext, database: str | None, pattern: str | None)
     database = (database or ctx.current_database).lower()
     rows = {(e.database, e.name): (e.database, e.name, False)
             for e in ctx.store.list_tables(database, pattern, kinds=("VIEW",))}
-    if ctx.spark.catalog.databaseExists(database):
-        spark_sql = f"SHOW VIEWS IN `{database}`" + (f" LIKE '{pattern}'" if pattern else "")
+    if spark_has_database(ctx.spark, database):
+        spark_sql = f"SHOW VIEWS IN {quote_identifier(database)}" + (
+            f" LIKE {quote_string(pattern)}" if pattern else "")
         for row in ctx.spark.sql(spark_sql).collect():
             rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2])))
     ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))

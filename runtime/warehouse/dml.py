@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from catalog.names import quote_identifier, quote_qualified
 from dialect.dialect import StreamingSpark
 from dialect.statements import Delete, Insert, Query, Update
 from runtime.sql import StatementResult
@@ -44,7 +45,7 @@ def enforce_not_null(df: DataFrame, schema: StructType, table: str) -> DataFrame
 
     columns = []
     for field in schema.fields:
-        column = F.col(f"`{field.name}`")
+        column = F.col(quote_identifier(field.name))
         if not field.nullable:
             message = f"[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: {field.name} of {table}."
             column = F.when(column.isNull(), F.raise_error(F.lit(message))).otherwise(column).alias(field.name)
@@ -54,7 +55,7 @@ def enforce_not_null(df: DataFrame, schema: StructType, table: str) -> DataFrame
 
 def insert(ctx: StatementContext, stmt: Insert) -> StatementResult:
     entry = require_table(ctx, stmt.table, "INSERT")
-    qualified = f"`{entry.database}`.`{entry.name}`"
+    qualified = quote_qualified(entry.database, entry.name)
     schema = table_schema(entry)
     df, binder = bind(ctx, stmt.query)
     try:
@@ -69,8 +70,9 @@ def insert(ctx: StatementContext, stmt: Insert) -> StatementResult:
 
 
 def _target_sql(entry: TableEntry, alias: str | None, extra: list[str]) -> str:
-    source = f"`{entry.database}`.`{entry.name}`"
-    return f"SELECT `{alias or entry.name}`.*, {', '.join(extra)} FROM {source} AS `{alias or entry.name}`"
+    source = quote_qualified(entry.database, entry.name)
+    named = quote_identifier(alias or entry.name)
+    return f"SELECT {named}.*, {', '.join(extra)} FROM {source} AS {named}"
 
 
 def _rewrite(entry: TableEntry, read_version: int, df: DataFrame, new_rows: DataFrame, operation: str,
@@ -81,7 +83,7 @@ def _rewrite(entry: TableEntry, read_version: int, df: DataFrame, new_rows: Data
     touched = [row[0] for row in df.where(F.col(_HIT)).select(_FILE).distinct().collect()]
     if not touched:
         return
-    qualified = f"`{entry.database}`.`{entry.name}`"
+    qualified = quote_qualified(entry.database, entry.name)
     rows = enforce_not_null(new_rows.where(F.col(_FILE).isin(touched)), table_schema(entry), qualified)
     commit.rewrite(entry.location or "", read_version, touched, rows, operation, parameters)
 
@@ -117,7 +119,7 @@ def update(ctx: StatementContext, stmt: Update) -> StatementResult:
     from pyspark.sql import functions as F
 
     entry = require_table(ctx, stmt.table, "UPDATE")
-    qualified = f"`{entry.database}`.`{entry.name}`"
+    qualified = quote_qualified(entry.database, entry.name)
     schema = table_schema(entry)
     by_lower = {f.name.lower(): f for f in schema.fields}
     alias = stmt.tree.this.alias or None
@@ -134,7 +136,7 @@ def update(ctx: StatementContext, stmt: Update) -> StatementResult:
     try:
         projected = []
         for field in schema.fields:
-            column = F.col(f"`{field.name}`")
+            column = F.col(quote_identifier(field.name))
             if field.name in assignments:
                 set_name = assignments[field.name].rsplit(" AS ", 1)[1]
                 source = df.schema[set_name].dataType

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from catalog.names import quote_identifier, quote_qualified
 from dialect.dialect import StreamingSpark
 from dialect.statements import Merge, Query
 from runtime.sql import StatementResult
@@ -55,12 +56,12 @@ def _assignments(when: exp.When, schema: StructType, source: str) -> dict[str, s
         return None
     if isinstance(then, exp.Update):
         if not then.expressions or isinstance(then.expressions[0], exp.Star):
-            return {n: f"`{source}`.`{names[n]}`" for n in names}
+            return {n: quote_qualified(source, names[n]) for n in names}
         pairs = [(eq.this.name, _sql(eq.expression)) for eq in then.expressions]
     elif isinstance(then, exp.Insert):
         target = then.this
         if isinstance(target, exp.Star) or target is None and then.expression is None:
-            return {n: f"`{source}`.`{names[n]}`" for n in names}
+            return {n: quote_qualified(source, names[n]) for n in names}
         values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
         columns = [c.name for c in target.expressions] if isinstance(target, exp.Tuple) else list(names.values())
         pairs = list(zip(columns, (_sql(v) for v in values)))
@@ -86,15 +87,16 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
     source_text, source = _source(tree.args["using"])
     on = _sql(tree.args["on"])
     whens = tree.args["whens"].expressions
+    t, s = quote_identifier(target), quote_identifier(source)  # aliases as Spark SQL identifiers
     clauses = []  # (condition, assignments or None for delete, is_insert)
     for when in whens:
         matched, by_source = bool(when.args.get("matched")), bool(when.args.get("source"))
         if matched:
-            base = f"`{target}`.__sg_t IS NOT NULL AND `{source}`.__sg_s IS NOT NULL"
+            base = f"{t}.__sg_t IS NOT NULL AND {s}.__sg_s IS NOT NULL"
         elif by_source:
-            base = f"`{source}`.__sg_s IS NULL"
+            base = f"{s}.__sg_s IS NULL"
         else:
-            base = f"`{target}`.__sg_t IS NULL"
+            base = f"{t}.__sg_t IS NULL"
         extra = when.args.get("condition")
         condition = f"({base}) AND coalesce(({_sql(extra)}), false)" if extra is not None else f"({base})"
         clauses.append((condition, _assignments(when, schema, source), not matched and not by_source))
@@ -103,39 +105,40 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
         cases = []
         for condition, values, is_insert in clauses:
             if values is None:
-                value = f"`{target}`.`{field.name}`"
+                value = quote_qualified(target, field.name)
             elif field.name.lower() in values:
                 value = f"CAST(({values[field.name.lower()]}) AS {field.dataType.simpleString()})"
             else:
-                value = "NULL" if is_insert else f"`{target}`.`{field.name}`"
+                value = "NULL" if is_insert else quote_qualified(target, field.name)
             cases.append(f"WHEN {condition} THEN {value}")
-        columns.append(f"CASE {' '.join(cases)} ELSE `{target}`.`{field.name}` END AS `{field.name}`")
+        columns.append(f"CASE {' '.join(cases)} ELSE {quote_qualified(target, field.name)} "
+                       f"END AS {quote_identifier(field.name)}")
     first = " ".join(f"WHEN {c} THEN {i}" for i, (c, _, _) in enumerate(clauses))
     action = f"CASE {first} ELSE -1 END"
     delete_ids = [str(i) for i, (_, v, _) in enumerate(clauses) if v is None] or ["-2"]
     insert_ids = [str(i) for i, (_, _, ins) in enumerate(clauses) if ins] or ["-2"]
     sql = (
-        f"SELECT {', '.join(columns)}, `{target}`.__sg_file AS {_FILE}, "
-        f"`{target}`.__sg_t IS NOT NULL AND {action} >= 0 AS {_HIT}, "
-        f"NOT ({action} IN ({', '.join(delete_ids)})) AND (`{target}`.__sg_t IS NOT NULL "
-        f"OR {action} IN ({', '.join(insert_ids)})) AS {_KEEP}, `{target}`.__sg_row AS {_ROW}, "
-        f"`{target}`.__sg_t IS NOT NULL AND `{source}`.__sg_s IS NOT NULL AND {action} >= 0 AS {_MATCHED} "
+        f"SELECT {', '.join(columns)}, {t}.__sg_file AS {_FILE}, "
+        f"{t}.__sg_t IS NOT NULL AND {action} >= 0 AS {_HIT}, "
+        f"NOT ({action} IN ({', '.join(delete_ids)})) AND ({t}.__sg_t IS NOT NULL "
+        f"OR {action} IN ({', '.join(insert_ids)})) AS {_KEEP}, {t}.__sg_row AS {_ROW}, "
+        f"{t}.__sg_t IS NOT NULL AND {s}.__sg_s IS NOT NULL AND {action} >= 0 AS {_MATCHED} "
         f"FROM (SELECT *, input_file_name() AS __sg_file, monotonically_increasing_id() AS __sg_row, "
-        f"true AS __sg_t FROM `{entry.database}`.`{entry.name}`) "
-        f"AS `{target}` FULL OUTER JOIN (SELECT *, true AS __sg_s FROM {source_text} AS __sg_src) AS `{source}` "
+        f"true AS __sg_t FROM {quote_qualified(entry.database, entry.name)}) "
+        f"AS {t} FULL OUTER JOIN (SELECT *, true AS __sg_s FROM {source_text} AS __sg_src) AS {s} "
         f"ON {on}"
     )
     df, binder = bind(ctx, Query(sql))
     snapshot = binder.snapshots.get((entry.database, entry.name))
     try:
         if any(when.args.get("matched") for when in whens):
-            _refuse_multiple_matches(df, f"`{entry.database}`.`{entry.name}`")
+            _refuse_multiple_matches(df, quote_qualified(entry.database, entry.name))
         touched = [row[0] for row in df.where(F.col(_HIT)).select(_FILE).distinct().collect()]
         inserted = df.where(F.col(_KEEP) & F.col(_FILE).isNull())
         if not touched and not inserted.limit(1).count():
             return no_result()
         rows = df.where(F.col(_KEEP) & (F.col(_FILE).isin(touched) | F.col(_FILE).isNull()))
-        qualified = f"`{entry.database}`.`{entry.name}`"
+        qualified = quote_qualified(entry.database, entry.name)
         commit.rewrite(entry.location or "", snapshot.version if snapshot else 0, touched,
                        enforce_not_null(rows, schema, qualified), "MERGE", {"predicate": on})
     finally:

@@ -8,8 +8,6 @@ then starts the query; if Spark refuses to start it, everything persisted is und
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +24,10 @@ from runtime.sql import StatementResult
 from runtime.streaming import refresh
 from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
 from runtime.streaming.sources import infer_schema
+from runtime.warehouse import locations
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
+from runtime.warehouse.ddl import delta_configuration
 from runtime.warehouse.errors import NotATableError, UnsupportedStatementError
 from runtime.warehouse.output import no_result, rows_result
 from runtime.warehouse.tables import not_found, to_drop
@@ -91,12 +91,8 @@ def _arrow(schema: StructType) -> Any:
 
 
 def _create_delta(location: str, schema: StructType, plan: StreamingPlan, replace_existing: bool) -> None:
-    """The table exists, empty, with the result's schema before the first batch: readers can query it at once."""
-    from runtime.warehouse.ddl import delta_configuration
-
-    if not replace_existing and os.path.exists(location):
-        shutil.rmtree(location)  # an orphan of a crash: the catalog has no table here
-    os.makedirs(location, exist_ok=True)
+    """The table exists, empty, with the result's schema before the first batch: readers can query it at once.
+    `location` is a folder this statement just created, or (replace_existing) the table a full refresh empties."""
     commit_files(location, [], _arrow(schema), "overwrite" if replace_existing else "append", create=True,
                  name=plan.name, description=plan.comment, configuration=delta_configuration(plan.properties))
 
@@ -123,8 +119,8 @@ def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -
 def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingTable) -> StatementResult:
     streams = _streams(ctx)
     plan = analyze(statement.sql, _table_kind(ctx))  # again, now that the catalog can say how sources change
-    database = (plan.database or ctx.current_database).lower()
     table_name = st.TableName(plan.database, plan.name)
+    database, _ = ctx.checked(table_name, "streaming table")
     if ctx.store.get_database(database) is None:
         line, column = ctx.position_of(table_name)
         raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
@@ -153,29 +149,34 @@ def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement:
     built = _build(ctx, streams, plan)
     if existing is not None:
         return _refresh(ctx, streams, existing, stored, plan, built, statement.sql)
-    location = ctx.location(database, plan.name)
     try:
-        _create_delta(location, built.result.schema, plan, replace_existing=False)
-        ctx.store.create_table(_table_entry(ctx, plan, location, built.result.schema, statement.sql))
+        with locations.new_table_folder(ctx.warehouse, database, plan.name, "streaming table") as folder:
+            # an error from here on removes the folder made here (and only it), once the steps below are undone
+            _create_stream(ctx, streams, statement, plan, database, str(folder), built)
     except BaseException:
         built.release()
-        streams.drop(database, plan.name)  # no stream yet: forgets the session it was built in
-        shutil.rmtree(location, ignore_errors=True)
+        streams.drop(database, plan.name)  # forgets the session it was built in
         raise
+    return no_result()
+
+
+def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.CreateStreamingTable,
+                   plan: StreamingPlan, database: str, location: str, built: BuiltStream) -> None:
+    """Persist, then start: the empty Delta table, the catalog row, the stream row, the query. A failure to start
+    undoes the rows; the caller removes the folder."""
+    _create_delta(location, built.result.schema, plan, replace_existing=False)
+    ctx.store.create_table(_table_entry(ctx, plan, location, built.result.schema, statement.sql))
     stream_id = new_stream_id()
     try:
         entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
                                                  streams.checkpoint_for(stream_id), STARTING, RUNNING))
         streams.start(entry, built)
     except Exception as exc:
-        built.release()
         streams.drop(database, plan.name)
         ctx.store.drop_table(database, plan.name)
-        shutil.rmtree(location, ignore_errors=True)
         if isinstance(exc, SqlError):
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
-    return no_result()
 
 
 def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, schema: StructType,
@@ -192,8 +193,9 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     decision = (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema) if stored is not None
                 else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
     if decision.kind == refresh.FULL or stored is None:
+        location = locations.existing_table_folder(ctx.warehouse, existing.location)
         streams.drop(database, name, keep_session=True)
-        _create_delta(str(existing.location), built.result.schema, plan, replace_existing=True)
+        _create_delta(str(location), built.result.schema, plan, replace_existing=True)
         stream_id = new_stream_id()
         checkpoint = streams.checkpoint_for(stream_id)
     else:
@@ -241,8 +243,7 @@ def drop_stream_and_table(ctx: StatementContext, database: str, name: str) -> No
 
 def _drop_table_and_files(ctx: StatementContext, database: str, name: str) -> None:
     dropped = ctx.store.drop_table(database, name)
-    if dropped.location:
-        shutil.rmtree(dropped.location, ignore_errors=True)
+    locations.drop_table_folder(ctx.warehouse, dropped.location)
 
 
 def _iso(value: dt.datetime | None) -> str | None:

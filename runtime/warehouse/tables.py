@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from catalog.errors import TableNotFoundError
+from catalog.errors import PathOutsideWarehouseError, TableNotFoundError
+from catalog.names import owned_table_folder, quote_identifier, quote_qualified
 from dialect.statements import TableName
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.errors import NotATableError
@@ -38,21 +39,27 @@ def to_drop(ctx: StatementContext, table: TableName, if_exists: bool) -> TableEn
 
 
 def require_table(ctx: StatementContext, table: TableName, action: str) -> TableEntry:
-    """A Delta table (not a view) that `action` may write."""
+    """A Delta table (not a view) that `action` may write, in a table folder of this warehouse: a catalog row
+    pointing anywhere else (written before names were checked, or by hand) is never written to or vacuumed."""
     entry = require(ctx, table)
+    line, column = ctx.position_of(table)
     if entry.kind != "TABLE":
-        line, column = ctx.position_of(table)
         raise NotATableError(
             f"`{entry.database}`.`{entry.name}` is a {entry.kind.lower().replace('_', ' ')}; {action} needs a table.",
             hint="write into the tables the view reads instead" if entry.kind == "VIEW" else
             "a streaming table is written by its stream only", line=line, column=column,
         )
+    try:
+        owned_table_folder(ctx.warehouse, entry.location or "")
+    except PathOutsideWarehouseError as exc:
+        exc.line, exc.column = line, column
+        raise
     return entry
 
 
 def spark_has(ctx: StatementContext, table: TableName) -> bool:
     """Whether Spark's own session catalog knows the name (a temporary view or a non-Delta table)."""
-    name = f"`{table.database}`.`{table.name}`" if table.database else f"`{table.name}`"
+    name = quote_qualified(table.database, table.name) if table.database else quote_identifier(table.name)
     try:
         return bool(ctx.spark.catalog.tableExists(name))
     except Exception:  # noqa: BLE001 - an unknown database is simply "no"

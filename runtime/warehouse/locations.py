@@ -1,0 +1,113 @@
+"""Table folders: the one place where a table's name becomes a folder, and where a folder is created, moved or
+removed, with the undo step of each.
+
+The rules (the names and the containment check themselves are `catalog/names.py`):
+- a new table's folder is WAREHOUSE/<database>.db/<table>, checked to lie inside the warehouse, and must not exist:
+  a folder already there was not made by this statement, so it is an error (LOCATION_ALREADY_EXISTS), never
+  removed or reused;
+- an undo step removes only the folder its statement created;
+- DROP removes only the folder a catalog row names, and only when it has the shape of a table folder of this
+  warehouse; a row pointing anywhere else loses its row and keeps its files, with a warning;
+- RENAME moves a table folder only to a new table folder that does not exist yet.
+Every removal that fails is logged, never ignored in silence.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from catalog.errors import LocationExistsError, PathOutsideWarehouseError
+from catalog.names import NameKind, owned_table_folder, table_folder
+
+log = logging.getLogger(__name__)
+
+
+def _exists_error(folder: Path, database: str, name: str) -> LocationExistsError:
+    return LocationExistsError(
+        f"Cannot create the table `{database}`.`{name}`: its folder {folder} already exists and the catalog has no "
+        "table there.", hint="drop or move that folder by hand, or choose another name")
+
+
+@contextmanager
+def new_table_folder(warehouse: Path, database: str, name: str, kind: NameKind = "table") -> Iterator[Path]:
+    """Create the folder of a new table and yield it; if the block raises, the folder (made here) is removed.
+
+    The database's folder is created when missing and kept: other tables share it."""
+    folder = table_folder(warehouse, database, name, kind)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        raise _exists_error(folder, database, name) from None
+    try:
+        yield folder
+    except BaseException:
+        remove_created(folder)
+        raise
+
+
+def remove_created(folder: Path) -> None:
+    """Undo: remove a folder this statement created. A failure is logged (the folder is left for a person)."""
+    try:
+        shutil.rmtree(folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove %s, created by a statement that failed: %s; remove it by hand", folder, exc)
+
+
+def owned_folder(warehouse: Path, location: str | None) -> Path | None:
+    """The folder a catalog row names, if it is a table folder of this warehouse; None (with a warning) if not."""
+    if not location:
+        return None
+    try:
+        return owned_table_folder(warehouse, location)
+    except PathOutsideWarehouseError as exc:
+        log.warning("%s", exc.message)
+        return None
+
+
+def drop_table_folder(warehouse: Path, location: str | None) -> None:
+    """Remove the folder of a table whose catalog row is gone (DROP TABLE, DROP DATABASE CASCADE)."""
+    folder = owned_folder(warehouse, location)
+    if folder is None:
+        return
+    try:
+        shutil.rmtree(folder)
+    except FileNotFoundError:
+        log.info("the folder %s of a dropped table was already gone", folder)
+    except OSError as exc:
+        log.warning("could not remove %s, the folder of a dropped table: %s; remove it by hand", folder, exc)
+
+
+def existing_table_folder(warehouse: Path, location: str | None) -> Path:
+    """The folder of an existing table that a statement is about to rewrite (CREATE OR REPLACE, a full refresh):
+    refused unless it is a table folder of this warehouse."""
+    if not location:
+        raise PathOutsideWarehouseError("the table has no folder in the catalog", hint="drop it and create it again")
+    return owned_table_folder(warehouse, location)
+
+
+def move_table_folder(warehouse: Path, location: str, new_database: str, new_name: str) -> Path:
+    """RENAME: move a table's folder to the new name's folder and return it. The source must be a table folder of
+    the warehouse and the target must not exist; `restore_table_folder` undoes it."""
+    source = owned_table_folder(warehouse, location)
+    target = table_folder(warehouse, new_database, new_name)
+    if target.exists():
+        raise _exists_error(target, new_database, new_name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(source, target)
+    return target
+
+
+def restore_table_folder(moved_to: Path, location: str) -> None:
+    """Undo `move_table_folder`; a failure is logged with both paths."""
+    try:
+        os.rename(moved_to, location)
+    except OSError as exc:
+        log.error("could not move %s back to %s after a failed RENAME: %s; move it by hand", moved_to, location, exc)
