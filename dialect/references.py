@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from dialect.dialect import StreamingSpark
 from dialect.errors import StatementSyntaxError
@@ -42,6 +42,8 @@ def parse(sql: str) -> exp.Expression:
             str(first.get("description") or exc).split(". Line")[0],
             line=first.get("line"), column=first.get("col"),
         ) from exc
+    except TokenError as exc:  # an unterminated quote or comment: sqlglot gives no position
+        raise StatementSyntaxError(str(exc), hint="check the quotes and comments") from exc
     if tree is None:
         raise StatementSyntaxError("the statement is empty")
     return tree

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialect.errors import StatementSyntaxError
-from dialect.statements import Passthrough, classify
+from dialect.statements import classify
 from gateway.operation.base import Operation, OperationType
 from runtime.sql import StatementResult, cancel_job_group, run_sql
 from runtime.warehouse.context import StatementContext
@@ -39,12 +38,9 @@ class ExecuteStatement(Operation):
                            include_stack_trace=self._include_stack_trace)
         from runtime.warehouse.executor import execute  # needs catalog/; imported only with a catalog
 
-        try:
-            statement = classify(self.statement)
-        except StatementSyntaxError:
-            # Spark's grammar is wider than sqlglot's (ADD JAR, CACHE TABLE ...): Spark decides, and reports its own
-            # syntax error with its position if it does not parse either.
-            statement = Passthrough(self.statement)
+        # What sqlglot cannot parse comes back as Passthrough(parsed=False), for the policy to judge on Spark's plan;
+        # a syntax error in a statement the gateway runs itself is raised here with its position.
+        statement = classify(self.statement)
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
             sql=self.statement, job_group=self.handle.hex, include_stack_trace=self._include_stack_trace,

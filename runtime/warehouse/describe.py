@@ -37,7 +37,9 @@ def show_views(ctx: StatementContext, database: str | None, pattern: str | None)
     rows = {(e.database, e.name): (e.database, e.name, False)
             for e in ctx.store.list_tables(database, pattern, kinds=("VIEW",))}
     if ctx.spark.catalog.databaseExists(database):
-        spark_sql = f"SHOW VIEWS IN `{database}`" + (f" LIKE '{pattern}'" if pattern else "")
+        # Both come from the user's statement: quoted so that they stay a name and a pattern.
+        quoted_pattern = (pattern or "").replace("\\", "\\\\").replace("'", "\\'")
+        spark_sql = f"SHOW VIEWS IN `{database.replace('`', '``')}`" + (f" LIKE '{quoted_pattern}'" if pattern else "")
         for row in ctx.spark.sql(spark_sql).collect():
             rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2])))
     ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))

@@ -7,7 +7,6 @@ a Spark table (in memory, forgotten on restart), not a catalog one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +16,23 @@ from runtime.errors import from_spark
 from runtime.sql import StatementResult, run_sql, stream_dataframe
 from runtime.warehouse import databases, ddl, describe, dml, merge, streaming, vacuum
 from runtime.warehouse.context import StatementContext
+from runtime.warehouse.errors import UnsupportedStatementError
 from runtime.warehouse.tables import spark_has
+
+
+def _show_views(ctx: StatementContext, stmt: st.ShowViews) -> StatementResult:
+    return describe.show_views(ctx, stmt.database, stmt.pattern)
+
+
+def _temporary_view_from_files(ctx: StatementContext, stmt: st.CreateTemporaryView) -> StatementResult:
+    raise UnsupportedStatementError(
+        f"CREATE TEMPORARY VIEW {stmt.name} USING {stmt.using} reads files by path, which the gateway does not allow.",
+        hint="create a Delta table in the warehouse and query it, or a temporary view AS SELECT ... over tables")
+
+
+def _grants_not_available(ctx: StatementContext, stmt: st.Grant | st.Revoke | st.ShowGrants) -> StatementResult:
+    raise UnsupportedStatementError(f"{type(stmt).__name__.upper()} is not available in this build.",
+                                    hint="privileges are managed by the gateway's administrator")
 
 _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.CreateDatabase: databases.create_database,
@@ -38,6 +53,11 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.Update: dml.update,
     st.Merge: merge.merge,
     st.Vacuum: vacuum.vacuum,
+    st.ShowViews: _show_views,
+    st.CreateTemporaryView: _temporary_view_from_files,  # the AS SELECT form is Spark's: see _spark_runs
+    st.Grant: _grants_not_available,
+    st.Revoke: _grants_not_available,
+    st.ShowGrants: _grants_not_available,
     **streaming.HANDLERS,
 }
 
@@ -46,18 +66,11 @@ _ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, 
                  st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum)
 
 
-_TEMPORARY_VIEW = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:GLOBAL\s+)?TEMP(?:ORARY)?\s+VIEW\b", re.IGNORECASE)
-
-
-_SHOW_VIEWS = re.compile(
-    r"\s*SHOW\s+VIEWS(?:\s+(?:IN|FROM)\s+`?([\w]+)`?)?(?:\s+(?:LIKE\s+)?'([^']*)')?\s*;?\s*$", re.IGNORECASE)
-
-
 def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
     if isinstance(statement, st.Passthrough):
         return True
-    if isinstance(statement, st.CreateView) and _TEMPORARY_VIEW.match(ctx.sql):
-        return True  # a session's temporary view lives in its Spark session only
+    if isinstance(statement, st.CreateTemporaryView):
+        return statement.query is not None  # a session's temporary view lives in its Spark session only
     if isinstance(statement, st.CreateTable):
         return statement.using is not None and statement.using.lower() != "delta"
     if isinstance(statement, _ON_ONE_TABLE):
@@ -68,9 +81,6 @@ def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
 
 def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """Run `statement`; raises the typed errors of the catalog, the runtime or Spark (with positions)."""
-    show_views = _SHOW_VIEWS.match(ctx.sql) if isinstance(statement, st.Passthrough) else None
-    if show_views:
-        return describe.show_views(ctx, show_views.group(1), show_views.group(2))
     if _spark_runs(ctx, statement):
         return run_sql(ctx.spark, ctx.sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace)
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
