@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
 from catalog.store import TableEntry
@@ -17,28 +17,15 @@ from dialect.statements import AddColumns, ColumnSpec, CreateTable, CreateView, 
 from runtime.delta.write import commit_files, write_files
 from runtime.sql import StatementResult
 from runtime.warehouse import commit
-from runtime.warehouse.binder import Binder
+from runtime.warehouse.binder import bind
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.errors import NotAViewError, UnresolvedColumnError
 from runtime.warehouse.output import no_result
-from runtime.warehouse.resolver import CatalogResolver
 from runtime.warehouse.tables import require, require_table, to_drop
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
-
-
-def bind(ctx: StatementContext, query: Any) -> tuple[DataFrame, Binder]:
-    """`query` analysed with every catalog table pinned; the caller closes the binder once the data is read."""
-    binder = Binder(ctx.spark, CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view),
-                    ctx.sql)
-    try:
-        return binder.bind(query), binder
-    except BaseException:
-        binder.close()
-        raise
 
 
 def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:

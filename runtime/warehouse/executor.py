@@ -15,6 +15,7 @@ from dialect.errors import SqlError
 from runtime.errors import from_spark
 from runtime.sql import StatementResult, run_sql, stream_dataframe
 from runtime.warehouse import databases, ddl, describe, dml, merge, streaming, vacuum
+from runtime.warehouse.binder import bind
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.errors import UnsupportedStatementError
 from runtime.warehouse.tables import spark_has
@@ -85,7 +86,7 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
         return run_sql(ctx.spark, ctx.sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace)
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
     if isinstance(statement, st.SelectQuery):
-        df, binder = ddl.bind(ctx, statement.query)
+        df, binder = bind(ctx, statement.query)
         try:
             return stream_dataframe(ctx.spark, df, ctx.sql, ctx.job_group,
                                     include_stack_trace=ctx.include_stack_trace)
