@@ -1,5 +1,7 @@
-"""What a statement is, decided before anything runs: one frozen dataclass per kind the warehouse handles itself,
-`Passthrough` for what Spark runs as it is (SET, SHOW FUNCTIONS, EXPLAIN ...).
+"""What a statement is, decided before anything runs and by sqlglot's tree of it alone (no pattern is matched on
+the text): one frozen dataclass per kind the gateway handles itself, `Passthrough` for what Spark runs as it is
+(SET, SHOW FUNCTIONS, EXPLAIN SELECT ...), marked `parsed=False` when sqlglot did not understand the text, so that the
+policy can judge it on Spark's own plan.
 
 Queries embedded in a statement (CREATE TABLE AS, INSERT, CREATE VIEW) keep their offset in the statement, so that
 errors found in them point into the text the user typed.
@@ -19,6 +21,7 @@ from dialect.commands import Vacuum as VacuumNode
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError, StatementSyntaxError
 from dialect.references import parse
+from dialect.streaming.positions import line_column, start_of
 
 if TYPE_CHECKING:
     from dialect.streaming.plan import StreamingPlan
@@ -381,18 +384,9 @@ def _owned(sql: str) -> bool:
                for prefix in _OWNED)
 
 
-def _position(sql: str, node: exp.Expression) -> tuple[int | None, int | None]:
-    """Line and column (1-based) of the first token of `node` with a position, in `sql` as typed."""
-    for part in (node, *node.find_all(exp.Identifier)):
-        start = part.meta.get("start")
-        if start is not None:
-            before = sql[:start]
-            return before.count("\n") + 1, start - (before.rfind("\n") + 1) + 1
-    return None, None
-
-
 def _error(sql: str, node: exp.Expression, message: str, hint: str) -> DialectError:
-    line, column = _position(sql, node)
+    start = start_of(node)
+    line, column = line_column(sql, start) if start is not None else (None, None)
     return DialectError(message, hint=hint, line=line, column=column)
 
 
@@ -528,8 +522,9 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         if kind == "VIEW":
             table = _table_name(tree.this)
             offset = _query_offset(sql, _end_of(tree.this), require_as=True)
+            _, comment, _, _ = _properties(tree)
             return CreateView(table, Query(sql[offset:], offset), bool(tree.args.get("replace")),
-                              bool(tree.args.get("exists")), None)
+                              bool(tree.args.get("exists")), comment)
         if kind == "TABLE" and (streaming := _streaming(sql, tree)) is not None:
             return streaming
         if kind == "TABLE":

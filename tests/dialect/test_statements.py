@@ -77,6 +77,8 @@ def test_simple_statements(sql, expected):
 def test_view_and_dml():
     view = classify("CREATE OR REPLACE VIEW v AS SELECT a FROM t")
     assert isinstance(view, CreateView) and view.replace and view.query.sql == "SELECT a FROM t"
+    assert view.comment is None
+    assert classify("CREATE VIEW v COMMENT 'it\\'s -- x' AS SELECT 1").comment == "it's -- x"
     assert isinstance(classify("DELETE FROM t WHERE a = 1"), Delete)
     assert isinstance(classify("UPDATE t SET b = 'z' WHERE a = 1"), Update)
     merge = classify("MERGE INTO db.t USING s ON t.a = s.a WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
