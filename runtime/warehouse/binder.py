@@ -24,7 +24,8 @@ from dialect.statements import Query
 from dialect.streaming.positions import line_column
 from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from runtime.errors import RuntimeQueryError, from_spark
-from runtime.warehouse.resolver import CatalogResolver, ResolvedTable, TableResolver
+from runtime.warehouse.resolved import ResolvedTable, TableResolver
+from runtime.warehouse.resolver import CatalogResolver
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

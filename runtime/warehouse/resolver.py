@@ -1,33 +1,14 @@
-"""What a name in a query stands for: the binder's `TableResolver` protocol, and its implementation over the
-persistent catalog."""
+"""The binder's TableResolver over the persistent catalog: what a name in a query stands for."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
+
+from runtime.warehouse.resolved import ResolvedTable
 
 if TYPE_CHECKING:
     from catalog.store import CatalogStore
-
-
-@dataclass(frozen=True)
-class ResolvedTable:
-    database: str
-    name: str
-    kind: str                       # "TABLE" (a Delta table at `location`) or "VIEW" (defined by `view_sql`)
-    location: str | None = None
-    view_sql: str | None = None
-    owner: str | None = None        # who created it: a view reads its tables with its owner's rights
-
-
-class TableResolver(Protocol):
-    def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
-        """The catalog object `database.name` names (current database when None), or None if the catalog has none.
-        May raise a SqlError (the binder adds the reference's position when it carries none)."""
-
-    def for_view(self, view: ResolvedTable) -> TableResolver:
-        """The resolver for the tables inside `view` (one acting as the view's owner, where rights are checked)."""
 
 
 class CatalogResolver:
