@@ -35,6 +35,7 @@ def _grants_not_available(ctx: StatementContext, stmt: st.Grant | st.Revoke | st
     raise UnsupportedStatementError(f"{type(stmt).__name__.upper()} is not available in this build.",
                                     hint="privileges are managed by the gateway's administrator")
 
+
 _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.CreateDatabase: databases.create_database,
     st.DropDatabase: databases.drop_database,

@@ -127,8 +127,8 @@ TEMP_VIEW = "CREATE OR REPLACE GLOBAL TEMP VIEW v (a, b) AS\n  SELECT 1, 2"
     # grants, Databricks' shape
     ("GRANT SELECT, MODIFY ON TABLE db.t TO alice, `bob@x`",
      Grant(("SELECT", "MODIFY"), _table("t", "db"), ("alice", "bob@x"))),
-    ("grant all privileges on schema s to users", Grant(("ALL PRIVILEGES",), SecurableObject("SCHEMA", TableName(None, "s")),
-                                                        ("users",))),
+    ("grant all privileges on schema s to users",
+     Grant(("ALL PRIVILEGES",), SecurableObject("SCHEMA", TableName(None, "s")), ("users",))),
     ("GRANT ALL ON DATABASE s TO `a``b`", Grant(("ALL PRIVILEGES",), SecurableObject("SCHEMA", TableName(None, "s")),
                                                 ("a`b",))),
     ("GRANT CREATE ON t TO alice", Grant(("CREATE",), _table("t"), ("alice",))),
