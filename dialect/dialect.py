@@ -1,6 +1,8 @@
 """The StreamingSpark dialect: Databricks SQL as sqlglot reads it (which already knows `CREATE STREAMING TABLE`,
-`STREAM t` and `VERSION AS OF`), plus Databricks' `WATERMARK col DELAY OF INTERVAL ...` clause in FROM and
-`window(...)` as a GROUP BY key, the base every statement of the gateway is parsed with."""
+`STREAM t`, `VERSION AS OF`, `GRANT` and `REVOKE`), plus Databricks' `WATERMARK col DELAY OF INTERVAL ...` clause in
+FROM, `window(...)` as a GROUP BY key, and the statements sqlglot keeps as an opaque `exp.Command` (SHOW ..., VACUUM,
+DROP/DESCRIBE STREAMING TABLE, EXPLAIN CREATE STREAMING TABLE, SHOW GRANTS): the base every statement of the gateway
+is parsed with, so that the classifier decides by the tree, never by the text."""
 
 from __future__ import annotations
 
@@ -8,8 +10,12 @@ import typing as t
 
 from sqlglot import exp
 from sqlglot.dialects.databricks import Databricks
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
+from sqlglot.trie import new_trie
 
+from dialect.commands import (
+    ExplainStreaming, ShowGrants, Vacuum, explain_streaming_sql, show_grants_sql, show_sql, vacuum_sql,
+)
 from dialect.streaming.grammar import Watermark, watermark_sql
 
 
@@ -17,9 +23,36 @@ class StreamingSpark(Databricks):
     """Registered with sqlglot as `streamingspark`."""
 
     class Tokenizer(Databricks.Tokenizer):
-        pass
+        # sqlglot swallows everything after SHOW or a COMMAND keyword (EXPLAIN, VACUUM, ADD JAR ...) as one string;
+        # tokenized as the rest of the text is, the parser decides what they are (and falls back to exp.Command).
+        COMMANDS = Databricks.Tokenizer.COMMANDS - {TokenType.SHOW, TokenType.COMMAND}
 
     class Parser(Databricks.Parser):
+        STATEMENT_PARSERS = {
+            **Databricks.Parser.STATEMENT_PARSERS,
+            TokenType.SHOW: lambda self: self._parse_show(),
+            TokenType.COMMAND: lambda self: self._parse_keyword_command(),
+        }
+
+        SHOW_PARSERS = {
+            "DATABASES": lambda self: self._parse_show_list("DATABASES", in_database=False),
+            "SCHEMAS": lambda self: self._parse_show_list("DATABASES", in_database=False),
+            "TABLES": lambda self: self._parse_show_list("TABLES"),
+            "VIEWS": lambda self: self._parse_show_list("VIEWS"),
+            "STREAMING TABLES": lambda self: self._parse_show_list("STREAMING TABLES"),
+            "CREATE TABLE": lambda self: self.expression(
+                exp.Show(this="CREATE TABLE", target=self._parse_table_parts())),
+            "GRANTS": lambda self: self._parse_show_grants(),
+            "GRANT": lambda self: self._parse_show_grants(),
+        }
+        SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+        # Statements whose first token is a COMMAND keyword; any other stays an exp.Command.
+        COMMAND_PARSERS: t.ClassVar[dict[str, t.Callable[[StreamingSpark.Parser, Token], exp.Expression | None]]] = {
+            "VACUUM": lambda self, start: self._parse_vacuum(),
+            "EXPLAIN": lambda self, start: self._parse_explain_streaming(start),
+        }
+
         def _match_set(self, types: t.Collection[TokenType], advance: bool = True) -> bool:
             # GROUP BY stops at query-modifier keywords, WINDOW among them; `window(` is the time-window function.
             if (types is self.QUERY_MODIFIER_TOKENS and self._curr is not None
@@ -48,5 +81,116 @@ class StreamingSpark(Databricks):
             alias = self._parse_table_alias()
             return self.expression(Watermark(this=stream, column=column, name=name, delay=delay, alias=alias))
 
+        # --- statements sqlglot leaves as exp.Command -------------------------------------------------------------
+
+        def _parse_keyword_command(self) -> exp.Expression:
+            start = self._prev
+            parser = self.COMMAND_PARSERS.get(start.text.upper())
+            node = parser(self, start) if parser is not None else None
+            return node if node is not None else self._parse_as_command(start)
+
+        def _parse_show_list(self, kind: str, in_database: bool = True) -> exp.Show:
+            """`SHOW <kind> [{IN|FROM} db] [[LIKE] 'pattern']`, Spark's form for databases, tables and views."""
+            db = None
+            if in_database and self._match_set((TokenType.IN, TokenType.FROM)):
+                db = self._parse_id_var()
+                if db is None:
+                    self.raise_error(f"Expected a database name after SHOW {kind} IN")
+            like_keyword = self._match(TokenType.LIKE)
+            like = self._parse_string()
+            if like_keyword and like is None:
+                self.raise_error("Expected a quoted pattern after LIKE")
+            return self.expression(exp.Show(this=kind, db=db, like=like))
+
+        def _parse_show_grants(self) -> ShowGrants:
+            """`SHOW GRANT[S] [principal] [ON [TABLE|VIEW|SCHEMA|DATABASE] name]` (Databricks)."""
+            principal = None
+            if self._curr and self._curr.token_type != TokenType.ON:
+                principal = self._parse_id_var()
+                if principal is None:
+                    self.raise_error("Expected a user name or ON after SHOW GRANTS")
+            kind = securable = None
+            if self._match(TokenType.ON):
+                kind = self._prev.text.upper() if self._match_set(self.CREATABLES) else None
+                securable = self._parse_table_parts()
+            return self.expression(ShowGrants(principal=principal, kind=kind, this=securable))
+
+        def _parse_vacuum(self) -> Vacuum:
+            """`VACUUM table [RETAIN n HOURS]` (Delta)."""
+            table = self._parse_table_parts()
+            retain = None
+            if self._match_text_seq("RETAIN"):
+                retain = self._parse_number()
+                if retain is None or not self._match_text_seq("HOURS"):
+                    self.raise_error("Expected RETAIN <number> HOURS")
+            return self.expression(Vacuum(this=table, retain=retain))
+
+        def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | None:
+            """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...`; any other EXPLAIN stays a command for Spark."""
+            index = self._index
+            streaming = self._match(TokenType.CREATE) and (
+                self._match_text_seq("OR", "REFRESH") or True) and self._match_text_seq("STREAMING", "TABLE")
+            self._retreat(index)
+            if not streaming:
+                return None
+            node = self.expression(ExplainStreaming(this=self._parse_statement()))
+            node.meta["keyword_end"] = start.end + 1
+            return node
+
+        def _parse_describe(self) -> exp.Describe:
+            if self._match_text_seq("STREAMING", "TABLE"):
+                return self.expression(exp.Describe(this=self._parse_table_parts(), kind="STREAMING TABLE"))
+            return super()._parse_describe()
+
+        def _parse_drop(self, exists: bool = False, kind: str | None = None) -> exp.Drop | exp.Command:
+            if kind is None and self._match_text_seq("STREAMING", "TABLE"):
+                exists = bool(self._parse_exists())
+                return self.expression(exp.Drop(kind="STREAMING TABLE", exists=exists,
+                                                tables=[self._parse_table_parts()]))
+            return super()._parse_drop(exists=exists, kind=kind)
+
+        # --- GRANT / REVOKE: sqlglot's nodes, but a statement that does not fit is an error, not a command ---------
+
+        def _parse_grant_privilege(self) -> exp.GrantPrivilege | None:
+            first = self._curr
+            node = super()._parse_grant_privilege()
+            if node is not None and first:
+                node.meta.update(line=first.line, col=first.col, start=first.start, end=self._prev.end)
+            return node
+
+        def _parse_grant_revoke_common(self) -> tuple[list | None, str | None, exp.Expression | None]:
+            privileges = self._parse_csv(self._parse_grant_privilege)
+            if not self._match(TokenType.ON):
+                self.raise_error("Expected ON and the object: ON TABLE t, ON VIEW v or ON SCHEMA s")
+            kind = self._prev.text.upper() if self._match_set(self.CREATABLES) else None
+            return privileges, kind, self._parse_table_parts()
+
+        def _parse_grant(self) -> exp.Grant:
+            privileges, kind, securable = self._parse_grant_revoke_common()
+            if not self._match_text_seq("TO"):
+                self.raise_error("Expected TO and the users to grant to")
+            principals = self._parse_csv(self._parse_grant_principal)
+            if not principals:
+                self.raise_error("Expected the users to grant to")
+            return self.expression(exp.Grant(privileges=privileges, kind=kind, securable=securable,
+                                             principals=principals))
+
+        def _parse_revoke(self) -> exp.Revoke:
+            privileges, kind, securable = self._parse_grant_revoke_common()
+            if not self._match_text_seq("FROM"):
+                self.raise_error("Expected FROM and the users to revoke from")
+            principals = self._parse_csv(self._parse_grant_principal)
+            if not principals:
+                self.raise_error("Expected the users to revoke from")
+            return self.expression(exp.Revoke(privileges=privileges, kind=kind, securable=securable,
+                                              principals=principals))
+
     class Generator(Databricks.Generator):
-        TRANSFORMS = {**Databricks.Generator.TRANSFORMS, Watermark: watermark_sql}
+        TRANSFORMS = {
+            **Databricks.Generator.TRANSFORMS,
+            Watermark: watermark_sql,
+            Vacuum: vacuum_sql,
+            ShowGrants: show_grants_sql,
+            ExplainStreaming: explain_streaming_sql,
+            exp.Show: show_sql,
+        }

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialect.errors import StatementSyntaxError
-from dialect.statements import Passthrough, classify
+from dialect.statements import classify
 from gateway.operation.base import Operation, OperationType
 from runtime.policy.settings import is_client_hint
 from runtime.sql import StatementResult, cancel_job_group
@@ -41,12 +40,9 @@ class ExecuteStatement(Operation):
             if not is_client_hint(key):
                 self._policy.check_setting(key, principal)
                 self.session.spark.conf.set(key, value)
-        try:
-            statement = classify(self.statement)
-        except StatementSyntaxError:
-            # Spark's grammar is wider than sqlglot's: the policy judges Spark's own parse of it (deny by default),
-            # and Spark reports its syntax error with its position if it does not parse either.
-            statement = Passthrough(self.statement)
+        # What sqlglot cannot parse comes back as Passthrough(parsed=False), for the policy to judge on Spark's plan;
+        # a syntax error in a statement the gateway runs itself is raised here with its position.
+        statement = classify(self.statement)
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
             sql=self.statement, job_group=self.handle.hex, policy=self._policy,

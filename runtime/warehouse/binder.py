@@ -1,50 +1,42 @@
 """Binding a query to snapshots: every catalog table it names is pinned to one committed Delta version.
 
-Each reference (and its time-travel clause) is replaced in the text by a temporary view over the pinned snapshot's
-files; catalog views are bound the same way, recursively. Spark analyses the rewritten text at once, after which
-the temporary views are dropped (the analysed plan keeps what they pointed to). One statement therefore reads one
-version per table, even if it names the table twice, and never sees a commit that lands while it runs.
+The query is parsed once; each `exp.Table` node that names a catalog table is changed to name a temporary view over
+the pinned snapshot's files (keeping its alias, or given `AS name` so that `name.column` still resolves; its
+time-travel clause read and dropped), and the tree is printed back as Spark SQL. Catalog views are bound the same
+way, recursively, with the resolver the view's owner reads with. Printing is checked to read back as the same tree
+(else nothing runs), and a map from the printed text to the nodes' original offsets turns Spark's error positions
+into positions in what the user typed. Spark analyses the text at once, after which the temporary views are dropped
+(the analysed plan keeps what they pointed to). One statement therefore reads one version per table, even if it
+names the table twice (or a view names it too), and never sees a commit that lands while it runs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from dialect.errors import SqlError
-from dialect.references import PositionMap, TableReference, table_references
+from dialect.references import TableReference, generate, parse, point_at, table_references
 from dialect.statements import Query
+from dialect.streaming.positions import line_column
 from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from runtime.errors import RuntimeQueryError, from_spark
+from runtime.warehouse.resolved import ResolvedTable, TableResolver
+from runtime.warehouse.resolver import CatalogResolver
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from runtime.warehouse.context import StatementContext
+
+__all__ = ["Binder", "BoundQuery", "ResolvedTable", "TableResolver", "TimeTravelError", "bind"]
+
 MAX_VIEW_DEPTH = 16
 _counter = itertools.count()
-
-
-@dataclass(frozen=True)
-class ResolvedTable:
-    database: str
-    name: str
-    kind: str                       # "TABLE" (a Delta table at `location`) or "VIEW" (defined by `view_sql`)
-    location: str | None = None
-    view_sql: str | None = None
-    owner: str | None = None
-
-
-class TableResolver(Protocol):
-    def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
-        """The catalog object `database.name` names (current database when None), or None if the catalog has none.
-        Raises a PolicyError when the reader may not read it."""
-
-    def for_view(self, view: ResolvedTable) -> TableResolver:
-        """The resolver for the tables inside `view` (views run with their owner's rights)."""
+_PinKey = tuple[str, str, "int | None", "str | None"]
 
 
 @dataclass
@@ -67,51 +59,63 @@ def _parse_timestamp(text: str) -> dt.datetime:
 
 
 class Binder:
-    """Binds the queries of one statement; `close()` drops the temporary views it created."""
+    """Binds the queries of one statement; `close()` drops the temporary views it created.
 
-    def __init__(self, spark: SparkSession, resolver: TableResolver, statement: str) -> None:
+    `resolved` lists every catalog table and view the bound queries name, in text order (a view's own tables are
+    not listed: they are read with the view owner's resolver), for the policy to check rights on."""
+
+    def __init__(self, spark: SparkSession, resolver: TableResolver, statement: str,
+                 _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None) -> None:
         self._spark = spark
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
-        self._pinned: dict[tuple[str, str, int | None, str | None], tuple[str, Snapshot]] = {}
+        self._pinned = _pinned if _pinned is not None else {}  # shared with the binders of views
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
+        self.resolved: list[ResolvedTable] = []
 
     def _view_name(self) -> str:
         return f"__sg_snapshot_{next(_counter)}"
 
-    def _position(self, ref: TableReference, query: Query) -> tuple[int, int]:
-        offset = query.offset + ref.start
-        before = self._statement[:offset]
-        return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
+    def _position(self, offset_in_query: int, query: Query) -> tuple[int, int]:
+        return line_column(self._statement, query.offset + offset_in_query)
+
+    def _relocate(self, exc: SqlError, query: Query) -> SqlError:
+        """A position in `query.sql` (as dialect errors carry it) made a position in the statement."""
+        if exc.line is not None and exc.column is not None and query.offset:
+            lines = query.sql.split("\n")
+            offset = sum(len(text) + 1 for text in lines[: exc.line - 1]) + exc.column - 1
+            exc.line, exc.column = self._position(offset, query)
+        return exc
 
     def _bind_table(self, resolved: ResolvedTable, ref: TableReference, query: Query) -> str:
         key = (resolved.database, resolved.name, ref.version, ref.timestamp)
         if key in self._pinned:
-            return self._pinned[key][0]
-        timestamp = _parse_timestamp(ref.timestamp) if ref.timestamp is not None else None
-        try:
-            snapshot = load_snapshot(resolved.location or "", ref.version, timestamp)
-        except RuntimeQueryError as exc:
-            exc.line, exc.column = self._position(ref, query)
-            raise
-        name = self._view_name()
-        pinned_dataframe(self._spark, snapshot).createOrReplaceTempView(name)
-        self._views.append(name)
-        self._pinned[key] = (name, snapshot)
+            name, snapshot = self._pinned[key]
+        else:
+            try:
+                timestamp = _parse_timestamp(ref.timestamp) if ref.timestamp is not None else None
+                snapshot = load_snapshot(resolved.location or "", ref.version, timestamp)
+            except RuntimeQueryError as exc:
+                exc.line, exc.column = self._position(ref.start, query)
+                raise
+            name = self._view_name()
+            pinned_dataframe(self._spark, snapshot).createOrReplaceTempView(name)
+            self._views.append(name)
+            self._pinned[key] = (name, snapshot)
         if ref.version is None and ref.timestamp is None:
             self.snapshots[(resolved.database, resolved.name)] = snapshot
         return name
 
     def _bind_view(self, resolved: ResolvedTable, ref: TableReference, query: Query, depth: int) -> str:
         if ref.version is not None or ref.timestamp is not None:
-            line, column = self._position(ref, query)
+            line, column = self._position(ref.start, query)
             raise TimeTravelError(f"{resolved.database}.{resolved.name} is a view; views have no versions",
                                   line=line, column=column, hint="time-travel the tables the view reads instead")
         if depth >= MAX_VIEW_DEPTH:
             raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
                                     error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
-        inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "")
+        inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned)
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
@@ -122,29 +126,42 @@ class Binder:
         self._views.append(name)
         return name
 
+    def _resolve(self, ref: TableReference, query: Query) -> ResolvedTable | None:
+        try:
+            return self._resolver.resolve(ref.database, ref.name)
+        except SqlError as exc:
+            if exc.line is None:
+                exc.line, exc.column = self._position(ref.start, query)
+            raise
+
     def bind(self, query: Query, depth: int = 0) -> DataFrame:
-        """The DataFrame of `query` with every catalog table pinned. Raises RuntimeQueryError with a position."""
-        replacements: list[tuple[int, int, str]] = []
-        for ref in table_references(query.sql):
-            try:
-                resolved = self._resolver.resolve(ref.database, ref.name)
-            except SqlError as exc:
-                if exc.line is None:
-                    exc.line, exc.column = self._position(ref, query)
-                raise
+        """The DataFrame of `query` with every catalog table pinned. Raises a SqlError with a position."""
+        try:
+            tree = parse(query.sql)
+            refs = table_references(query.sql, tree)
+        except SqlError as exc:
+            raise self._relocate(exc, query) from None
+        bound = False
+        for ref in refs:
+            resolved = self._resolve(ref, query)
             if resolved is None:
                 continue  # a temporary view of the session, or an error Spark reports with its position
+            self.resolved.append(resolved)
             if resolved.kind == "VIEW":
                 view = self._bind_view(resolved, ref, query, depth)
             else:
                 view = self._bind_table(resolved, ref, query)
-            replacements.append((ref.start, ref.end, view + _keep_name(query.sql, ref)))
-        mapping = PositionMap(query.sql, replacements)
+            point_at(ref, view)
+            bound = True
+        sql, to_original = query.sql, _identity
+        if bound:  # nothing to rewrite otherwise: Spark reads the text as typed
+            generated = generate(tree, query.sql)
+            sql, to_original = generated.sql, generated.to_original
         try:
-            return self._spark.sql(mapping.rewritten)
+            return self._spark.sql(sql)
         except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
-            raise from_spark(exc, mapping.rewritten, original=self._statement,
-                             to_original=_shifted(mapping, query.offset)) from exc
+            raise from_spark(exc, sql, original=self._statement,
+                             to_original=lambda position: query.offset + to_original(position)) from exc
 
     def close(self) -> None:
         for name in self._views:
@@ -152,21 +169,21 @@ class Binder:
         self._views.clear()
 
 
-_ALIAS_AFTER = re.compile(r"\s+(AS\b|[A-Za-z_]\w*|`[^`]+`)", re.IGNORECASE)
-_NOT_ALIASES = frozenset(
-    "WHERE JOIN LEFT RIGHT INNER FULL CROSS OUTER ON GROUP ORDER LIMIT UNION HAVING WINDOW LATERAL NATURAL SEMI ANTI "
-    "EXCEPT INTERSECT MINUS USING TABLESAMPLE PIVOT UNPIVOT CLUSTER DISTRIBUTE SORT QUALIFY OFFSET FOR VERSION "
-    "TIMESTAMP SET WHEN SELECT WITH VALUES INSERT".split()
-)
+def _identity(offset: int) -> int:
+    return offset
 
 
-def _keep_name(sql: str, ref: TableReference) -> str:
-    """` AS name` when the reference has no alias of its own, so `name.column` still resolves after the rewrite."""
-    found = _ALIAS_AFTER.match(sql, ref.end)
-    if found and found.group(1).upper() not in _NOT_ALIASES:
-        return ""
-    return f" AS `{ref.name}`"
-
-
-def _shifted(mapping: PositionMap, offset: int) -> Callable[[int], int]:
-    return lambda position: offset + mapping.to_original(position)
+def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = None) -> tuple[DataFrame, Binder]:
+    """`query` analysed with every catalog table pinned, each read allowed for the user (views: for their owner)
+    and the analysed plan judged by the policy; the caller closes the binder once the data is read. `resolver`
+    defaults to the catalog's, as the session's user sees it."""
+    resolver = resolver or CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view,
+                                           ctx.policy, ctx.principal)
+    binder = Binder(ctx.spark, resolver, ctx.sql)
+    try:
+        df = binder.bind(query)
+        ctx.policy.check_query(df, ctx.principal)
+        return df, binder
+    except BaseException:
+        binder.close()
+        raise

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
 from catalog.names import NameKind, check_name
@@ -17,34 +17,23 @@ from dialect.statements import AddColumns, ColumnSpec, CreateTable, CreateView, 
 from runtime.delta.write import commit_files, write_files
 from runtime.sql import StatementResult
 from runtime.warehouse import commit, locations
-from runtime.warehouse.binder import Binder
+from runtime.warehouse.binder import bind
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
-from runtime.warehouse.errors import NotATableError, NotAViewError, UnresolvedColumnError, WarehouseError
+from runtime.warehouse.errors import (
+    NotATableError,
+    NotAViewError,
+    UnresolvedColumnError,
+    UnsupportedStatementError,
+    WarehouseError,
+)
 from runtime.warehouse.output import no_result
-from runtime.warehouse.resolver import CatalogResolver
 from runtime.warehouse.tables import require, require_table, to_drop
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table"}
-
-
-def bind(ctx: StatementContext, query: Any) -> tuple[DataFrame, Binder]:
-    """`query` analysed with every catalog table pinned, each read allowed for the user and the plan checked by the
-    policy; the caller closes the binder once the data is read."""
-    resolver = CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view,
-                               ctx.policy, ctx.principal)
-    binder = Binder(ctx.spark, resolver, ctx.sql)
-    try:
-        df = binder.bind(query)
-        ctx.policy.check_query(df, ctx.principal)
-        return df, binder
-    except BaseException:
-        binder.close()
-        raise
 
 
 def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:
@@ -121,6 +110,12 @@ def _write_table(ctx: StatementContext, stmt: CreateTable, location: str, name: 
 
 
 def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
+    if stmt.location is not None:
+        line, column = ctx.position_of(stmt.table)
+        raise UnsupportedStatementError(
+            "a warehouse (Delta) table cannot name its folder: the warehouse places it by the table's name",
+            hint="leave out LOCATION / OPTIONS (path ...); to read files, use read_files(...) or a temporary view "
+                 "USING csv|json|parquet OPTIONS (path '...') under the allowed folders", line=line, column=column)
     database, name = ctx.checked(stmt.table)
     existing = ctx.store.get_table(database, name)
     if existing is not None and not stmt.replace:

@@ -16,10 +16,9 @@ from dialect.dialect import StreamingSpark
 from dialect.statements import Delete, Insert, Query, Update
 from runtime.sql import StatementResult
 from runtime.warehouse import commit
-from runtime.warehouse.binder import Binder
+from runtime.warehouse.binder import Binder, bind
 from runtime.warehouse.casts import can_store, store_assign
 from runtime.warehouse.context import StatementContext
-from runtime.warehouse.ddl import bind
 from runtime.warehouse.errors import IncompatibleDataError, UnresolvedColumnError
 from runtime.warehouse.output import no_result
 from runtime.warehouse.tables import require_table

@@ -7,7 +7,6 @@ a Spark table (in memory, forgotten on restart), not a catalog one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,9 +15,15 @@ from dialect.errors import SqlError
 from runtime.errors import from_spark
 from runtime.policy.statements import authorize
 from runtime.sql import StatementResult, run_sql, stream_dataframe
-from runtime.warehouse import databases, ddl, describe, dml, merge, streaming, vacuum
+from runtime.warehouse import databases, ddl, describe, dml, grants, merge, streaming, vacuum
+from runtime.warehouse.binder import bind
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.tables import spark_has
+
+
+def _show_views(ctx: StatementContext, stmt: st.ShowViews) -> StatementResult:
+    return describe.show_views(ctx, stmt.database, stmt.pattern)
+
 
 _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.CreateDatabase: databases.create_database,
@@ -39,6 +44,10 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.Update: dml.update,
     st.Merge: merge.merge,
     st.Vacuum: vacuum.vacuum,
+    st.ShowViews: _show_views,
+    st.Grant: grants.grant,
+    st.Revoke: grants.revoke,
+    st.ShowGrants: grants.show_grants,
     **streaming.HANDLERS,
 }
 
@@ -47,18 +56,11 @@ _ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, 
                  st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum)
 
 
-_TEMPORARY_VIEW = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:GLOBAL\s+)?TEMP(?:ORARY)?\s+VIEW\b", re.IGNORECASE)
-
-
-_SHOW_VIEWS = re.compile(
-    r"\s*SHOW\s+VIEWS(?:\s+(?:IN|FROM)\s+`?([\w]+)`?)?(?:\s+(?:LIKE\s+)?'([^']*)')?\s*;?\s*$", re.IGNORECASE)
-
-
 def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
     if isinstance(statement, st.Passthrough):
         return True
-    if isinstance(statement, st.CreateView) and _TEMPORARY_VIEW.match(ctx.sql):
-        return True  # a session's temporary view lives in its Spark session only
+    if isinstance(statement, st.CreateTemporaryView):
+        return True  # a session's temporary view lives in its Spark session only; its paths pass the policy
     if isinstance(statement, st.CreateTable):
         return statement.using is not None and statement.using.lower() != "delta"
     if isinstance(statement, _ON_ONE_TABLE):
@@ -89,15 +91,12 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
 def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """Run `statement` once the policy allows it; raises the typed errors of the policy, the catalog, the runtime or
     Spark (with positions)."""
-    show_views = _SHOW_VIEWS.match(ctx.sql) if isinstance(statement, st.Passthrough) else None
-    if show_views:
-        return describe.show_views(ctx, show_views.group(1), show_views.group(2))
     if _spark_runs(ctx, statement):
         return _run_in_spark(ctx, statement)
     authorize(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
     if isinstance(statement, st.SelectQuery):
-        df, binder = ddl.bind(ctx, statement.query)
+        df, binder = bind(ctx, statement.query)
         try:
             return stream_dataframe(ctx.spark, df, ctx.sql, ctx.job_group,
                                     include_stack_trace=ctx.include_stack_trace)

@@ -18,8 +18,8 @@ from dialect.dialect import StreamingSpark
 from dialect.statements import Merge, Query
 from runtime.sql import StatementResult
 from runtime.warehouse import commit
+from runtime.warehouse.binder import bind
 from runtime.warehouse.context import StatementContext
-from runtime.warehouse.ddl import bind
 from runtime.warehouse.dml import enforce_not_null, table_schema
 from runtime.warehouse.errors import UnresolvedColumnError, UnsupportedStatementError, WarehouseError
 from runtime.warehouse.output import no_result

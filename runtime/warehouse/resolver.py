@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from runtime.warehouse.binder import ResolvedTable
+from runtime.warehouse.resolved import ResolvedTable
 
 if TYPE_CHECKING:
     from catalog.store import CatalogStore

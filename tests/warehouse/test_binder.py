@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dialect.errors import SqlError
+from dialect.references import RewriteError
 from dialect.statements import Query
 from runtime.delta.write import write_dataframe
 from runtime.errors import RuntimeQueryError
@@ -11,14 +13,21 @@ from runtime.warehouse.binder import Binder, ResolvedTable
 
 
 class DictResolver:
-    def __init__(self, objects: dict[tuple[str, str], ResolvedTable]) -> None:
+    def __init__(self, objects: dict[tuple[str, str], ResolvedTable], acting_for: str | None = None) -> None:
         self.objects = objects
+        self.acting_for = acting_for
+        self.asked: list[tuple[str | None, str, str | None]] = []
 
     def resolve(self, database, name):
+        self.asked.append((database, name, self.acting_for))
+        if name == "forbidden":
+            raise SqlError("no rights on forbidden", error_class="INSUFFICIENT_PERMISSIONS", sqlstate="42501")
         return self.objects.get(((database or "default").lower(), name.lower()))
 
     def for_view(self, view):
-        return self
+        inner = DictResolver(self.objects, acting_for=view.owner)
+        inner.asked = self.asked
+        return inner
 
 
 @pytest.fixture()
@@ -32,7 +41,8 @@ def tables(spark, tmp_path):
         ("default", "orders"): ResolvedTable("default", "orders", "TABLE", orders),
         ("sales", "users"): ResolvedTable("sales", "users", "TABLE", users),
         ("default", "big_orders"): ResolvedTable("default", "big_orders", "VIEW",
-                                                 view_sql="SELECT * FROM orders WHERE id >= 2"),
+                                                 view_sql="SELECT * FROM orders WHERE id >= 2", owner="ann"),
+        ("default", "odd name`s"): ResolvedTable("default", "odd name`s", "TABLE", users),
     })
 
 
@@ -86,3 +96,70 @@ def test_one_statement_reads_one_version_per_table(spark, tables, tmp_path):
     binder.close()
     write_dataframe(spark.range(100).selectExpr("id", "0L AS uid"), tables.objects[("default", "orders")].location)
     assert df.collect()[0] == (6, 6)  # bound before the append: the new commit stays invisible
+
+
+def _bound_rows(spark, resolver, sql):
+    binder = Binder(spark, resolver, sql)
+    try:
+        return _rows(binder.bind(Query(sql)))
+    finally:
+        binder.close()
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("SELECT orders.id FROM orders WHERE orders.id < 2", [(0,), (1,)]),                      # name.column
+    ("SELECT o.id FROM default.orders o WHERE o.id < 1", [(0,)]),                            # alias kept
+    ("SELECT count(*) FROM orders VERSION AS OF 0 AS o", [(4,)]),
+    ("SELECT count(*) FROM orders TABLESAMPLE (100 PERCENT) o", [(6,)]),
+    ("SELECT count(*) FROM orders TABLESAMPLE (100 PERCENT)", [(6,)]),
+    ("SELECT o.id, e.v FROM orders o LATERAL VIEW explode(array(o.uid)) e AS v WHERE o.id = 3", [(3, 1)]),
+    ("SELECT /*+ BROADCAST(u) */ count(*) FROM orders JOIN sales.users u ON orders.uid = u.id", [(6,)]),
+    ("SELECT max(r) FROM (SELECT rank() OVER (PARTITION BY uid ORDER BY id) AS r FROM orders)", [(3,)]),
+    ("WITH c AS (SELECT named_struct('a', id) AS s FROM orders) SELECT max(c.s.a) FROM c", [(5,)]),
+    ("SELECT `odd name``s`.name FROM `odd name``s` WHERE id IN (SELECT uid FROM orders WHERE id = 1)", [("bob",)]),
+    ("-- a comment\nSELECT count(*) /* and another */ FROM\n  orders", [(6,)]),
+])
+def test_constructs_round_trip_through_the_tree(spark, tables, sql, expected):
+    assert _bound_rows(spark, tables, sql) == expected
+
+
+def test_binder_lists_what_it_resolved_and_views_read_as_their_owner(spark, tables):
+    sql = "SELECT count(*) FROM big_orders JOIN orders ON true JOIN tmp_not_in_catalog ON true"
+    spark.range(1).createOrReplaceTempView("tmp_not_in_catalog")
+    binder = Binder(spark, tables, sql)
+    try:
+        assert _rows(binder.bind(Query(sql))) == [(24,)]
+        assert [(r.name, r.kind) for r in binder.resolved] == [("big_orders", "VIEW"), ("orders", "TABLE")]
+        assert (None, "orders", "ann") in tables.asked  # the view's own table, resolved for its owner
+        assert len({s.version for s in binder.snapshots.values()}) == 1
+    finally:
+        binder.close()
+        spark.catalog.dropTempView("tmp_not_in_catalog")
+
+
+def test_a_resolver_error_gets_the_references_position(spark, tables):
+    sql = "SELECT *\n  FROM orders JOIN forbidden ON true"
+    binder = Binder(spark, tables, sql)
+    with pytest.raises(SqlError) as raised:
+        binder.bind(Query(sql))
+    binder.close()
+    assert raised.value.error_class == "INSUFFICIENT_PERMISSIONS"
+    assert (raised.value.line, raised.value.column) == (2, 20)
+
+
+def test_positions_after_the_rewrite_and_inside_an_embedded_query(spark, tables):
+    statement = "CREATE VIEW v AS\nSELECT o.id FROM `default`.orders VERSION AS OF 0 o\nWHERE o.nope > 1"
+    offset = statement.index("SELECT")
+    binder = Binder(spark, tables, statement)
+    with pytest.raises(RuntimeQueryError) as raised:
+        binder.bind(Query(statement[offset:], offset))
+    binder.close()
+    assert (raised.value.line, raised.value.column) == (3, 7)
+
+
+def test_what_does_not_print_back_is_refused(spark, tables):
+    sql = "SELECT 'it''s' FROM orders"
+    binder = Binder(spark, tables, sql)
+    with pytest.raises(RewriteError):
+        binder.bind(Query(sql))
+    binder.close()

@@ -1,0 +1,62 @@
+"""Tree nodes for the statements sqlglot's Databricks dialect keeps as an opaque `exp.Command` (SHOW ..., VACUUM,
+EXPLAIN CREATE STREAMING TABLE, SHOW GRANTS), built as sqlglot's own nodes are (`arg_types`), with their generators.
+
+Parsing them into nodes, rather than matching the text, is what lets one classifier decide what a statement is:
+comments, case, newlines and backticked names are the tokenizer's business, and positions come from the tokens.
+`SHOW` statements use sqlglot's own `exp.Show` (as its MySQL, Snowflake and DuckDB dialects do): `this` names the
+kind ("TABLES", "DATABASES", "VIEWS", "STREAMING TABLES", "CREATE TABLE"), `db` the database of IN/FROM, `like` the
+pattern, `target` the table of SHOW CREATE TABLE.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+class Vacuum(exp.Expression):
+    """`VACUUM table [RETAIN n HOURS]`: `this` is the exp.Table, `retain` the number literal."""
+
+    arg_types = {"this": True, "retain": False}
+
+
+class ShowGrants(exp.Expression):
+    """`SHOW GRANT[S] [principal] [ON [kind] name]`: `principal` an identifier, `kind` the securable's kind as
+    written (TABLE, VIEW, SCHEMA, DATABASE ...), `this` the securable's exp.Table."""
+
+    arg_types = {"principal": False, "kind": False, "this": False}
+
+
+class ExplainStreaming(exp.Expression):
+    """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...`: `this` is the exp.Create. The node's meta `keyword_end`
+    is the offset just past EXPLAIN, so the statement can be analysed with EXPLAIN blanked out and positions kept."""
+
+    arg_types = {"this": True}
+
+
+def vacuum_sql(generator: object, node: Vacuum) -> str:
+    sql = getattr(generator, "sql")
+    retain = sql(node, "retain")
+    return f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
+
+
+def show_grants_sql(generator: object, node: ShowGrants) -> str:
+    sql = getattr(generator, "sql")
+    principal = sql(node, "principal")
+    kind = node.args.get("kind")
+    target = sql(node, "this")
+    on = f" ON {kind + ' ' if kind else ''}{target}" if target else ""
+    return f"SHOW GRANTS{' ' + principal if principal else ''}{on}"
+
+
+def explain_streaming_sql(generator: object, node: ExplainStreaming) -> str:
+    return f"EXPLAIN {getattr(generator, 'sql')(node, 'this')}"
+
+
+def show_sql(generator: object, node: exp.Show) -> str:
+    """Spark's spelling of the SHOW statements the dialect parses."""
+    sql = getattr(generator, "sql")
+    target = sql(node, "target")
+    db = sql(node, "db")
+    like = sql(node, "like")
+    return (f"SHOW {node.name}" + (f" {target}" if target else "") + (f" IN {db}" if db else "")
+            + (f" LIKE {like}" if like else ""))

@@ -1,0 +1,28 @@
+"""What the binder asks and is told about a name: the `TableResolver` protocol and the `ResolvedTable` it answers.
+
+A module of its own so that `binder` (which builds the catalog's resolver in `bind`) and `resolver` (which builds
+`ResolvedTable`s) need not import each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ResolvedTable:
+    database: str
+    name: str
+    kind: str                       # "TABLE" (a Delta table at `location`) or "VIEW" (defined by `view_sql`)
+    location: str | None = None
+    view_sql: str | None = None
+    owner: str | None = None        # who created it: a view reads its tables with its owner's rights
+
+
+class TableResolver(Protocol):
+    def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
+        """The catalog object `database.name` names (current database when None), or None if the catalog has none.
+        May raise a SqlError (the binder adds the reference's position when it carries none)."""
+
+    def for_view(self, view: ResolvedTable) -> TableResolver:
+        """The resolver for the tables inside `view` (one acting as the view's owner, where rights are checked)."""
