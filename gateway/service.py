@@ -171,7 +171,7 @@ class GatewayService:
 
     def _metadata(self, kind: type[metadata.MetadataOperation], handle: SessionHandle, **request: Any) -> Operation:
         session = self.sessions.get(handle)
-        operation = kind(session, catalog=self.catalog, **request)
+        operation = kind(session, catalog=self.catalog, policy=self.policy, **request)
         session.track(operation)
         self.operations.run(operation, run_async=False, timeout=None)
         return operation

@@ -49,6 +49,9 @@ def spark_conf(settings: SparkSettings) -> dict[str, str]:
         # `SELECT * FROM text.`/etc/passwd``: file paths as table names. Off in the context's configuration, so that
         # RESET in a session brings back "off" (SET of it is refused by the policy).
         "spark.sql.runSQLOnFiles": "false",
+        # `${env:HOME}`, `${system:user.name}`, `${spark.x}` in a statement: the server's environment, JVM
+        # properties and settings would be read into any user's query.
+        "spark.sql.variable.substitute": "false",
     }
     if settings.bind_loopback:
         conf.update(

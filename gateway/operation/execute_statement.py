@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from dialect.statements import classify
 from gateway.operation.base import Operation, OperationType
+from runtime.policy.sessions import set_current_user
 from runtime.policy.settings import is_client_hint
 from runtime.sql import StatementResult, cancel_job_group
 from runtime.warehouse.executor import execute
@@ -36,6 +37,7 @@ class ExecuteStatement(Operation):
     def execute(self) -> StatementResult:
         assert self.statement is not None
         principal = self._policy.principal(self.session.user)
+        set_current_user(self.session.spark, self.session.user)
         for key, value in self._conf_overlay.items():
             if not is_client_hint(key):
                 self._policy.check_setting(key, principal)

@@ -16,6 +16,7 @@ from runtime.results import ResultColumn, wire_arrow_type
 from runtime.sql import ListBatchSource, StatementResult
 
 if TYPE_CHECKING:
+    from runtime.policy import Policy
     from catalog.store import CatalogStore
     from gateway.session import Session
 
@@ -72,10 +73,18 @@ def spark_listing_pattern(pattern: str | None) -> str | None:
 class MetadataOperation(Operation):
     """Metadata listings are small and quick: they run inline and are served from memory."""
 
-    def __init__(self, session: Session, catalog: CatalogStore | None = None, **request: Any) -> None:
+    def __init__(self, session: Session, catalog: CatalogStore | None = None, policy: Policy | None = None,
+                 **request: Any) -> None:
         super().__init__(session)
         self.catalog = catalog
+        self.policy = policy
         self.request = request
+
+    def _may_read(self, table: catalog_view.TableInfo) -> bool:
+        """Columns are shown only of what the user may read, as DESCRIBE would answer."""
+        if self.policy is None or not table.database:
+            return True  # no policy (tests of the listing itself), or the session's own temporary view
+        return self.policy.may_read(self.policy.principal(self.session.user), table.database, table.name)
 
     def _databases(self, schema_pattern: str | None) -> list[str]:
         matcher = pattern_matcher(schema_pattern)
@@ -172,6 +181,8 @@ class GetColumns(MetadataOperation):
         matcher = pattern_matcher(self.request.get("column_name"))
         rows = []
         for table in self._tables(self.request.get("schema_name"), self.request.get("table_name")):
+            if not self._may_read(table):
+                continue
             for column in catalog_view.list_columns(self.session.spark, table.database, table.name, self.catalog):
                 if matcher.match(column.name):
                     rows.append(_column_row(table, column))

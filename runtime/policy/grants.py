@@ -34,6 +34,10 @@ class Grants:
         self._store = store
         self._grants = grants
 
+    @property
+    def store(self) -> CatalogStore:
+        return self._store
+
     def owns_schema(self, principal: Principal, database: str) -> bool:
         if principal.is_admin:
             return True

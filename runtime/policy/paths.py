@@ -17,6 +17,8 @@ from urllib.parse import unquote, urlparse
 from runtime.policy.errors import PathNotAllowedError
 
 _LOCAL_SCHEMES = ("", "file")
+# Hadoop expands these in paths (`{a/..,b}` climbs out of any folder after the check), so users may not write them.
+_GLOB_CHARACTERS = frozenset("{}[]*?\\")
 
 
 def _resolved(path: str | Path) -> Path:
@@ -33,6 +35,10 @@ def local_path(text: str) -> Path:
     raw = unquote(parsed.path) if parsed.scheme.lower() == "file" else text
     if "\x00" in raw:
         raise PathNotAllowedError("a path may not contain a NUL character")
+    if _GLOB_CHARACTERS & set(raw):
+        raise PathNotAllowedError(
+            f"'{text}' has glob characters ({{ }} [ ] * ? \\), which Spark expands after this check",
+            hint="name one folder or file; to pick files in a folder use pathGlobFilter => '*.csv'")
     if not os.path.isabs(os.path.expanduser(raw)):
         raise PathNotAllowedError(f"'{text}' is a relative path",
                                   hint="give an absolute path under the allowed roots (security.allowed_paths)")

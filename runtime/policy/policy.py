@@ -37,6 +37,8 @@ enforceSchema preferDate mergeSchema pathGlobFilter recursiveFileLookup maxFiles
 latestFirst maxFileAge fileNameOnly modifiedBefore modifiedAfter wholetext compression datetimeRebaseMode
 int96RebaseMode rowsPerSecond rampUpTime numPartitions
 """.split())
+# Upper bounds of numeric reader options: one statement must not be able to fill the disk or take every core.
+READER_LIMITS = {"rowspersecond": 1_000_000, "numpartitions": 64, "maxfilespertrigger": 100_000}
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,21 @@ class Policy:
         if self._grants is None:
             raise StatementNotAllowedError("this gateway has no catalog, so no object can be checked")
         return self._grants
+
+    def may_read(self, principal: Principal, database: str, name: str) -> bool:
+        """Whether `principal` may read the catalog table (or Spark table) `database.name`: for listings that show
+        only what a user could query."""
+        from runtime.policy.errors import PolicyError
+
+        try:
+            entry = self.grants.store.get_table(database, name)
+            if entry is not None:
+                self.grants.require(principal, "SELECT", entry)
+            else:
+                self.spark_tables.require(principal, database, name, "read")
+        except PolicyError:
+            return False
+        return True
 
     # -- Spark ------------------------------------------------------------------------------------------------
 
@@ -157,11 +174,15 @@ class Policy:
     def check_reader_options(self, options: Mapping[str, str], principal: Principal) -> None:
         if self._unrestricted(principal):
             return
-        for key in options:
+        for key, value in options.items():
             if key.lower() not in READER_OPTIONS:
                 raise StatementNotAllowedError(
                     f"not allowed: the reader option '{key}'",
                     hint="options users may give: " + ", ".join(sorted(READER_OPTIONS)))
+            limit = READER_LIMITS.get(key.lower())
+            if limit is not None and not (str(value).isdigit() and int(value) <= limit):
+                raise StatementNotAllowedError(f"not allowed: {key} => {value}",
+                                               hint=f"give {key} as a whole number up to {limit:,}")
 
 
 def _java_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:

@@ -23,3 +23,10 @@ def harden(spark: SparkSession) -> SparkSession:
 def new_user_session(spark: SparkSession) -> SparkSession:
     """A fresh Spark session (own temp views, current database and settings) on the shared context, hardened."""
     return harden(spark.newSession())
+
+
+def set_current_user(spark: SparkSession, user: str) -> None:
+    """`current_user()` and `session_user()` answer the session's user, not the server's OS account (a view that
+    filters rows by user must see who asks). Spark reads it from a thread-local of the JVM thread that plans the
+    statement: the operation's own thread, which runs the whole statement."""
+    spark._jvm.org.apache.spark.sql.catalyst.CurrentUserContext.CURRENT_USER().set(user)

@@ -17,13 +17,11 @@ SESSION_SAFE_NAMES = (
     "spark.sql.legacy.timeParserPolicy",
     "spark.sql.storeAssignmentPolicy",
     "spark.sql.crossJoin.enabled",
-    "spark.sql.autoBroadcastJoinThreshold",
     "spark.sql.files.maxPartitionBytes",
     "spark.sql.mapKeyDedupPolicy",
     "spark.sql.timestampType",
     "spark.sql.sources.partitionOverwriteMode",
     "spark.sql.parser.quotedRegexColumnNames",
-    "spark.sql.variable.substitute",
     "spark.sql.datetime.java8API.enabled",
     "spark.sql.pivotMaxValues",
     "spark.sql.decimalOperations.allowPrecisionLoss",
@@ -35,9 +33,13 @@ SESSION_SAFE_NAMES = (
     "spark.sql.cbo.enabled",
     "spark.sql.optimizer.maxIterations",
     "spark.databricks.delta.retentionDurationCheck.enabled",
+    "spark.sql.adaptive.enabled",
+    "spark.sql.adaptive.coalescePartitions.enabled",
+    "spark.sql.adaptive.skewJoin.enabled",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+    "spark.sql.adaptive.localShuffleReader.enabled",
 )
 SESSION_SAFE = frozenset(name.lower() for name in SESSION_SAFE_NAMES)
-SESSION_SAFE_PREFIXES = ("spark.sql.adaptive.",)
 # `SET hivevar:x=1` stores the conf key `x`: a variable name must not be able to name a Hadoop key (`fs.file.impl`).
 _VARIABLE = re.compile(r"hivevar:[A-Za-z_][A-Za-z0-9_]*\Z")
 # Hints the Hive JDBC driver sends in OpenSession about its own fetching; they are not Spark settings.
@@ -49,12 +51,13 @@ def is_client_hint(key: str) -> bool:
 
 
 def check_setting(key: str) -> None:
-    """Raise SettingNotAllowedError unless `key` may be set in a user's session."""
+    """Raise SettingNotAllowedError unless `key` may be set in a user's session. Names only, no prefixes: a prefix
+    such as `spark.sql.adaptive.` also admits `...customCostEvaluatorClass`, which names a class to load."""
     lowered = key.strip().lower()
-    if lowered in SESSION_SAFE or lowered.startswith(SESSION_SAFE_PREFIXES) or _VARIABLE.match(key.strip()):
+    if lowered in SESSION_SAFE or _VARIABLE.match(key.strip()):
         return
     raise SettingNotAllowedError(
         f"the setting '{key}' cannot be changed from SQL",
         hint="a session may change only settings that shape its own results (spark.sql.ansi.enabled, "
-             "spark.sql.session.timeZone, spark.sql.adaptive.*, hivevar:NAME ...; README, Security, lists them); "
+             "spark.sql.session.timeZone, spark.sql.adaptive.enabled, hivevar:NAME ...; README, Security, lists them); "
              "an admin sets the others in the gateway's configuration ([spark.conf])")

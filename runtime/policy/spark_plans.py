@@ -33,7 +33,12 @@ QUERY_OPERATORS = frozenset("""
 Project Filter Aggregate Join Union Sort GlobalLimit LocalLimit Offset Distinct Deduplicate SubqueryAlias UnresolvedWith
 WithCTE CTERelationDef CTERelationRef Window WithWindowDefinition Generate Pivot Unpivot Sample Intersect Except
 OneRowRelation LocalRelation Range RepartitionByExpression Repartition RebalancePartitions UnresolvedHint ResolvedHint
-Expand Tail LateralJoin Subquery View ColumnDefinition UnresolvedTableSpec OptionList SerdeInfo
+Expand Tail LateralJoin Subquery View ColumnDefinition UnresolvedTableSpec OptionList SerdeInfo QualifiedColType
+DefaultValueExpression
+""".split())
+# Names still to be resolved, from Spark's analysis package: each is judged again on the analysed plan.
+UNRESOLVED_FORMS = frozenset("""
+ExpressionWithUnresolvedIdentifier PlanWithUnresolvedIdentifier NamedParameter PosParameter CurrentNamespace
 """.split())
 
 # Commands a user may hand to Spark as typed, each at the root of the statement only. The warehouse's own
@@ -42,7 +47,7 @@ USER_COMMANDS = frozenset("""
 SetCommand ResetCommand SetCatalogAndNamespace ShowFunctions DescribeFunction ExplainCommand DescribeQueryCommand
 CreateViewCommand CreateTempViewUsing ShowTables ShowTableExtended ShowViews ShowNamespaces ShowColumns
 ShowTableProperties ShowPartitions ShowCreateTable DescribeRelation DescribeColumn DescribeNamespace
-ShowCurrentNamespace ShowCatalogs CreateTable CreateTableAsSelect DropTable DropView InsertIntoStatement RenameTable
+ShowCurrentNamespace ShowCatalogs ShowTablesExtended CreateTable CreateTableAsSelect DropTable DropView InsertIntoStatement RenameTable
 AddColumns CreateVariable DropVariable SetVariable
 """.split())
 
@@ -66,6 +71,9 @@ REFUSED = {
     "UncacheTable": "UNCACHE TABLE empties the cache every session shares",
     "ClearCacheCommand": "CLEAR CACHE empties the cache every session shares",
     "LoadData": "LOAD DATA reads files from the server",
+    "UnresolvedExecuteImmediate": "EXECUTE IMMEDIATE runs text that cannot be checked before it runs",
+    "ExecuteImmediateQuery": "EXECUTE IMMEDIATE runs text that cannot be checked before it runs",
+    "ExecuteImmediateCommands": "EXECUTE IMMEDIATE runs text that cannot be checked before it runs",
     "CallMethodViaReflection": "reflection (java_method, reflect, try_reflect) calls Java methods in the server",
     "TryReflect": "reflection (java_method, reflect, try_reflect) calls Java methods in the server",
 }
@@ -133,8 +141,10 @@ def _judge(node: Node, is_root: bool) -> None:
         if name not in TABLE_FUNCTIONS:
             raise _refuse(f"the table function {name}() is not available to users")
         return
-    if node.qualified.startswith(_EXPRESSIONS) or node.qualified.startswith(_ANALYSIS):
-        return  # expressions and not-yet-resolved names: what they name is checked when it resolves
+    if node.qualified.startswith(_EXPRESSIONS):
+        return  # functions are looked up in the session's registry, which has no reflection; judged again analysed
+    if node.qualified.startswith(_ANALYSIS) and (node.name.startswith("Unresolved") or node.name in UNRESOLVED_FORMS):
+        return  # names not yet resolved: what they name is checked when it resolves
     if node.name in QUERY_OPERATORS and node.qualified.startswith((_LOGICAL, "org.apache.spark.sql.catalyst")):
         return
     if node.name in USER_COMMANDS and is_root:

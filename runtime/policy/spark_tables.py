@@ -32,8 +32,12 @@ class SparkTableOwners:
     def require(self, principal: Principal, database: str, name: str, action: str) -> None:
         with self._lock:
             owner = self._owners.get((database.lower(), name.lower()))
-        if owner is None or principal.is_admin or owner == principal.user:
+        if principal.is_admin or owner == principal.user:
             return
+        if owner is None:  # not made through the gateway's CREATE TABLE: nobody's to share
+            raise PermissionDeniedError(
+                f"User {principal.user} cannot {action} the Spark table `{database}`.`{name}`: it has no known owner",
+                hint="only an admin can; use a table of the warehouse (CREATE TABLE ... USING DELTA) instead")
         raise PermissionDeniedError(
             f"User {principal.user} cannot {action} the Spark table `{database}`.`{name}`: only its owner ({owner}) "
             "or an admin can", hint="Spark's own tables are private to their owner; share data through a Delta table "

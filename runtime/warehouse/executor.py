@@ -73,6 +73,10 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
     """A statement Spark runs as typed: judged on Spark's own parse, and, on one of Spark's tables, by its owner."""
     ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)
     owners = ctx.policy.spark_tables
+    if isinstance(statement, st.CreateTable):
+        database = ctx.qualify(statement.table)[0]
+        if ctx.store.get_database(database) is not None:
+            ctx.policy.grants.require_create(ctx.principal, database)
     if isinstance(statement, _ON_ONE_TABLE):
         action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable)) \
             else "change"

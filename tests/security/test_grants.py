@@ -118,3 +118,18 @@ def test_admins_may_do_everything(start_gateway: Any, as_user: Any, schema: str)
     assert sorted_rows(admin, f"SELECT * FROM {schema}.t") == [(1, "a"), (2, "b")]
     admin.execute(f"GRANT SELECT ON TABLE {schema}.t TO erin")
     assert sorted_rows(as_user("erin"), f"SELECT id FROM {schema}.t") == [(1,), (2,)]
+
+
+def test_get_columns_shows_only_what_the_user_may_read(connect: Any, schema: str) -> None:
+    from TCLIService import ttypes as T
+    from test_metadata import records
+
+    def columns_seen_by(user: str) -> set[str]:
+        conn = connect(username=user)
+        resp = conn._client.GetColumns(T.TGetColumnsReq(sessionHandle=conn._sessionHandle, schemaName=schema))
+        return {f"{row['TABLE_NAME']}.{row['COLUMN_NAME']}" for row in records(conn._client, resp)}
+
+    assert columns_seen_by("alice") == {"t.id", "t.secret", "v.id"}
+    assert columns_seen_by("bob") == set()
+    connect(username="alice").cursor().execute(f"GRANT SELECT ON VIEW {schema}.v TO bob")
+    assert columns_seen_by("bob") == {"v.id"}

@@ -56,6 +56,8 @@ REFLECTION = [
     "CREATE VIEW v_reflect AS SELECT reflect('java.lang.System', 'exit', 0) AS x",
     "CREATE TABLE t_reflect AS SELECT reflect('java.lang.System', 'exit', 0) AS x",
     "SELECT system.builtin.java_method('java.lang.System', 'exit', 0)",
+    "SELECT IDENTIFIER('java_method')('java.lang.System', 'exit', 0)",
+    "SELECT transform(array(1), x -> reflect('java.lang.System', 'exit', 0))",
 ]
 
 
@@ -94,6 +96,8 @@ REFUSED_COMMANDS = [
     ("UNCACHE TABLE IF EXISTS anything", "UNCACHE TABLE"),
     ("CLEAR CACHE", "CLEAR CACHE"),
     ("LOAD DATA LOCAL INPATH '/etc/passwd' INTO TABLE anything", "LOAD DATA"),
+    ("EXECUTE IMMEDIATE 'SELECT java_method(''java.lang.System'', ''exit'', 0)'", "EXECUTE IMMEDIATE"),
+    ("EXECUTE IMMEDIATE 'SELECT 1'", "EXECUTE IMMEDIATE"),
     ("CREATE GLOBAL TEMPORARY VIEW gv AS SELECT 1 AS x", "global temporary views"),
     ("CREATE OR REPLACE GLOBAL TEMP VIEW gv USING text OPTIONS (path '/etc/passwd')", "global temporary views"),
     ("SET spark.sql.runSQLOnFiles = true", "spark.sql.runSQLOnFiles"),
@@ -205,3 +209,33 @@ def test_admins_are_bound_by_the_list_unless_unrestricted(start_gateway: Any, tm
     other = hive.connect(restricted.host, restricted.port, username="someone").cursor()
     refused(other, "CREATE OR REPLACE TEMPORARY VIEW hostname USING text OPTIONS (path '/etc/hostname')",
             "PATH_NOT_ALLOWED")
+
+
+def test_current_user_is_the_session_user_and_the_environment_stays_hidden(connect: Any) -> None:
+    cursor = connect(username="mallory").cursor()
+    cursor.execute("SELECT current_user(), session_user(), '${env:HOME}', '${system:user.name}'")
+    assert cursor.fetchall() == [("mallory", "mallory", "${env:HOME}", "${system:user.name}")]
+    refused(cursor, "SET spark.sql.variable.substitute = true", "CONFIG_NOT_ALLOWED")
+    refused(cursor, "SET spark.sql.adaptive.customCostEvaluatorClass = java.lang.Object", "CONFIG_NOT_ALLOWED")
+
+
+@pytest.mark.parametrize("glob", ["{../..,zz}/etc/passwd", "*", "[a-z]*", "x?", "a\\b"])
+def test_glob_characters_cannot_climb_out_of_the_roots(cursor: Any, tmp_path: Path, victim: Path, glob: str) -> None:
+    refused(cursor, f"CREATE TEMPORARY VIEW globbed USING text OPTIONS (path '{tmp_path}/{glob}')", "PATH_NOT_ALLOWED")
+    refused(cursor, f"CREATE TABLE globbed_t (l STRING) USING text LOCATION '{tmp_path}/{{../{victim.name},zz}}'",
+            "PATH_NOT_ALLOWED")
+    untouched(victim)
+
+
+def test_a_stream_cannot_be_asked_to_flood(cursor: Any) -> None:
+    message = refused(cursor, "CREATE STREAMING TABLE flood AS SELECT * FROM STREAM rate(rows_per_second => 100000000)",
+                      "STATEMENT_NOT_ALLOWED")
+    assert "1,000,000" in message
+
+
+def test_spark_tables_need_create_on_the_schema(as_user: Any) -> None:
+    import uuid
+
+    schema = f"carols_{uuid.uuid4().hex[:6]}"
+    as_user("carol").execute(f"CREATE SCHEMA {schema}")
+    refused(as_user("mallory"), f"CREATE TABLE {schema}.squat (id INT) USING parquet", "INSUFFICIENT_PERMISSIONS")
