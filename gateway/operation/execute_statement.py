@@ -11,6 +11,7 @@ from gateway.operation.base import Operation, OperationType
 from runtime.policy.sessions import set_current_user
 from runtime.policy.settings import is_client_hint
 from runtime.sql import StatementResult, cancel_job_group
+from runtime.variables import substitute
 from runtime.warehouse.executor import execute
 from runtime.warehouse.context import StatementContext
 
@@ -44,10 +45,11 @@ class ExecuteStatement(Operation):
                 self.session.spark.conf.set(key, value)
         # What sqlglot cannot parse comes back as Passthrough(parsed=False), for the policy to judge on Spark's plan;
         # a syntax error in a statement the gateway runs itself is raised here with its position.
-        statement = classify(self.statement)
+        sql = substitute(self.statement, lambda name: self.session.spark.conf.get(name, None))
+        statement = classify(sql)
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
-            sql=self.statement, job_group=self.handle.hex, policy=self._policy,
+            sql=sql, job_group=self.handle.hex, policy=self._policy,
             include_stack_trace=self._include_stack_trace,
             streams=self._streams,
         )

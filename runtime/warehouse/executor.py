@@ -69,6 +69,11 @@ def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
     return False
 
 
+def _temporary(ctx: StatementContext, table: st.TableName) -> bool:
+    """A session's own temporary view: nobody else's, so no owner to ask."""
+    return table.database is None and ctx.is_temporary_view(table.name)
+
+
 def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """A statement Spark runs as typed: judged on Spark's own parse, and, on one of Spark's tables, by its owner."""
     ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)
@@ -77,7 +82,7 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
         database = ctx.qualify(statement.table)[0]
         if ctx.store.get_database(database) is not None:
             ctx.policy.grants.require_create(ctx.principal, database)
-    if isinstance(statement, _ON_ONE_TABLE):
+    if isinstance(statement, _ON_ONE_TABLE) and not _temporary(ctx, statement.table):
         action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable)) \
             else "change"
         owners.require(ctx.principal, *ctx.qualify(statement.table), action)

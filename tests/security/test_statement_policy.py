@@ -152,6 +152,8 @@ def test_legitimate_spark_statements_still_work(cursor: Any) -> None:
     cursor.execute("SET spark.sql.ansi.enabled")
     assert cursor.fetchall()[0][1] == "false"
     cursor.execute("SET hivevar:limit_rows = 2")
+    cursor.execute("SELECT ${hivevar:limit_rows} + 40, ${limit_rows} + 40")  # the gateway's own substitution
+    assert cursor.fetchall() == [(42, 42)]
     cursor.execute("SET")
     assert cursor.fetchall()
     cursor.execute("CREATE OR REPLACE TEMPORARY VIEW legit_tv AS SELECT id FROM range(5)")
@@ -219,7 +221,7 @@ def test_current_user_is_the_session_user_and_the_environment_stays_hidden(conne
     refused(cursor, "SET spark.sql.adaptive.customCostEvaluatorClass = java.lang.Object", "CONFIG_NOT_ALLOWED")
 
 
-@pytest.mark.parametrize("glob", ["{../..,zz}/etc/passwd", "*", "[a-z]*", "x?", "a\\b"])
+@pytest.mark.parametrize("glob", ["{../..,zz}/etc/passwd", "*", "[a-z]*", "x?"])
 def test_glob_characters_cannot_climb_out_of_the_roots(cursor: Any, tmp_path: Path, victim: Path, glob: str) -> None:
     refused(cursor, f"CREATE TEMPORARY VIEW globbed USING text OPTIONS (path '{tmp_path}/{glob}')", "PATH_NOT_ALLOWED")
     refused(cursor, f"CREATE TABLE globbed_t (l STRING) USING text LOCATION '{tmp_path}/{{../{victim.name},zz}}'",
