@@ -218,7 +218,9 @@ class Bench:
 
         self.work = work
         self.plan = plan
-        self.config = load_config(port=0, warehouse=work / "warehouse")
+        # The bench's sources live in its work folder: the users' landing root here (the warehouse stays protected).
+        self.config = load_config(port=0, warehouse=work / "warehouse",
+                                  overrides={"security": {"allowed_paths": [str(work)]}})
         self.spark = create_spark_session(self.config.spark)
         warm_up(self.spark)
         self.catalog = open_catalog(self.config)
