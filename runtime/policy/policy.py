@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.policy import settings as session_settings
 from runtime.policy import spark_plans
-from runtime.policy.errors import PathNotAllowedError, StatementNotAllowedError
+from runtime.policy.errors import PathNotAllowedError, PolicyError, StatementNotAllowedError
 from runtime.policy.grants import Grants, Principal
 from runtime.policy.paths import PathPolicy
 from runtime.policy.spark_tables import SparkTableOwners
@@ -77,8 +77,6 @@ class Policy:
     def may_read(self, principal: Principal, database: str, name: str) -> bool:
         """Whether `principal` may read the catalog table (or Spark table) `database.name`: for listings that show
         only what a user could query."""
-        from runtime.policy.errors import PolicyError
-
         try:
             entry = self.grants.store.get_table(database, name)
             if entry is not None:
