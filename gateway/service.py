@@ -104,6 +104,9 @@ class GatewayService:
         self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
         assert config.security is not None
         self.policy = Policy(config.security, self.catalog)
+        landing = config.warehouse / "landing"
+        if landing in config.security.allowed_paths:
+            landing.mkdir(exist_ok=True)  # the default root users land files in: the warehouse's own folder
         self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout, self.policy,
                                        config.session.max_per_user)
         self.throttle = LoginThrottle(config.auth.throttle)
