@@ -47,7 +47,8 @@ USER_COMMANDS = frozenset("""
 SetCommand ResetCommand SetCatalogAndNamespace ShowFunctions DescribeFunction ExplainCommand DescribeQueryCommand
 CreateViewCommand CreateTempViewUsing ShowTables ShowTableExtended ShowViews ShowNamespaces ShowColumns
 ShowTableProperties ShowPartitions ShowCreateTable DescribeRelation DescribeColumn DescribeNamespace
-ShowCurrentNamespace ShowCatalogs ShowTablesExtended CreateTable CreateTableAsSelect DropTable DropView InsertIntoStatement RenameTable
+ShowCurrentNamespace ShowCatalogs ShowTablesExtended CreateTable CreateTableAsSelect DropTable DropView
+InsertIntoStatement RenameTable
 AddColumns CreateVariable DropVariable SetVariable
 """.split())
 

@@ -69,8 +69,9 @@ def show_grants(ctx: StatementContext, statement: st.ShowGrants) -> StatementRes
     rows: list[tuple[str, str, str, str]] = []
     if statement.securable is not None:
         securable, kind = _securable(ctx, statement.securable, "")
-        owner = (ctx.store.get_database(securable.database).owner if securable.kind == "SCHEMA"  # type: ignore[union-attr]
-                 else ctx.store.get_table(securable.database, securable.name).owner)  # type: ignore[union-attr]
+        found = ctx.store.get_database(securable.database) if securable.kind == "SCHEMA" \
+            else ctx.store.get_table(securable.database, securable.name)
+        owner = found.owner if found is not None else None
         key = f"`{securable.database}`" + (f".`{securable.name}`" if securable.name else "")
         if owner and statement.principal in (None, owner):
             rows.append((owner, "OWN", kind, key))
