@@ -103,6 +103,18 @@ class Policy:
                     spark_plans.analyzed_without_running(spark, jplan, sql)):
                 self.spark_tables.require(principal, database, name, "read")
 
+    def check_query_text(self, spark: SparkSession, sql: str, principal: Principal) -> None:
+        """Judge text the gateway hands to `spark.sql` as a query (the binder's, a view's): Spark runs a command at
+        once, before any analysed-plan check could see it, so none may hide in it whatever sqlglot made of it.
+        Text Spark cannot parse passes: `spark.sql` then reports the syntax error, and runs nothing."""
+        if self._unrestricted(principal):
+            return
+        try:
+            jplan = spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+        except Exception:  # noqa: BLE001 - see above: the error is reported by spark.sql, with its position
+            return
+        spark_plans.check_parsed(spark_plans.plan_nodes(jplan), commands=False)
+
     def check_query(self, df: DataFrame, principal: Principal) -> None:
         """Judge a query's analysed plan (views and subqueries expanded) before its first row is computed."""
         if self._unrestricted(principal):

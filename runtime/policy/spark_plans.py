@@ -163,9 +163,10 @@ def parse(spark: SparkSession, sql: str) -> Any:
         raise from_spark(exc, sql) from exc
 
 
-def check_parsed(nodes: list[Node]) -> None:
+def check_parsed(nodes: list[Node], *, commands: bool = True) -> None:
+    """Judge a parsed plan; with `commands` False (text meant to be a query) no command is allowed anywhere."""
     for index, node in enumerate(nodes):
-        _judge(node, index == 0)
+        _judge(node, commands and index == 0)
 
 
 def check_analyzed(df: DataFrame) -> list[tuple[str, str]]:

@@ -65,8 +65,11 @@ class Binder:
     not listed: they are read with the view owner's resolver), for the policy to check rights on."""
 
     def __init__(self, spark: SparkSession, resolver: TableResolver, statement: str,
-                 _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None) -> None:
+                 _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None,
+                 guard: Callable[[str], None] | None = None) -> None:
+        """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query)."""
         self._spark = spark
+        self._guard = guard
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
@@ -115,7 +118,8 @@ class Binder:
         if depth >= MAX_VIEW_DEPTH:
             raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
                                     error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
-        inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned)
+        inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned,
+                       guard=self._guard)
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
@@ -157,6 +161,8 @@ class Binder:
         if bound:  # nothing to rewrite otherwise: Spark reads the text as typed
             generated = generate(tree, query.sql)
             sql, to_original = generated.sql, generated.to_original
+        if self._guard is not None:
+            self._guard(sql)
         try:
             return self._spark.sql(sql)
         except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
@@ -179,7 +185,8 @@ def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = N
     defaults to the catalog's, as the session's user sees it."""
     resolver = resolver or CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view,
                                            ctx.policy, ctx.principal)
-    binder = Binder(ctx.spark, resolver, ctx.sql)
+    binder = Binder(ctx.spark, resolver, ctx.sql,
+                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal))
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)

@@ -241,3 +241,20 @@ def test_spark_tables_need_create_on_the_schema(as_user: Any) -> None:
     schema = f"carols_{uuid.uuid4().hex[:6]}"
     as_user("carol").execute(f"CREATE SCHEMA {schema}")
     refused(as_user("mallory"), f"CREATE TABLE {schema}.squat (id INT) USING parquet", "INSUFFICIENT_PERMISSIONS")
+
+
+def test_a_command_hidden_where_a_query_belongs_never_runs(gateway: Any, cursor: Any) -> None:
+    """The binder hands a view's text to spark.sql, which runs a command at once: a catalog row holding a command
+    that sqlglot reads as well as Spark (written by hand, or by an older release) is refused before Spark sees it."""
+    from catalog.store import TableEntry
+
+    cursor.execute("CREATE TABLE hidden_sink (x INT) USING parquet")
+    gateway.service.catalog.create_table(TableEntry(
+        "default", "hidden_command", "VIEW", None, None, "INSERT INTO default.hidden_sink SELECT 1", owner="mallory"))
+    try:
+        refused(cursor, "SELECT * FROM default.hidden_command", "STATEMENT_NOT_ALLOWED")
+        cursor.execute("SELECT count(*) FROM hidden_sink")
+        assert cursor.fetchall() == [(0,)]
+    finally:
+        gateway.service.catalog.drop_table("default", "hidden_command")
+        cursor.execute("DROP TABLE hidden_sink")
