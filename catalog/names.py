@@ -24,12 +24,16 @@ This module uses the standard library only, so the catalog, the runtime and the 
 
 from __future__ import annotations
 
+import logging
 import re
+import shutil
 import unicodedata
 from pathlib import Path
 from typing import Literal
 
 from catalog.errors import InvalidNameError, PathOutsideWarehouseError
+
+log = logging.getLogger(__name__)
 
 NameKind = Literal["database", "table", "view", "streaming table"]
 
@@ -134,3 +138,14 @@ def quote_string(text: str) -> str:
     """`text` as a Spark SQL string literal (a SHOW ... LIKE pattern): in single quotes, with backslashes and quotes
     escaped (Spark reads backslash escapes in literals by default)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def remove_folder(folder: Path, what: str) -> None:
+    """Remove a folder the gateway made (`what` says which, for the log). One already gone is fine; a failure is
+    logged, and the folder is left for a person: the statement that asked has already succeeded or failed."""
+    try:
+        shutil.rmtree(folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove %s, %s: %s; remove it by hand", folder, what, exc)

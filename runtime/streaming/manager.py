@@ -20,7 +20,6 @@ import datetime as dt
 import json
 import logging
 import re
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.streaming import StreamingQueryListener
 
 from catalog.errors import PathOutsideWarehouseError
-from catalog.names import inside, name_problem, owned_table_folder
+from catalog.names import inside, name_problem, owned_table_folder, remove_folder
 from dialect.streaming.plan import StreamingPlan
 from runtime.policy.sessions import new_user_session
 from runtime.streaming.errors import StreamStopTimeoutError
@@ -325,7 +324,7 @@ class StreamManager:
             self.stop(database, name)
             checkpoint = self._owned_checkpoint(entry.checkpoint) if entry is not None else None
             if checkpoint is not None:
-                _remove_checkpoint(checkpoint)
+                remove_folder(checkpoint, "the checkpoint of a dropped stream")
             if not keep_session:
                 self._forget_session(key)
 
@@ -483,14 +482,6 @@ class StreamManager:
             if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
                 self.resume(entry)
 
-
-def _remove_checkpoint(checkpoint: Path) -> None:
-    try:
-        shutil.rmtree(checkpoint)
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        log.warning("could not remove the checkpoint %s of a dropped stream: %s; remove it by hand", checkpoint, exc)
 
 
 def new_stream_id() -> str:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from catalog.errors import LocationExistsError, PathOutsideWarehouseError
-from catalog.names import NameKind, owned_table_folder, table_folder
+from catalog.names import NameKind, owned_table_folder, remove_folder, table_folder
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +51,8 @@ def new_table_folder(warehouse: Path, database: str, name: str, kind: NameKind =
 
 
 def remove_created(folder: Path) -> None:
-    """Undo: remove a folder this statement created. A failure is logged (the folder is left for a person)."""
-    try:
-        shutil.rmtree(folder)
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        log.warning("could not remove %s, created by a statement that failed: %s; remove it by hand", folder, exc)
+    """Undo: remove a folder this statement created."""
+    remove_folder(folder, "created by a statement that failed")
 
 
 def owned_folder(warehouse: Path, location: str | None) -> Path | None:
@@ -77,12 +71,7 @@ def drop_table_folder(warehouse: Path, location: str | None) -> None:
     folder = owned_folder(warehouse, location)
     if folder is None:
         return
-    try:
-        shutil.rmtree(folder)
-    except FileNotFoundError:
-        log.info("the folder %s of a dropped table was already gone", folder)
-    except OSError as exc:
-        log.warning("could not remove %s, the folder of a dropped table: %s; remove it by hand", folder, exc)
+    remove_folder(folder, "the folder of a dropped table")
 
 
 def existing_table_folder(warehouse: Path, location: str | None) -> Path:
