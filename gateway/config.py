@@ -84,6 +84,7 @@ class OperationSettings:
     idle_timeout: float
     max_fetch_rows: int
     background_threads: int
+    long_polling_timeout: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,7 @@ def load_config(
             idle_timeout=float(raw["operation"]["idle_timeout"]),
             max_fetch_rows=raw["operation"]["max_fetch_rows"],
             background_threads=raw["operation"]["background_threads"],
+            long_polling_timeout=float(raw["operation"]["long_polling_timeout"]),
         ),
         include_stack_trace=raw["errors"]["include_stack_trace"],
         warehouse=warehouse_path,

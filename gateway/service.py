@@ -215,8 +215,12 @@ class GatewayService:
         operation.session.touch()
         return operation
 
-    def get_operation_status(self, handle: OperationHandle) -> OperationStatus:
-        return self.operation(handle).status()
+    def get_operation_status(self, handle: OperationHandle) -> tuple[Operation, OperationStatus]:
+        """Long-polls: a running operation is waited on up to `operation.long_polling_timeout`, so the answer comes
+        the moment it ends instead of after the client's next poll interval."""
+        operation = self.operation(handle)
+        operation.wait(self.config.operation.long_polling_timeout)
+        return operation, operation.status()
 
     def get_result_set_metadata(self, handle: OperationHandle) -> list[ResultColumn]:
         return self.operation(handle).result_columns()

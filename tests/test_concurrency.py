@@ -427,3 +427,24 @@ def test_idle_operation_is_closed_but_its_session_lives_on(start_gateway):
         assert fresh.fetchall() == [("alive",)]
     finally:
         close_quietly(connection)
+
+
+def test_status_long_polls_until_the_statement_ends(connect):
+    """dbt-spark polls with a 5 s sleep between polls: the first GetOperationStatus waits for the statement to end
+    (as Hive's long polling does), so a quick statement costs no poll interval."""
+    cursor = connect().cursor()
+    cursor.execute("SELECT count(*) FROM range(100000)", async_=True)
+    assert cursor.poll().operationState == ttypes.TOperationState.FINISHED_STATE
+    assert cursor.fetchall() == [(100000,)]
+
+
+def test_long_poll_of_a_long_statement_answers_running_within_its_bound(connect):
+    cursor = connect().cursor()
+    cursor.execute(LONG_QUERY, async_=True)
+    try:
+        started = time.monotonic()
+        assert cursor.poll().operationState == ttypes.TOperationState.RUNNING_STATE
+        waited = time.monotonic() - started
+        assert 3.0 <= waited < 30.0, f"one status call waited {waited:.1f} s; the long-poll bound is 5 s"
+    finally:
+        cursor.cancel()

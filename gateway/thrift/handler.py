@@ -207,8 +207,7 @@ class TCLIServiceHandler:
 
     @rpc(T.TGetOperationStatusResp)
     def GetOperationStatus(self, req: T.TGetOperationStatusReq) -> T.TGetOperationStatusResp:  # noqa: N802
-        operation = self.service.operation(convert.to_operation_handle(req.operationHandle))
-        status = operation.status()
+        operation, status = self.service.get_operation_status(convert.to_operation_handle(req.operationHandle))
         message = sqlstate = code = None
         if status.error is not None:
             message, sqlstate, code = convert.error_fields(status.error, operation.statement)
