@@ -1,10 +1,10 @@
-"""The tables a statement reads, as nodes of sqlglot's tree, and the tree printed back as Spark SQL with a map from
-offsets in the printed text to offsets in what the user typed.
+"""The tables a statement reads, as nodes of sqlglot's tree with their exact spans in the text, and the text with
+some of them replaced, with a map from offsets in the new text to offsets in what the user typed.
 
-The runtime binds every referenced catalog table to a pinned snapshot view by changing the `exp.Table` node (its
-name, and the time-travel clause it has read) and printing the tree again; `generate` proves the printed text reads
-back as the same tree (else it refuses, rather than run something else) and keeps every node's original offset, so
-that Spark's error positions still point into what the user typed.
+The runtime binds every referenced catalog table to a pinned snapshot view by replacing the reference's span (its
+name and time-travel clause) in the text and nothing else: sqlglot's tree finds the references, but the text Spark
+runs is the user's own, never sqlglot's printing of it (which normalises functions, e.g. `to_timestamp(x)` into a
+CAST), so Spark reads exactly what was written and its error positions map back through `Spliced.to_original`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
 
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError, StatementSyntaxError
@@ -26,13 +27,6 @@ class TimeTravelSpecError(DialectError):
     sqlstate = "42K0E"
 
 
-class RewriteError(DialectError):
-    """The tree, once changed, does not print as text that reads back as the same tree: nothing runs."""
-
-    error_class = "UNSUPPORTED_QUERY_REWRITE"
-    sqlstate = "0A000"
-
-
 @dataclass(frozen=True)
 class TableReference:
     database: str | None
@@ -42,6 +36,7 @@ class TableReference:
     version: int | None = None
     timestamp: str | None = None
     node: exp.Table | None = field(default=None, compare=False, repr=False)   # the node in the tree it came from
+    alias_at: int | None = None  # where an alias goes when the reference has none: after a TABLESAMPLE clause
 
 
 def parse(sql: str) -> exp.Expression:
@@ -89,6 +84,20 @@ def _time_travel(sql: str, table: exp.Table) -> tuple[int | None, str | None]:
                               hint="write TIMESTAMP AS OF 'YYYY-MM-DD HH:MM:SS'")
 
 
+def _after_sample(sql: str, end: int) -> int:
+    """The offset just past the `TABLESAMPLE (...)` that follows a reference ending at `end` (Spark wants the alias
+    after it)."""
+    depth = 0
+    for token in StreamingSpark().tokenize(sql[end:]):
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return end + token.end + 1
+    return end
+
+
 def table_references(sql: str, tree: exp.Expression | None = None) -> list[TableReference]:
     """Every table or view the statement names (CTE names, table functions and streaming sources excluded), in text
     order, each with the node it came from (in `tree` when given)."""
@@ -107,112 +116,53 @@ def table_references(sql: str, tree: exp.Expression | None = None) -> list[Table
         version, timestamp = _time_travel(sql, table)
         ends = [_end_of(p) for p in (*parts, table.args.get("version")) if p is not None]
         end = max((e for e in ends if e is not None), default=start)
-        found.append(TableReference(table.db or None, table.name, start, end, version, timestamp, table))
+        alias_at = _after_sample(sql, end) if table.args.get("sample") is not None else end
+        found.append(TableReference(table.db or None, table.name, start, end, version, timestamp, table, alias_at))
     return sorted(found, key=lambda ref: ref.start)
 
 
-def point_at(ref: TableReference, view: str) -> None:
-    """Make the reference's node name `view`: its alias kept, or the table's own name made the alias so that
-    `name.column` resolves; the time-travel clause (already read) dropped. The new name carries the whole
-    reference's span, so an error Spark reports at the view points at the reference as typed."""
-    table = ref.node
-    if table is None:
-        raise ValueError("the reference has no node to change")
-    identifier = exp.to_identifier(view)
-    identifier.meta.update(start=ref.start, end=ref.end - 1)
-    table.set("this", identifier)
-    table.set("db", None)
-    table.set("catalog", None)
-    table.set("version", None)
-    if not table.alias:
-        alias = table.args.get("alias")
-        columns = alias.args.get("columns") if isinstance(alias, exp.TableAlias) else None
-        name = exp.to_identifier(ref.name, quoted=True)
-        name.meta.update(start=ref.end, end=ref.end - 1)  # written, not typed: the text after it maps on as is
-        table.set("alias", exp.TableAlias(this=name, columns=columns))
-
-
-# Private-use characters: a marker is _OPEN + a point's number + _CLOSE, printed before a node's text (the point is
-# the node's start in the original) and, for one-token nodes (identifiers, literals), after it (the point is its end).
-_OPEN, _CLOSE = "\ue000", "\ue001"
-_ONE_TOKEN = (exp.Identifier, exp.Literal)
-
-
 @dataclass(frozen=True)
-class Generated:
-    """`sql` is the printed tree; `to_original` maps an offset in it to an offset in the text the tree was parsed
-    from (the nearest node before it that came from the text, plus the distance to it)."""
+class Spliced:
+    """`sql` is the statement with some references replaced; `to_original` maps an offset in it to an offset in the
+    text as typed (inside a replacement: its reference's start, plus the distance, within the reference)."""
 
     sql: str
-    _printed: tuple[int, ...] = ()
-    _original: tuple[int, ...] = ()
-    _length: int = 0
+    _pieces: tuple[tuple[int, int, int], ...] = ()   # (start in sql, start in original, length in original)
 
     def to_original(self, offset: int) -> int:
-        index = bisect_right(self._printed, offset) - 1
+        index = bisect_right([piece[0] for piece in self._pieces], offset) - 1
         if index < 0:
-            return min(offset, self._length)
-        return min(self._original[index] + offset - self._printed[index], self._length)
+            return offset
+        printed, original, length = self._pieces[index]
+        return original + min(offset - printed, max(length - 1, 0))
 
 
-class _MarkingGenerator(StreamingSpark.Generator):
-    """Prints markers around the nodes tagged with `meta["sg_mark"]` (the nodes with an offset in the text)."""
-
-    def sql(self, expression: object, key: str | None = None, comment: bool = True) -> str:
-        text = super().sql(expression, key, comment)  # type: ignore[arg-type]
-        if key is None and isinstance(expression, exp.Expression) and expression.meta.get("sg_mark") is not None:
-            mark = expression.meta["sg_mark"]
-            text = f"{_OPEN}{mark}{_CLOSE}{text}"
-            if expression.meta.get("sg_end") is not None:
-                text += f"{_OPEN}{expression.meta['sg_end']}{_CLOSE}"
-        return text
-
-
-def _unmark(marked: str, points: list[int]) -> tuple[str, list[tuple[int, int]]]:
-    """The text without markers, and (offset in it, offset in the original) at every marker."""
-    pieces: list[str] = []
-    found: list[tuple[int, int]] = []
+def splice(sql: str, replacements: list[tuple[TableReference, str]]) -> Spliced:
+    """`sql` with each reference's text (name and time-travel clause) replaced by the view that binds it, everything
+    else kept as typed, so Spark reads exactly what the user wrote but for the names. A reference without an alias
+    gets its own name as the alias, so that `name.column` still resolves."""
+    pieces: list[tuple[int, int, int]] = []
+    out: list[str] = []
     cursor = written = 0
-    while (open_at := marked.find(_OPEN, cursor)) >= 0:
-        close_at = marked.index(_CLOSE, open_at)
-        pieces.append(marked[cursor:open_at])
-        written += open_at - cursor
-        found.append((written, points[int(marked[open_at + 1:close_at])]))
-        cursor = close_at + 1
-    pieces.append(marked[cursor:])
-    return "".join(pieces), found
-
-
-def generate(tree: exp.Expression, original: str) -> Generated:
-    """`tree` as Spark SQL, with offsets mapped back into `original` by the nodes' `meta` start offsets.
-
-    Raises RewriteError when the text does not read back as `tree`: sqlglot could not print some construct
-    faithfully, and running the text could mean running something else. When the markers change what is printed
-    (they never should), the text still runs, with offsets mapped to the start of the statement.
-    """
-    sql = tree.sql(dialect=StreamingSpark)
-    try:
-        reread = parse(sql)
-    except StatementSyntaxError as exc:
-        raise RewriteError(f"the gateway cannot print this query back for Spark ({exc.message})",
-                           hint="simplify the construct, or report the query to the gateway's maintainers") from exc
-    if reread != tree:
-        raise RewriteError("the gateway cannot print this query back for Spark without changing it",
-                           hint="simplify the construct, or report the query to the gateway's maintainers")
-    if _OPEN in original or _CLOSE in original:
-        return Generated(sql, _length=len(original))
-    tagged = tree.copy()
-    offsets: list[int] = []
-    for node in tagged.walk():
-        if node.meta.get("start") is not None:
-            node.meta["sg_mark"] = len(offsets)
-            offsets.append(node.meta["start"])
-            if isinstance(node, _ONE_TOKEN) and node.meta.get("end") is not None:
-                node.meta["sg_end"] = len(offsets)
-                offsets.append(node.meta["end"] + 1)
-    marked = _MarkingGenerator(dialect=StreamingSpark()).generate(tagged)
-    unmarked, points = _unmark(marked, offsets)
-    if unmarked != sql:
-        return Generated(sql, _length=len(original))
-    printed, at = zip(*points) if points else ((), ())
-    return Generated(sql, tuple(printed), tuple(at), len(original))
+    for ref, view in sorted(replacements, key=lambda item: item[0].start):
+        if ref.start < cursor:
+            raise ValueError("overlapping references")
+        kept = sql[cursor:ref.start]
+        pieces.append((written, cursor, len(kept)))
+        out.append(kept)
+        written += len(kept)
+        pieces.append((written, ref.start, ref.end - ref.start))
+        out.append(view)
+        written += len(view)
+        cursor = ref.end
+        if ref.node is None or not ref.node.alias:
+            alias_at = ref.alias_at if ref.alias_at is not None else ref.end
+            between = sql[cursor:alias_at]
+            pieces.append((written, cursor, len(between)))
+            alias = f"{between} AS `{ref.name.replace('`', '``')}`"
+            out.append(alias)
+            written += len(alias)
+            cursor = alias_at
+    pieces.append((written, cursor, len(sql) - cursor))
+    out.append(sql[cursor:])
+    return Spliced("".join(out), tuple(pieces))

@@ -223,8 +223,9 @@ class ShowViews:
 
 @dataclass(frozen=True)
 class CreateTemporaryView:
-    """`CREATE [OR REPLACE] [GLOBAL] TEMP[ORARY] VIEW name [(cols)] AS query` (Spark runs `sql` as typed), or the
-    `USING fmt OPTIONS (...)` form (`query` None) that reads files, which the policy must see to refuse paths."""
+    """`CREATE [OR REPLACE] [GLOBAL] TEMP[ORARY] VIEW name [(cols)] AS query` (the gateway binds the query and
+    defines the view), or the `USING fmt OPTIONS (...)` form (`query` None; Spark runs `sql` as typed) that reads
+    files, which the policy must see to refuse paths."""
 
     name: str
     query: Query | None
@@ -233,6 +234,7 @@ class CreateTemporaryView:
     sql: str
     using: str | None = None
     options: dict[str, str] = field(default_factory=dict, hash=False)
+    columns: tuple[str, ...] = ()  # the `(cols)` list: names given to the query's columns in order
 
 
 @dataclass(frozen=True)
@@ -491,7 +493,9 @@ def _temporary_view(sql: str, tree: exp.Create) -> CreateTemporaryView | None:
     replace = bool(tree.args.get("replace"))
     if tree.args.get("expression") is not None:
         offset = _query_offset(sql, _end_of(tree.this), require_as=True)
-        return CreateTemporaryView(target.name, Query(sql[offset:], offset), replace, is_global, sql)
+        columns = tuple(c.name for c in tree.this.expressions) if isinstance(tree.this, exp.Schema) else ()
+        return CreateTemporaryView(target.name, Query(sql[offset:], offset), replace, is_global, sql,
+                                   columns=columns)
     using = options = None
     for prop in props:
         if isinstance(prop, exp.FileFormatProperty):

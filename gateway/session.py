@@ -15,6 +15,7 @@ from gateway.operation.state import TERMINAL
 from runtime.policy.sessions import new_user_session
 from runtime.policy.settings import is_client_hint
 from runtime.warehouse.databases import spark_has_database
+from runtime.warehouse.session_views import SessionViews
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,6 +38,7 @@ class Session:
         self.last_access = time.monotonic()
         self._operations: dict[bytes, Operation] = {}
         self._lock = threading.Lock()
+        self.views = SessionViews()  # temporary views defined by a query, bound afresh by each statement
 
     def touch(self) -> None:
         self.last_access = time.monotonic()

@@ -54,18 +54,21 @@ class StatementResult:
 
 def run_sql(
     spark: SparkSession, sql: str, job_group: str, *, include_stack_trace: bool = False,
-    check: Callable[[DataFrame], None] | None = None,
+    check: Callable[[DataFrame], None] | None = None, original: str | None = None,
+    to_original: Callable[[int], int] | None = None,
 ) -> StatementResult:
     """Analyse (and, for commands, run) `sql`. Queries run later, partition by partition, as batches are read;
     `check` sees the analysed DataFrame before that (the policy's last word on a query).
 
-    Raises RuntimeQueryError with Spark's error class, SQLSTATE and the statement position.
+    Raises RuntimeQueryError with Spark's error class, SQLSTATE and the statement position (in `original`, the
+    text as typed, through `to_original`, when `sql` is a rewrite of it).
     """
     spark.sparkContext.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
     try:
         df = spark.sql(sql)
     except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
-        raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
+        raise from_spark(exc, sql, include_stack_trace=include_stack_trace, original=original,
+                         to_original=to_original) from exc
     if check is not None:
         check(df)
     return stream_dataframe(spark, df, sql, job_group, include_stack_trace=include_stack_trace)

@@ -51,7 +51,7 @@ class ExecuteStatement(Operation):
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
             sql=sql, job_group=self.handle.hex, policy=self._policy,
             include_stack_trace=self._include_stack_trace,
-            streams=self._streams,
+            streams=self._streams, session_views=self.session.views,
         )
         return execute(context, statement)
 

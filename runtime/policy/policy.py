@@ -8,7 +8,7 @@ no user may run (script transforms, reflection, ADD JAR ...) holds for them too 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,18 +89,20 @@ class Policy:
 
     # -- Spark ------------------------------------------------------------------------------------------------
 
-    def check_spark_sql(self, spark: SparkSession, sql: str, principal: Principal) -> None:
-        """Judge text that Spark would run as typed, on Spark's own parse of it; raises before anything runs."""
+    def check_spark_sql(self, spark: SparkSession, sql: str, principal: Principal, *, original: str | None = None,
+                        to_original: Callable[[int], int] | None = None) -> None:
+        """Judge text that Spark would run as typed, on Spark's own parse of it; raises before anything runs.
+        `original`/`to_original`: the text as typed when `sql` is the binder's rewrite of it (error positions)."""
         if self._unrestricted(principal):
             return
-        jplan = spark_plans.parse(spark, sql)
+        jplan = spark_plans.parse(spark, sql, original, to_original)
         nodes = spark_plans.plan_nodes(jplan)
         spark_plans.check_parsed(nodes)
         self._check_command(spark, jplan, nodes[0], principal)
         if nodes[0].name in ("CreateTableAsSelect", "InsertIntoStatement"):
             # Spark runs these at once: what they read is judged on their analysis, before they run.
             for database, name in spark_plans.check_analyzed_plan(
-                    spark_plans.analyzed_without_running(spark, jplan, sql)):
+                    spark_plans.analyzed_without_running(spark, jplan, sql, original, to_original)):
                 self.spark_tables.require(principal, database, name, "read")
 
     def check_query_text(self, spark: SparkSession, sql: str, principal: Principal) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -155,12 +155,13 @@ def _judge(node: Node, is_root: bool) -> None:
     raise _refuse(f"the statement kind {node.name} is not on the list of what users may run")
 
 
-def parse(spark: SparkSession, sql: str) -> Any:
+def parse(spark: SparkSession, sql: str, original: str | None = None,
+          to_original: Callable[[int], int] | None = None) -> Any:
     """Spark's parsed (unresolved) plan of `sql`: nothing is looked up or run. Raises Spark's own syntax error."""
     try:
         return spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
     except Exception as exc:  # noqa: BLE001 - Spark's syntax error, with its position
-        raise from_spark(exc, sql) from exc
+        raise from_spark(exc, sql, original=original, to_original=to_original) from exc
 
 
 def check_parsed(nodes: list[Node], *, commands: bool = True) -> None:
@@ -175,13 +176,14 @@ def check_analyzed(df: DataFrame) -> list[tuple[str, str]]:
     return check_analyzed_plan(df._jdf.queryExecution().analyzed())
 
 
-def analyzed_without_running(spark: SparkSession, jplan: Any, sql: str) -> Any:
+def analyzed_without_running(spark: SparkSession, jplan: Any, sql: str, original: str | None = None,
+                             to_original: Callable[[int], int] | None = None) -> Any:
     """The analysed plan of a parsed command (CREATE TABLE AS, INSERT), without running it: what it would read."""
     mode = spark._jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
     try:
         return spark._jsparkSession.sessionState().executePlan(jplan, mode).analyzed()
     except Exception as exc:  # noqa: BLE001 - Spark's own analysis error, with its position
-        raise from_spark(exc, sql) from exc
+        raise from_spark(exc, sql, original=original, to_original=to_original) from exc
 
 
 def check_analyzed_plan(jplan: Any) -> list[tuple[str, str]]:

@@ -1,11 +1,10 @@
 """Binding a query to snapshots: every catalog table it names is pinned to one committed Delta version.
 
-The query is parsed once; each `exp.Table` node that names a catalog table is changed to name a temporary view over
-the pinned snapshot's files (keeping its alias, or given `AS name` so that `name.column` still resolves; its
-time-travel clause read and dropped), and the tree is printed back as Spark SQL. Catalog views are bound the same
-way, recursively, with the resolver the view's owner reads with. Printing is checked to read back as the same tree
-(else nothing runs), and a map from the printed text to the nodes' original offsets turns Spark's error positions
-into positions in what the user typed. Spark analyses the text at once, after which the temporary views are dropped
+The query is parsed once to find its table references; in the text, each that names a catalog table is replaced by a
+temporary view over the pinned snapshot's files (keeping its alias, or given `AS name` so that `name.column` still
+resolves; its time-travel clause read and dropped), and nothing else changes. Catalog views are bound the same way,
+recursively, with the resolver the view's owner reads with. A map from the new text to the original offsets turns
+Spark's error positions into positions in what the user typed. Spark analyses the text at once, after which the temporary views are dropped
 (the analysed plan keeps what they pointed to). One statement therefore reads one version per table, even if it
 names the table twice (or a view names it too), and never sees a commit that lands while it runs.
 """
@@ -18,8 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from dialect.errors import SqlError
-from dialect.references import TableReference, generate, parse, point_at, table_references
+from dialect.references import TableReference, parse, splice, table_references
 from dialect.statements import Query
 from dialect.streaming.positions import line_column
 from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
@@ -113,7 +114,7 @@ class Binder:
     def _bind_view(self, resolved: ResolvedTable, ref: TableReference, query: Query, depth: int) -> str:
         if ref.version is not None or ref.timestamp is not None:
             line, column = self._position(ref.start, query)
-            raise TimeTravelError(f"{resolved.database}.{resolved.name} is a view; views have no versions",
+            raise TimeTravelError(f"{resolved.qualified} is a view; views have no versions",
                                   line=line, column=column, hint="time-travel the tables the view reads instead")
         if depth >= MAX_VIEW_DEPTH:
             raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
@@ -138,29 +139,36 @@ class Binder:
                 exc.line, exc.column = self._position(ref.start, query)
             raise
 
-    def bind(self, query: Query, depth: int = 0) -> DataFrame:
-        """The DataFrame of `query` with every catalog table pinned. Raises a SqlError with a position."""
+    def rewrite(self, query: Query, depth: int = 0, *, reads_only: bool = False) -> tuple[str, Callable[[int], int]]:
+        """`query.sql` with every catalog table it names bound, and the map from offsets in the new text to offsets
+        in `query.sql`. `reads_only`: bind only the tables that a query inside the statement reads (not the table a
+        CREATE or INSERT writes), for statements Spark runs itself. Raises a SqlError with a position."""
         try:
             tree = parse(query.sql)
             refs = table_references(query.sql, tree)
         except SqlError as exc:
             raise self._relocate(exc, query) from None
-        bound = False
+        if reads_only:
+            refs = [ref for ref in refs if _read_by_a_query(ref)]
+        replacements: list[tuple[TableReference, str]] = []
         for ref in refs:
             resolved = self._resolve(ref, query)
             if resolved is None:
-                continue  # a temporary view of the session, or an error Spark reports with its position
+                continue  # a temporary view of Spark's, or an error Spark reports with its position
             self.resolved.append(resolved)
             if resolved.kind == "VIEW":
                 view = self._bind_view(resolved, ref, query, depth)
             else:
                 view = self._bind_table(resolved, ref, query)
-            point_at(ref, view)
-            bound = True
-        sql, to_original = query.sql, _identity
-        if bound:  # nothing to rewrite otherwise: Spark reads the text as typed
-            generated = generate(tree, query.sql)
-            sql, to_original = generated.sql, generated.to_original
+            replacements.append((ref, view))
+        if not replacements:  # nothing to rewrite: Spark reads the text as typed
+            return query.sql, _identity
+        spliced = splice(query.sql, replacements)
+        return spliced.sql, spliced.to_original
+
+    def bind(self, query: Query, depth: int = 0) -> DataFrame:
+        """The DataFrame of `query` with every catalog table pinned. Raises a SqlError with a position."""
+        sql, to_original = self.rewrite(query, depth)
         if self._guard is not None:
             self._guard(sql)
         try:
@@ -179,12 +187,41 @@ def _identity(offset: int) -> int:
     return offset
 
 
+def _read_by_a_query(ref: TableReference) -> bool:
+    """Whether the reference sits inside a query (a read), not at the root of a CREATE or INSERT (the target)."""
+    node = ref.node.parent if ref.node is not None else None
+    while node is not None:
+        if isinstance(node, exp.Query):
+            return True
+        node = node.parent
+    return False
+
+
+def catalog_resolver(ctx: StatementContext) -> CatalogResolver:
+    """The catalog as the session's user sees it, the session's query-defined temporary views included."""
+    return CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view, ctx.policy,
+                           ctx.principal, lambda name: ctx.session_views.query_of(ctx.spark, name))
+
+
+def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Binder]:
+    """For a statement Spark runs itself (a CTAS into parquet, an INSERT into one of Spark's tables, EXPLAIN ...):
+    its text with every catalog table that a query inside it reads bound to a pinned snapshot, as for any SELECT,
+    so Spark sees the whole warehouse. The caller runs the text, then closes the binder."""
+    binder = Binder(ctx.spark, catalog_resolver(ctx), ctx.sql,
+                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal))
+    try:
+        sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
+        return sql, to_original, binder
+    except BaseException:
+        binder.close()
+        raise
+
+
 def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = None) -> tuple[DataFrame, Binder]:
     """`query` analysed with every catalog table pinned, each read allowed for the user (views: for their owner)
     and the analysed plan judged by the policy; the caller closes the binder once the data is read. `resolver`
     defaults to the catalog's, as the session's user sees it."""
-    resolver = resolver or CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view,
-                                           ctx.policy, ctx.principal)
+    resolver = resolver or catalog_resolver(ctx)
     binder = Binder(ctx.spark, resolver, ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal))
     try:

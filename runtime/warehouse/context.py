@@ -4,12 +4,13 @@ policy that decides what they may do."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalog.names import NameKind, check_name, table_folder
 from dialect.statements import TableName
+from runtime.warehouse.session_views import SessionViews
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,6 +31,7 @@ class StatementContext:
     policy: Policy                 # the one point that decides what `user` may run
     include_stack_trace: bool = False
     streams: StreamManager | None = None   # runs the streaming tables' streams
+    session_views: SessionViews = field(default_factory=SessionViews)  # the client session's query-defined views
 
     @property
     def principal(self) -> Principal:

@@ -12,17 +12,45 @@ from typing import Any
 
 from dialect import statements as st
 from dialect.errors import SqlError
-from runtime.errors import from_spark
+from runtime.errors import RuntimeQueryError, from_spark
 from runtime.policy.statements import authorize
-from runtime.sql import StatementResult, run_sql, stream_dataframe
+from catalog.names import quote_identifier
+from runtime.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
 from runtime.warehouse import databases, ddl, describe, dml, grants, merge, streaming, vacuum
-from runtime.warehouse.binder import bind
+from runtime.warehouse.binder import bind, bind_statement
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.tables import spark_has
 
 
 def _show_views(ctx: StatementContext, stmt: st.ShowViews) -> StatementResult:
     return describe.show_views(ctx, stmt.database, stmt.pattern)
+
+
+def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) -> StatementResult:
+    """The query is bound like any SELECT (Spark cannot resolve the warehouse's tables) and kept, so that every
+    later statement naming the view reads the tables afresh (runtime/warehouse/session_views.py)."""
+    assert stmt.query is not None
+    ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)  # GLOBAL and other refusals, on Spark's parse
+    df, binder = bind(ctx, stmt.query)
+    try:
+        query = stmt.query.sql
+        if stmt.columns:
+            if len(stmt.columns) != len(df.columns):
+                raise RuntimeQueryError(
+                    f"cannot create the view `{stmt.name}`: it names {len(stmt.columns)} columns and its query "
+                    f"has {len(df.columns)}", error_class="CREATE_VIEW_COLUMN_ARITY_MISMATCH", sqlstate="21S01",
+                    hint="name as many columns as the query returns, or leave the column list out")
+            df = df.toDF(*stmt.columns)
+            names = ", ".join(quote_identifier(c) for c in stmt.columns)
+            query = f"SELECT * FROM (\n{query}\n) AS __sg_columns({names})"
+        ctx.session_views.define(ctx.spark, stmt.name, df, query, stmt.replace)
+    except SqlError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark's own errors (the view exists, ...) keep their class
+        raise from_spark(exc, ctx.sql, include_stack_trace=ctx.include_stack_trace) from exc
+    finally:
+        binder.close()
+    return StatementResult([], lambda: ListBatchSource(()))
 
 
 _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
@@ -45,6 +73,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.Merge: merge.merge,
     st.Vacuum: vacuum.vacuum,
     st.ShowViews: _show_views,
+    st.CreateTemporaryView: _create_temporary_view,
     st.Grant: grants.grant,
     st.Revoke: grants.revoke,
     st.ShowGrants: grants.show_grants,
@@ -60,7 +89,7 @@ def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
     if isinstance(statement, st.Passthrough):
         return True
     if isinstance(statement, st.CreateTemporaryView):
-        return True  # a session's temporary view lives in its Spark session only; its paths pass the policy
+        return statement.query is None  # the USING form reads files: Spark runs it, its paths pass the policy
     if isinstance(statement, st.CreateTable):
         return statement.using is not None and statement.using.lower() != "delta"
     if isinstance(statement, _ON_ONE_TABLE):
@@ -75,19 +104,30 @@ def _temporary(ctx: StatementContext, table: st.TableName) -> bool:
 
 
 def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementResult:
-    """A statement Spark runs as typed: judged on Spark's own parse, and, on one of Spark's tables, by its owner."""
-    ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)
-    owners = ctx.policy.spark_tables
-    if isinstance(statement, st.CreateTable):
-        database = ctx.qualify(statement.table)[0]
-        if ctx.store.get_database(database) is not None:
-            ctx.policy.grants.require_create(ctx.principal, database)
-    if isinstance(statement, _ON_ONE_TABLE) and not _temporary(ctx, statement.table):
-        action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable)) \
-            else "change"
-        owners.require(ctx.principal, *ctx.qualify(statement.table), action)
-    result = run_sql(ctx.spark, ctx.sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,
-                     check=lambda df: ctx.policy.check_query(df, ctx.principal))
+    """A statement Spark runs itself: every catalog table its queries read bound to a pinned snapshot (what sqlglot
+    cannot parse runs as typed), judged on Spark's own parse of the text Spark runs, and, on one of Spark's tables,
+    by its owner."""
+    if isinstance(statement, st.Passthrough) and not statement.parsed:
+        sql, to_original, binder = ctx.sql, None, None
+    else:
+        sql, to_original, binder = bind_statement(ctx)
+    try:
+        ctx.policy.check_spark_sql(ctx.spark, sql, ctx.principal, original=ctx.sql, to_original=to_original)
+        owners = ctx.policy.spark_tables
+        if isinstance(statement, st.CreateTable):
+            database = ctx.qualify(statement.table)[0]
+            if ctx.store.get_database(database) is not None:
+                ctx.policy.grants.require_create(ctx.principal, database)
+        if isinstance(statement, _ON_ONE_TABLE) and not _temporary(ctx, statement.table):
+            action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable)) \
+                else "change"
+            owners.require(ctx.principal, *ctx.qualify(statement.table), action)
+        result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,
+                         check=lambda df: ctx.policy.check_query(df, ctx.principal), original=ctx.sql,
+                         to_original=to_original)
+    finally:
+        if binder is not None:
+            binder.close()
     if isinstance(statement, st.CreateTable):
         owners.created(*ctx.qualify(statement.table), ctx.user)
     elif isinstance(statement, st.DropTable):

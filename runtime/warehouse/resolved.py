@@ -11,12 +11,17 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class ResolvedTable:
-    database: str
+    database: str                   # "" for a session's temporary view
     name: str
     kind: str                       # "TABLE" (a Delta table at `location`) or "VIEW" (defined by `view_sql`)
     location: str | None = None
     view_sql: str | None = None
     owner: str | None = None        # who created it: a view reads its tables with its owner's rights
+
+    @property
+    def qualified(self) -> str:
+        """`database.name`, or the name alone for a session's temporary view (database "")."""
+        return f"{self.database}.{self.name}" if self.database else self.name
 
 
 class TableResolver(Protocol):

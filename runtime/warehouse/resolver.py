@@ -19,8 +19,12 @@ class CatalogResolver:
     tables) resolves to None and is left to Spark."""
 
     def __init__(self, store: CatalogStore, current_database: Callable[[], str],
-                 is_temporary_view: Callable[[str], bool], policy: Policy, principal: Principal) -> None:
+                 is_temporary_view: Callable[[str], bool], policy: Policy, principal: Principal,
+                 session_view: Callable[[str], str | None] = lambda name: None) -> None:
+        """`session_view`: the query of a temporary view the gateway defined (runtime/warehouse/session_views.py),
+        bound afresh by each statement like a catalog view; None for Spark's own temporary views."""
         self._store = store
+        self._session_view = session_view
         self._current_database = current_database
         self._is_temporary_view = is_temporary_view
         self._policy = policy
@@ -28,7 +32,9 @@ class CatalogResolver:
 
     def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
         if database is None and self._is_temporary_view(name):
-            return None  # as in Spark, a session's temporary view hides a table of the same name
+            # As in Spark, a session's temporary view hides a table of the same name; the session's own rights.
+            query = self._session_view(name)
+            return ResolvedTable("", name, "VIEW", view_sql=query) if query is not None else None
         entry = self._store.get_table(database or self._current_database(), name)
         if entry is None:
             return None
@@ -41,4 +47,5 @@ class CatalogResolver:
         """The resolver for the tables inside `view`: the same names, read with the view owner's rights (a view from
         before owners were recorded keeps its reader's)."""
         owner = self._policy.principal(view.owner) if view.owner else self._principal
-        return CatalogResolver(self._store, self._current_database, self._is_temporary_view, self._policy, owner)
+        return CatalogResolver(self._store, self._current_database, self._is_temporary_view, self._policy, owner,
+                               self._session_view)

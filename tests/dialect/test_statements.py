@@ -120,7 +120,8 @@ TEMP_VIEW = "CREATE OR REPLACE GLOBAL TEMP VIEW v (a, b) AS\n  SELECT 1, 2"
     # temporary views: Spark runs the AS SELECT form as typed; the USING form names a data source the policy sees
     ("CREATE TEMPORARY VIEW v AS SELECT 1", CreateTemporaryView("v", Query("SELECT 1", 27), False, False,
                                                                  "CREATE TEMPORARY VIEW v AS SELECT 1")),
-    (TEMP_VIEW, CreateTemporaryView("v", Query("SELECT 1, 2", TEMP_VIEW.index("SELECT")), True, True, TEMP_VIEW)),
+    (TEMP_VIEW, CreateTemporaryView("v", Query("SELECT 1, 2", TEMP_VIEW.index("SELECT")), True, True, TEMP_VIEW,
+                                   columns=("a", "b"))),
     ("CREATE TEMP VIEW f USING parquet OPTIONS (path '/etc', x 'y')",
      CreateTemporaryView("f", None, False, False, "CREATE TEMP VIEW f USING parquet OPTIONS (path '/etc', x 'y')",
                          "parquet", {"path": "/etc", "x": "y"})),
