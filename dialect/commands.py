@@ -19,6 +19,13 @@ class Vacuum(exp.Expression):
     arg_types = {"this": True, "retain": False}
 
 
+class RefreshTable(exp.Expression):
+    """`REFRESH {STREAMING TABLE | TABLE | MATERIALIZED VIEW} name [FULL] [SYNC | ASYNC]` (Databricks): `kind` as
+    written, `full` a bool, `mode` "SYNC" or "ASYNC" (None: SYNC)."""
+
+    arg_types = {"this": True, "kind": True, "full": False, "mode": False}
+
+
 class ShowGrants(exp.Expression):
     """`SHOW GRANT[S] [principal] [ON [kind] name]`: `principal` an identifier, `kind` the securable's kind as
     written (TABLE, VIEW, SCHEMA, DATABASE ...), `this` the securable's exp.Table."""
@@ -37,6 +44,14 @@ def vacuum_sql(generator: object, node: Vacuum) -> str:
     sql = getattr(generator, "sql")
     retain = sql(node, "retain")
     return f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
+
+
+def refresh_table_sql(generator: object, node: RefreshTable) -> str:
+    sql = getattr(generator, "sql")
+    text = f"REFRESH {node.args['kind']} {sql(node, 'this')}"
+    if node.args.get("full"):
+        text += " FULL"
+    return text + (f" {node.args['mode']}" if node.args.get("mode") else "")
 
 
 def show_grants_sql(generator: object, node: ShowGrants) -> str:

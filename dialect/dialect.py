@@ -14,7 +14,8 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from dialect.commands import (
-    ExplainStreaming, ShowGrants, Vacuum, explain_streaming_sql, show_grants_sql, show_sql, vacuum_sql,
+    ExplainStreaming, RefreshTable, ShowGrants, Vacuum, explain_streaming_sql, refresh_table_sql, show_grants_sql,
+    show_sql, vacuum_sql,
 )
 from dialect.streaming.grammar import Watermark, watermark_sql
 
@@ -137,6 +138,24 @@ class StreamingSpark(Databricks):
             node.meta["keyword_end"] = start.end + 1
             return node
 
+        def _parse_refresh(self) -> exp.Expression:
+            """`REFRESH {STREAMING TABLE | TABLE | MATERIALIZED VIEW} name [FULL] [SYNC | ASYNC]`; any other REFRESH
+            (Spark's `REFRESH path`, `REFRESH FUNCTION f`) stays sqlglot's."""
+            index = self._index
+            for words in (("STREAMING", "TABLE"), ("TABLE",), ("MATERIALIZED", "VIEW")):
+                if self._match_text_seq(*words):
+                    kind = " ".join(words)
+                    break
+            else:
+                return super()._parse_refresh()
+            if self._curr is None or self._curr.token_type == TokenType.STRING:
+                self._retreat(index)
+                return super()._parse_refresh()
+            table = self._parse_table_parts()
+            full = self._match_text_seq("FULL")
+            mode = self._prev.text.upper() if self._match_texts(("SYNC", "ASYNC")) else None
+            return self.expression(RefreshTable(this=table, kind=kind, full=full, mode=mode))
+
         def _parse_describe(self) -> exp.Describe:
             if self._match_text_seq("STREAMING", "TABLE"):
                 return self.expression(exp.Describe(this=self._parse_table_parts(), kind="STREAMING TABLE"))
@@ -190,6 +209,7 @@ class StreamingSpark(Databricks):
             **Databricks.Generator.TRANSFORMS,
             Watermark: watermark_sql,
             Vacuum: vacuum_sql,
+            RefreshTable: refresh_table_sql,
             ShowGrants: show_grants_sql,
             ExplainStreaming: explain_streaming_sql,
             exp.Show: show_sql,

@@ -17,6 +17,7 @@ from sqlglot.tokens import TokenType
 
 from dialect.commands import ExplainStreaming as ExplainStreamingNode
 from dialect.commands import ShowGrants as ShowGrantsNode
+from dialect.commands import RefreshTable as RefreshTableNode
 from dialect.commands import Vacuum as VacuumNode
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError, StatementSyntaxError
@@ -193,6 +194,16 @@ class CreateStreamingTable:
 
 
 @dataclass(frozen=True)
+class Refresh:
+    """`REFRESH {STREAMING TABLE | TABLE | MATERIALIZED VIEW} t [FULL] [SYNC | ASYNC]`: `kind` as written."""
+
+    table: TableName
+    kind: str
+    full: bool = False
+    asynchronous: bool = False
+
+
+@dataclass(frozen=True)
 class DropStreamingTable:
     table: TableName
     if_exists: bool
@@ -268,6 +279,7 @@ Statement = (
     | RenameTable | ShowTables | DescribeTable | DescribeHistory | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
+    | Refresh
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
@@ -280,6 +292,7 @@ _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("GRANT", "REVOKE", "VACUUM"),), (("SHOW",), ("GRANT", "GRANTS", "STREAMING")),
     (("DESCRIBE", "DESC", "DROP", "CREATE"), ("STREAMING",)), (("CREATE",), ("OR",), ("REFRESH",)),
     (("EXPLAIN",), ("CREATE",), ("STREAMING",)), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
+    (("REFRESH",), ("STREAMING", "MATERIALIZED")),
 )
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
 
@@ -526,6 +539,9 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         return Vacuum(_table_name(tree.this), float(retain.name) if retain is not None else None)
     if isinstance(tree, ExplainStreamingNode):
         return _explain_streaming(sql, tree)
+    if isinstance(tree, RefreshTableNode):
+        return Refresh(_table_name(tree.this), tree.args["kind"], bool(tree.args.get("full")),
+                       tree.args.get("mode") == "ASYNC")
     if isinstance(tree, (exp.Grant, exp.Revoke)):
         return _grant(sql, tree)
     if isinstance(tree, ShowGrantsNode):

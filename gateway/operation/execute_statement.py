@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from dialect.statements import classify
 from gateway.operation.base import Operation, OperationType
+from gateway.operation.state import TERMINAL
 from runtime.policy.sessions import set_current_user
 from runtime.policy.settings import is_client_hint
 from runtime.sql import StatementResult, cancel_job_group
@@ -52,6 +53,7 @@ class ExecuteStatement(Operation):
             sql=sql, job_group=self.handle.hex, policy=self._policy,
             include_stack_trace=self._include_stack_trace,
             streams=self._streams, session_views=self.session.views,
+            cancelled=lambda: self.state in TERMINAL,
         )
         return execute(context, statement)
 

@@ -47,6 +47,10 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
         found = existing(statement.table)
         if found is not None:
             grants.require_owner(principal, found, "alter" if isinstance(statement, st.AddColumns) else "vacuum")
+    elif isinstance(statement, st.Refresh):
+        found = existing(statement.table)
+        if found is not None and found.kind != "TABLE":
+            grants.require_owner(principal, found, "refresh")
     elif isinstance(statement, st.RenameTable):
         found = existing(statement.table)
         if found is not None:

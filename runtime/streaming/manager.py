@@ -22,7 +22,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +34,7 @@ from catalog.errors import PathOutsideWarehouseError
 from catalog.names import inside, name_problem, owned_table_folder, remove_folder
 from dialect.streaming.plan import StreamingPlan
 from runtime.policy.sessions import new_user_session
-from runtime.streaming.errors import StreamStopTimeoutError
+from runtime.streaming.errors import StreamError, StreamStopTimeoutError
 from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
 from runtime.streaming.settings import StreamSettings
 from runtime.streaming.sink import BatchWritten
@@ -113,6 +113,15 @@ def table_locations(store: CatalogStore, plan: StreamingPlan) -> TableLocations:
         if entry is not None and entry.location:
             locations[(database, name)] = entry.location
     return locations
+
+
+def _batch_after(progress: dict[str, Any], moment: dt.datetime) -> bool:
+    """Whether the last reported batch was planned at or after `moment` (its trigger's start)."""
+    stamp = progress.get("timestamp")
+    if not stamp:
+        return False
+    started = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    return started >= moment
 
 
 class _Listener(StreamingQueryListener):
@@ -344,6 +353,53 @@ class StreamManager:
             live = self._live.get((database, name))
         if live is not None:
             live.query.processAllAvailable()
+
+    def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], poll_seconds: float = 0.2) -> None:
+        """REFRESH STREAMING TABLE without FULL: return once the stream has processed the input that was there when
+        called (Spark's processAllAvailable, run aside so that a cancel or timeout of the statement ends the wait;
+        a stream of time-driven sources only, which never runs out of input, once a batch planned after the call has
+        committed). Raises StreamError if the stream is not running or fails meanwhile."""
+        key = (database, name)
+        called = dt.datetime.now(dt.timezone.utc)
+        while True:
+            with self._lock:
+                live = self._live.get(key)
+            if live is None or not live.query.isActive:
+                raise self._not_running(key)
+            drained = threading.Event()
+            failures: list[BaseException] = []
+
+            def drain(query: StreamingQuery = live.query) -> None:
+                try:
+                    query.processAllAvailable()
+                except BaseException as exc:  # noqa: BLE001 - reported below, after a restart check
+                    failures.append(exc)
+                finally:
+                    drained.set()
+
+            threading.Thread(target=drain, name=f"sluicegate-refresh-{name}", daemon=True).start()
+            while not drained.wait(poll_seconds):
+                if cancelled():
+                    return  # the statement was cancelled or timed out: the stream runs on, as before
+                if all(s.kind == "rate" for s in live.plan.sources) and _batch_after(live.last_progress, called):
+                    return
+            if not failures:
+                return
+            with self._lock:
+                current = self._live.get(key)
+            if current is None or current.query.runId == live.query.runId:
+                raise self._not_running(key)
+            # restarted meanwhile on the same checkpoint (a static table changed): wait on the new query
+
+    def _not_running(self, key: Key) -> StreamError:
+        entry = self.store.get_stream(*key)
+        status = entry.status if entry is not None else "DROPPED"
+        error = f": {entry.last_error}" if entry is not None and entry.last_error else ""
+        return StreamError(
+            f"the stream of `{key[0]}`.`{key[1]}` is not running ({status}{error})",
+            error_class="STREAM_NOT_RUNNING", sqlstate="55000",
+            hint="DESCRIBE STREAMING TABLE shows its last error; a failed stream is retried, or fix the cause and "
+                 "REFRESH STREAMING TABLE ... FULL")
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 

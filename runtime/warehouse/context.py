@@ -4,6 +4,7 @@ policy that decides what they may do."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ class StatementContext:
     include_stack_trace: bool = False
     streams: StreamManager | None = None   # runs the streaming tables' streams
     session_views: SessionViews = field(default_factory=SessionViews)  # the client session's query-defined views
+    cancelled: Callable[[], bool] = lambda: False  # whether the statement was cancelled or timed out (long waits)
 
     @property
     def principal(self) -> Principal:

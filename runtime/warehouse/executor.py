@@ -82,7 +82,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
 
 # Statements naming one existing object: if only Spark's session knows it, Spark runs the statement.
 _ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, st.DescribeHistory,
-                 st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum)
+                 st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum, st.Refresh)
 
 
 def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
@@ -119,7 +119,8 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
             if ctx.store.get_database(database) is not None:
                 ctx.policy.grants.require_create(ctx.principal, database)
         if isinstance(statement, _ON_ONE_TABLE) and not _temporary(ctx, statement.table):
-            action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable)) \
+            action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable,
+                                                  st.Refresh)) \
                 else "change"
             owners.require(ctx.principal, *ctx.qualify(statement.table), action)
         result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,

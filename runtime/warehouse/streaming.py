@@ -19,7 +19,7 @@ from dialect.streaming.analyze import analyze
 from dialect.streaming.explain import explain
 from dialect.streaming.plan import StreamingPlan
 from runtime.delta.write import commit_files
-from runtime.errors import from_spark
+from runtime.errors import RuntimeQueryError, from_spark
 from runtime.sql import StatementResult
 from runtime.streaming import refresh
 from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
@@ -187,11 +187,12 @@ def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, sche
 
 
 def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry, stored: StreamEntry | None,
-             plan: StreamingPlan, built: BuiltStream, sql: str) -> StatementResult:
+             plan: StreamingPlan, built: BuiltStream, sql: str,
+             forced: refresh.RefreshDecision | None = None) -> StatementResult:
     database, name = existing.database, existing.name
     same_schema = existing.schema_json == built.result.schema.json()
-    decision = (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema) if stored is not None
-                else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
+    decision = forced or (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema)
+                          if stored is not None else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
     if decision.kind == refresh.FULL or stored is None:
         location = locations.existing_table_folder(ctx.warehouse, existing.location)
         streams.drop(database, name, keep_session=True)
@@ -215,6 +216,57 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     return no_result()
+
+
+def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResult:
+    """`REFRESH [STREAMING] TABLE t [FULL] [SYNC | ASYNC]`. Without FULL, SYNC (the default) returns once the stream
+    has processed the input there when the statement started. FULL empties the table in one Delta commit (history
+    and time travel stay), starts a new checkpoint with the current definition and processes all input again,
+    unless the table says `'pipelines.reset.allowed' = 'false'`. ASYNC returns at once."""
+    database, name = ctx.qualify(statement.table)
+    entry = ctx.store.get_table(database, name)
+    line, column = ctx.position_of(statement.table)
+    if entry is None:
+        raise not_found(ctx, statement.table)
+    if entry.kind != "STREAMING_TABLE":
+        if statement.kind == "TABLE" and not statement.full:
+            return no_result()  # Spark's REFRESH TABLE drops cached metadata: each statement reads the latest here
+        raise NotATableError(f"`{database}`.`{name}` is a {entry.kind.lower().replace('_', ' ')}, not a "
+                             f"{statement.kind.lower()}.", error_class="EXPECT_STREAMING_TABLE", line=line,
+                             column=column, hint="REFRESH [STREAMING] TABLE refreshes streaming tables")
+    if statement.kind == "MATERIALIZED VIEW":
+        raise NotATableError(f"`{database}`.`{name}` is a streaming table, not a materialized view.",
+                             error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
+                             hint="write REFRESH STREAMING TABLE")
+    streams = _streams(ctx)
+    if statement.full:
+        if (entry.properties or {}).get("pipelines.reset.allowed", "true").strip().lower() == "false":
+            raise RefreshNotAllowedError(
+                f"`{database}`.`{name}` sets 'pipelines.reset.allowed' = 'false': a full refresh would empty it",
+                line=line, column=column,
+                hint="ALTER TABLE ... SET TBLPROPERTIES ('pipelines.reset.allowed' = 'true') first, or REFRESH "
+                     "without FULL")
+        with streams.lifecycle(database, name):
+            _full_refresh(ctx, streams, entry)
+    if not statement.asynchronous:
+        streams.catch_up(database, name, ctx.cancelled)
+    return no_result()
+
+
+def _full_refresh(ctx: StatementContext, streams: StreamManager, entry: TableEntry) -> None:
+    stored = ctx.store.get_stream(entry.database, entry.name)
+    if stored is None:
+        raise not_found(ctx, st.TableName(entry.database, entry.name))
+    ensure_spark_database(ctx, entry.database)
+    plan = StreamingPlan.from_json(stored.plan_json)
+    built = _build(ctx, streams, plan)
+    _refresh(ctx, streams, entry, stored, plan, built, entry.definition or "",
+             forced=refresh.RefreshDecision(refresh.FULL, "REFRESH STREAMING TABLE ... FULL"))
+
+
+class RefreshNotAllowedError(RuntimeQueryError):
+    error_class = "FULL_REFRESH_NOT_ALLOWED"
+    sqlstate = "42000"
 
 
 def drop_streaming_table(ctx: StatementContext, statement: st.DropStreamingTable) -> StatementResult:
@@ -326,4 +378,5 @@ HANDLERS = {
     st.DropStreamingTable: drop_streaming_table,
     st.ShowStreamingTables: show_streaming_tables,
     st.DescribeStreamingTable: describe_streaming_table,
+    st.Refresh: refresh_table,
 }
