@@ -35,12 +35,14 @@ DELTA_ONLY = (
 
 _gateway: subprocess.Popen[str] | None = None
 _port: int | None = None
+_warehouse: Path | None = None
 
 
 def _start_gateway() -> int:
     """Start `sluicegate serve --port 0` on a fresh warehouse and return the port from its ready line."""
-    global _gateway
+    global _gateway, _warehouse
     warehouse = Path(tempfile.mkdtemp(prefix="sluicegate-dbt-"))
+    _warehouse = warehouse / "wh"
     sluicegate = os.environ.get("SLUICEGATE", str(REPO / ".venv" / "bin" / "sluicegate"))
     log = open(warehouse / "gateway.log", "w")  # noqa: SIM115 - lives as long as the gateway
     _gateway = subprocess.Popen([sluicegate, "serve", "--port", "0", "--warehouse", str(warehouse / "wh")],
@@ -72,6 +74,15 @@ def sluicegate_target() -> dict[str, Any]:
         "connect_timeout": 3,
         "retry_all": False,
     }
+
+
+@pytest.fixture(scope="session")
+def sluicegate() -> dict[str, Any]:
+    """The gateway the suite runs against: its dbt target and its warehouse folder (files land in WAREHOUSE/landing,
+    the folder users may read by default)."""
+    target = sluicegate_target()
+    assert _warehouse is not None
+    return {"target": target, "warehouse": _warehouse}
 
 
 def pytest_configure(config: pytest.Config) -> None:

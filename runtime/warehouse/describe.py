@@ -85,7 +85,9 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
 def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementResult:
     from deltalake import DeltaTable
 
-    entry = require_table(ctx, stmt.table, "DESCRIBE HISTORY")
+    entry = require(ctx, stmt.table)
+    if entry.kind == "VIEW":  # tables and streaming tables have a Delta log; a view has none
+        entry = require_table(ctx, stmt.table, "DESCRIBE HISTORY")
     rows = []
     for commit in DeltaTable(entry.location).history():
         operation = commit.get(OPERATION_KEY) or commit.get("operation")

@@ -63,6 +63,8 @@ def test_full_refresh_empties_in_one_commit_and_processes_everything_again(curso
     assert emptied["version"] == before + 1 and emptied.get("operation") in ("WRITE", "CREATE OR REPLACE TABLE")
     # time travel to before the refresh still reads the old rows
     assert sorted_rows(cursor, f"SELECT * FROM full_again VERSION AS OF {before}") == [("fr", 2)]
+    history = sorted_rows(cursor, "DESCRIBE HISTORY full_again")  # a streaming table is a Delta table: it has one
+    assert max(row[0] for row in history) == table.version()
     cursor.execute("DESCRIBE STREAMING TABLE full_again")
     events = [row[1] for row in cursor.fetchall() if row[0] == "Event"]
     assert any("REFRESH_FULL" in event for event in events)
