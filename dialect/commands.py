@@ -26,6 +26,13 @@ class RefreshTable(exp.Expression):
     arg_types = {"this": True, "kind": True, "full": False, "mode": False}
 
 
+class ExplainQuery(exp.Expression):
+    """`EXPLAIN [EXTENDED | CODEGEN | COST | FORMATTED] <query>`: Spark's, with `this` the query's tree, so that the
+    tables it reads are found (and bound) as in any query."""
+
+    arg_types = {"this": True, "mode": False}
+
+
 class ShowGrants(exp.Expression):
     """`SHOW GRANT[S] [principal] [ON [kind] name]`: `principal` an identifier, `kind` the securable's kind as
     written (TABLE, VIEW, SCHEMA, DATABASE ...), `this` the securable's exp.Table."""

@@ -14,7 +14,7 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from dialect.commands import (
-    ExplainStreaming, RefreshTable, ShowGrants, Vacuum, explain_streaming_sql, refresh_table_sql, show_grants_sql,
+    ExplainQuery, ExplainStreaming, RefreshTable, ShowGrants, Vacuum, explain_streaming_sql, refresh_table_sql, show_grants_sql,
     show_sql, vacuum_sql,
 )
 from dialect.streaming.grammar import Watermark, watermark_sql
@@ -133,7 +133,7 @@ class StreamingSpark(Databricks):
                 self._match_text_seq("OR", "REFRESH") or True) and self._match_text_seq("STREAMING", "TABLE")
             self._retreat(index)
             if not streaming:
-                return None
+                return self._parse_explain_query()
             node = self.expression(ExplainStreaming(this=self._parse_statement()))
             node.meta["keyword_end"] = start.end + 1
             return node
@@ -155,6 +155,20 @@ class StreamingSpark(Databricks):
             full = self._match_text_seq("FULL")
             mode = self._prev.text.upper() if self._match_texts(("SYNC", "ASYNC")) else None
             return self.expression(RefreshTable(this=table, kind=kind, full=full, mode=mode))
+
+        def _parse_explain_query(self) -> ExplainQuery | None:
+            """`EXPLAIN [mode] <query>`; any other EXPLAIN stays a command for Spark."""
+            index = self._index
+            mode = self._prev.text.upper() if self._match_texts(("EXTENDED", "CODEGEN", "COST", "FORMATTED")) else None
+            if not self._curr or self._curr.token_type not in (
+                    TokenType.SELECT, TokenType.WITH, TokenType.FROM, TokenType.VALUES, TokenType.L_PAREN):
+                self._retreat(index)
+                return None
+            query = self._parse_statement()
+            if not isinstance(query, exp.Query) or self._curr:
+                self._retreat(index)
+                return None
+            return self.expression(ExplainQuery(this=query, mode=mode))
 
         def _parse_describe(self) -> exp.Describe:
             if self._match_text_seq("STREAMING", "TABLE"):

@@ -87,3 +87,12 @@ def test_reading_another_users_table_from_a_spark_run_statement_is_refused(conne
     assert status.sqlState == "42501"
     status = error_status(other, f"CREATE TABLE default.stolen_p USING parquet AS SELECT * FROM {DB}.events")
     assert status.sqlState == "42501"
+
+
+def test_explain_of_a_query_over_the_warehouse(cursor: Any) -> None:
+    cursor.execute("EXPLAIN SELECT kind, count(*) FROM events GROUP BY kind")
+    plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "TABLE_OR_VIEW_NOT_FOUND" not in plan and "HashAggregate" in plan
+    cursor.execute("EXPLAIN EXTENDED SELECT * FROM kinds")
+    plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Analyzed Logical Plan" in plan and "TABLE_OR_VIEW_NOT_FOUND" not in plan
