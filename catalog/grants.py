@@ -76,6 +76,13 @@ class GrantStore:
                 condition = and_(condition, GrantRow.privilege.in_(privileges))
             return session.execute(delete(GrantRow).where(condition)).rowcount or 0
 
+    def clear(self, securable: Securable) -> int:
+        """Remove every grant on the securable (a view replaced by CREATE OR REPLACE VIEW is a new object)."""
+        with self._store._transaction() as session:
+            return session.execute(delete(GrantRow).where(
+                GrantRow.kind == securable.kind, GrantRow.database == securable.database,
+                GrantRow.name == securable.name)).rowcount or 0
+
     def on(self, securable: Securable | None = None, principal: str | None = None) -> list[GrantEntry]:
         with self._store._transaction() as session:
             query = select(GrantRow)

@@ -2,8 +2,9 @@
 
 The suite's `apache_spark` profile points at Spark's Thrift server on `spark_db:10000`; here it points at a gateway
 this plugin starts on 127.0.0.1 (port 0, a fresh warehouse), with dbt-spark's default `poll_interval`. Classes that
-the suite skips on `apache_spark` only because Spark's Thrift server has no Delta Lake run here (sluicegate's tables
-are Delta); every test that stays skipped has its reason in `STILL_SKIPPED`.
+the suite skips on `apache_spark` only because Spark's Thrift server lacks them (Delta Lake above all) run here, with
+their reasons in `RUN_HERE`; the tests expected to fail are in `KNOWN_FAILURES` with their reasons; every other skip is
+the suite's own, printed with its reason by `-ra` (e.g. Python models need a Databricks cluster).
 """
 
 from __future__ import annotations
@@ -21,17 +22,36 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Skipped on `apache_spark` by the suite because Spark's Thrift server lacks Delta: they run against sluicegate.
-DELTA_ONLY = (
-    "test_basic.py::TestSnapshotCheckColsSpark",
-    "test_basic.py::TestSnapshotTimestampSpark",
-    "test_incremental_merge_exclude_columns.py",
-    "test_incremental_predicates.py",
-    "test_incremental_unique_id.py",
-    "test_incremental_on_schema_change.py::TestIncrementalOnSchemaChangeSpecialCases",
-    "test_persist_docs.py",
-    "test_incremental_strategies.py::TestDeltaStrategies",
-)
+# Skipped by the suite on `apache_spark` (Spark's Thrift server) but run here, with why they apply to sluicegate.
+RUN_HERE = {
+    "test_basic.py::TestSnapshotCheckColsSpark": "snapshots MERGE into Delta tables",
+    "test_basic.py::TestSnapshotTimestampSpark": "snapshots MERGE into Delta tables",
+    "test_basic.py::TestSingularTestsEphemeralSpark": "ephemeral models are CTEs, nothing server-specific",
+    "test_incremental_merge_exclude_columns.py": "MERGE into Delta",
+    "test_incremental_predicates.py": "MERGE into Delta",
+    "test_incremental_unique_id.py": "MERGE into Delta",
+    "test_incremental_on_schema_change.py::TestDeltaOnSchemaChange": "ALTER TABLE ADD COLUMNS on Delta",
+    "test_incremental_strategies.py::TestDeltaStrategies": "append and merge on Delta",
+    "test_persist_docs.py": "column and table comments on Delta",
+    "test_store_test_failures.py::TestSparkStoreTestFailuresWithDelta": "test failures stored as Delta tables",
+    "test_dbt_show.py::TestSparkShowDoesNotHandleDoubleLimit": "dbt show's LIMIT, nothing server-specific",
+    "test_utils.py::TestDateDiff": "Spark 4.1's date functions",
+    "test_grants.py::TestModelGrantsSpark": "GRANT, REVOKE and SHOW GRANTS (Databricks' shape)",
+    "test_grants.py::TestIncrementalGrantsSpark": "GRANT, REVOKE and SHOW GRANTS (Databricks' shape)",
+    "test_grants.py::TestSeedGrantsSpark": "GRANT, REVOKE and SHOW GRANTS (Databricks' shape)",
+    "test_grants.py::TestSnapshotGrantsSpark": "GRANT, REVOKE and SHOW GRANTS (Databricks' shape)",
+}
+
+# Tests that fail against sluicegate for a reason that is not sluicegate's, each failing the same way against Spark's
+# own Thrift server (4.1.4) or needing another dbt version. Strict: a test here that starts passing fails the run, so
+# the list stays true.
+KNOWN_FAILURES = {
+    "test_incremental_unique_id.py::TestUniqueKeySpark":
+        "its seed inserts a string into a DATE column: refused by Spark's ANSI store assignment "
+        "(INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST), exactly as on Spark's own Thrift server",
+    "test_empty.py::TestSparkEmptySeedFlag":
+        "`dbt seed --empty` needs dbt-core 1.12 (fails the same against Spark's own Thrift server)",
+}
 
 _gateway: subprocess.Popen[str] | None = None
 _port: int | None = None
@@ -93,8 +113,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if any(part in item.nodeid for part in DELTA_ONLY):
+        if any(part in item.nodeid for part in RUN_HERE):
             item.add_marker(pytest.mark.skip_profile("spark_session"), append=False)
+        for part, reason in KNOWN_FAILURES.items():
+            if part in item.nodeid:
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
+from catalog.grants import GrantStore, Securable
 from catalog.names import NameKind, check_name
 from catalog.store import TableEntry
 from dialect.statements import AddColumns, ColumnSpec, CreateTable, CreateView, DropTable, RenameTable, TableName
@@ -179,6 +180,10 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
                        definition=stmt.query.sql.rstrip().rstrip(";"), properties={}, comment=comment,
                        owner=ctx.user)
     ctx.store.create_table(entry, replace=existing is not None)
+    if existing is not None:
+        # As in Databricks and Spark, the replaced view is a new object: its grants go (a table's stay, with its
+        # history); dbt-spark relies on both when it decides what to grant again.
+        GrantStore(ctx.store).clear(Securable.table(database, name))
     return no_result()
 
 

@@ -41,7 +41,7 @@ def _securable(ctx: StatementContext, securable: st.SecurableObject, action: str
     entry = require(ctx, securable.name)
     if action:
         grants.require_owner(ctx.policy.principal(ctx.user), entry, action)
-    return Securable.table(entry.database, entry.name), "VIEW" if entry.kind == "VIEW" else "TABLE"
+    return Securable.table(entry.database, entry.name), "TABLE"  # a view too, as Databricks' table ACLs say
 
 
 def grant(ctx: StatementContext, statement: st.Grant) -> StatementResult:

@@ -133,3 +133,21 @@ def test_get_columns_shows_only_what_the_user_may_read(connect: Any, schema: str
     assert columns_seen_by("bob") == set()
     connect(username="alice").cursor().execute(f"GRANT SELECT ON VIEW {schema}.v TO bob")
     assert columns_seen_by("bob") == {"v.id"}
+
+
+def test_a_replaced_view_loses_its_grants_and_a_replaced_table_keeps_them(as_user: Any, schema: str) -> None:
+    """Databricks' semantics, which dbt-spark's grant handling relies on: CREATE OR REPLACE VIEW makes a new view
+    (grants go); CREATE OR REPLACE TABLE keeps the table, its history and its grants. Views show as TABLE."""
+    alice = as_user("alice")
+    alice.execute(f"CREATE OR REPLACE VIEW {schema}.shared AS SELECT 1 AS one")
+    alice.execute(f"GRANT SELECT ON VIEW {schema}.shared TO bob")
+    alice.execute(f"GRANT SELECT ON TABLE {schema}.t TO bob")
+    alice.execute(f"SHOW GRANTS ON VIEW {schema}.shared")
+    assert ("bob", "SELECT", "TABLE", f"`{schema}`.`shared`") in alice.fetchall()
+    alice.execute(f"CREATE OR REPLACE VIEW {schema}.shared AS SELECT 2 AS two")
+    alice.execute(f"CREATE OR REPLACE TABLE {schema}.t (id INT) USING delta")
+    alice.execute(f"SHOW GRANTS ON VIEW {schema}.shared")
+    assert [row[:2] for row in alice.fetchall()] == [("alice", "OWN")]
+    alice.execute(f"SHOW GRANTS ON TABLE {schema}.t")
+    assert ("bob", "SELECT") in [row[:2] for row in alice.fetchall()]
+    assert refused(as_user("bob"), f"SELECT * FROM {schema}.shared")
