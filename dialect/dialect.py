@@ -39,6 +39,7 @@ class StreamingSpark(Databricks):
             "DATABASES": lambda self: self._parse_show_list("DATABASES", in_database=False),
             "SCHEMAS": lambda self: self._parse_show_list("DATABASES", in_database=False),
             "TABLES": lambda self: self._parse_show_list("TABLES"),
+            "TABLE EXTENDED": lambda self: self._parse_show_list("TABLE EXTENDED"),
             "VIEWS": lambda self: self._parse_show_list("VIEWS"),
             "STREAMING TABLES": lambda self: self._parse_show_list("STREAMING TABLES"),
             "CREATE TABLE": lambda self: self.expression(

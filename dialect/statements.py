@@ -126,6 +126,14 @@ class ShowTables:
 
 
 @dataclass(frozen=True)
+class ShowTableExtended:
+    """`SHOW TABLE EXTENDED [IN db] LIKE 'pattern'`: how dbt-spark lists a schema's relations and their columns."""
+
+    database: str | None
+    pattern: str | None
+
+
+@dataclass(frozen=True)
 class DescribeTable:
     table: TableName
     extended: bool
@@ -279,7 +287,7 @@ Statement = (
     | RenameTable | ShowTables | DescribeTable | DescribeHistory | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
-    | Refresh
+    | Refresh | ShowTableExtended
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
@@ -441,6 +449,8 @@ def _show(tree: exp.Show) -> Statement:
         return ShowDatabases(pattern)
     if kind == "TABLES":
         return ShowTables(database, pattern)
+    if kind == "TABLE EXTENDED":
+        return ShowTableExtended(database, pattern)
     if kind == "VIEWS":
         return ShowViews(database, pattern)
     if kind == "STREAMING TABLES":

@@ -37,6 +37,24 @@ class Snapshot:
     partition_columns: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class TableStatistics:
+    size_bytes: int
+    rows: int | None  # None when a file's statistics carry no record count
+
+
+def table_statistics(path: str) -> TableStatistics:
+    """The latest version's size in bytes and row count, from the Delta log alone (no data file is read)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    sizes = actions.column("size_bytes").to_pylist() if "size_bytes" in actions.column_names else []
+    counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
+    rows = None if any(count is None for count in counts) or len(counts) != len(sizes) else sum(counts)
+    return TableStatistics(sum(size or 0 for size in sizes), rows)
+
+
 def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime | None = None) -> Snapshot:
     """The table at `path` as of `version` or `timestamp` (the latest version when neither is given)."""
     from deltalake import DeltaTable

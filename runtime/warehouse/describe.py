@@ -9,7 +9,9 @@ import datetime as dt
 import json
 
 from catalog.names import quote_identifier, quote_string
-from dialect.statements import DescribeHistory, DescribeTable, ShowCreateTable, ShowTables
+from catalog.store import TableEntry
+from dialect.statements import DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables
+from runtime.delta.read import table_statistics
 from runtime.sql import StatementResult
 from runtime.warehouse.commit import OPERATION_KEY, PARAMETERS_KEY
 from runtime.warehouse.context import StatementContext
@@ -32,6 +34,54 @@ def show_tables(ctx: StatementContext, stmt: ShowTables) -> StatementResult:
             rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2])))
     ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))
     return rows_result([("namespace", "string"), ("tableName", "string"), ("isTemporary", "boolean")], ordered)
+
+
+def show_table_extended(ctx: StatementContext, stmt: ShowTableExtended) -> StatementResult:
+    """SHOW TABLE EXTENDED: the catalog's tables, views and streaming tables with Spark's `information` text (what
+    dbt-spark parses: Type, Provider, Owner, Statistics and the schema tree), merged with Spark's own rows for its
+    tables and temporary views. A table the user may not read is listed by name, without its columns."""
+    database = (stmt.database or ctx.current_database).lower()
+    principal = ctx.principal
+    rows: dict[tuple[str, str], tuple[str, str, bool, str]] = {}
+    for entry in ctx.store.list_tables(database, stmt.pattern):
+        readable = ctx.policy.may_read(principal, entry.database, entry.name)
+        rows[(entry.database, entry.name)] = (entry.database, entry.name, False, _information(entry, readable))
+    if spark_has_database(ctx.spark, database):
+        spark_sql = f"SHOW TABLE EXTENDED IN {quote_identifier(database)} LIKE {quote_string(stmt.pattern or '*')}"
+        for row in ctx.spark.sql(spark_sql).collect():
+            if ctx.policy.may_read(principal, row[0], row[1]) or row[2]:
+                rows.setdefault((row[0], row[1]), (row[0], row[1], bool(row[2]), row[3]))
+    ordered = sorted(rows.values(), key=lambda r: (r[2], r[0], r[1]))
+    return rows_result([("namespace", "string"), ("tableName", "string"), ("isTemporary", "boolean"),
+                        ("information", "string")], ordered)
+
+
+def _information(entry: TableEntry, readable: bool) -> str:
+    """Spark's `information` text for a catalog object, in Spark's order (CatalogTable.toLinkedHashMap)."""
+    lines = [("Catalog", "spark_catalog"), ("Database", entry.database), ("Table", entry.name),
+             ("Owner", entry.owner), ("Created Time", _when(entry.created_at)), ("Last Access", "UNKNOWN"),
+             ("Created By", "sluicegate"), ("Type", "VIEW" if entry.kind == "VIEW" else "MANAGED")]
+    if entry.kind != "VIEW":
+        lines.append(("Provider", "delta"))
+    lines.append(("Comment", entry.comment))
+    if entry.kind == "VIEW":
+        lines.append(("View Text", entry.definition if readable else None))
+    if entry.properties:
+        lines.append(("Table Properties", "[" + ", ".join(f"{k}={v}" for k, v in sorted(entry.properties.items()))
+                      + "]"))
+    if entry.kind != "VIEW":
+        if readable and entry.location:
+            stats = table_statistics(entry.location)
+            lines.append(("Statistics", f"{stats.size_bytes} bytes" +
+                          (f", {stats.rows} rows" if stats.rows is not None else "")))
+        lines.append(("Location", f"file:{entry.location}" if entry.location else None))
+        if entry.partition_by:
+            lines.append(("Partition Provider", "Catalog"))
+            lines.append(("Partition Columns", "[" + ", ".join(f"`{c}`" for c in entry.partition_by) + "]"))
+    text = "".join(f"{key}: {value}\n" for key, value in lines if value is not None)
+    if readable:
+        text += "Schema: " + table_schema(entry).treeString() + "\n"
+    return text
 
 
 def show_views(ctx: StatementContext, database: str | None, pattern: str | None) -> StatementResult:

@@ -64,6 +64,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.AddColumns: ddl.add_columns,
     st.RenameTable: ddl.rename_table,
     st.ShowTables: describe.show_tables,
+    st.ShowTableExtended: describe.show_table_extended,
     st.DescribeTable: describe.describe_table,
     st.DescribeHistory: describe.describe_history,
     st.ShowCreateTable: describe.show_create_table,
