@@ -33,6 +33,12 @@ class ExplainQuery(exp.Expression):
     arg_types = {"this": True, "mode": False}
 
 
+class UnsetProperties(exp.Expression):
+    """`ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)`: `expressions` the key literals."""
+
+    arg_types = {"expressions": True, "exists": False}
+
+
 class ShowGrants(exp.Expression):
     """`SHOW GRANT[S] [principal] [ON [kind] name]`: `principal` an identifier, `kind` the securable's kind as
     written (TABLE, VIEW, SCHEMA, DATABASE ...), `this` the securable's exp.Table."""
@@ -59,6 +65,11 @@ def refresh_table_sql(generator: object, node: RefreshTable) -> str:
     if node.args.get("full"):
         text += " FULL"
     return text + (f" {node.args['mode']}" if node.args.get("mode") else "")
+
+
+def unset_properties_sql(generator: object, node: UnsetProperties) -> str:
+    keys = ", ".join(getattr(generator, "sql")(key) for key in node.expressions)
+    return "UNSET TBLPROPERTIES " + ("IF EXISTS " if node.args.get("exists") else "") + f"({keys})"
 
 
 def show_grants_sql(generator: object, node: ShowGrants) -> str:

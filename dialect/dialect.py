@@ -14,8 +14,8 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from dialect.commands import (
-    ExplainQuery, ExplainStreaming, RefreshTable, ShowGrants, Vacuum, explain_streaming_sql, refresh_table_sql, show_grants_sql,
-    show_sql, vacuum_sql,
+    ExplainQuery, ExplainStreaming, RefreshTable, ShowGrants, UnsetProperties, Vacuum, explain_streaming_sql,
+    refresh_table_sql, show_grants_sql, show_sql, unset_properties_sql, vacuum_sql,
 )
 from dialect.streaming.grammar import Watermark, watermark_sql
 
@@ -45,9 +45,16 @@ class StreamingSpark(Databricks):
             "CREATE TABLE": lambda self: self.expression(
                 exp.Show(this="CREATE TABLE", target=self._parse_table_parts())),
             "GRANTS": lambda self: self._parse_show_grants(),
+            "TBLPROPERTIES": lambda self: self._parse_show_tblproperties(),
             "GRANT": lambda self: self._parse_show_grants(),
         }
         SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+        ALTER_PARSERS = {
+            **Databricks.Parser.ALTER_PARSERS,
+            "CHANGE": lambda self: self._parse_change_column(),
+            "UNSET": lambda self: self._parse_unset_properties(),
+        }
 
         # Statements whose first token is a COMMAND keyword; any other stays an exp.Command.
         COMMAND_PARSERS: t.ClassVar[dict[str, t.Callable[[StreamingSpark.Parser, Token], exp.Expression | None]]] = {
@@ -116,6 +123,42 @@ class StreamingSpark(Databricks):
                 kind = self._prev.text.upper() if self._match_set(self.CREATABLES) else None
                 securable = self._parse_table_parts()
             return self.expression(ShowGrants(principal=principal, kind=kind, this=securable))
+
+        def _parse_show_tblproperties(self) -> exp.Show:
+            """`SHOW TBLPROPERTIES t [('key')]` (the name read part by part: `t ('key')` is no table function)."""
+            parts = [self._parse_id_var(any_token=False)]
+            while parts[-1] is not None and self._match(TokenType.DOT):
+                parts.append(self._parse_id_var(any_token=False))
+            if any(part is None for part in parts) or len(parts) > 2:
+                self.raise_error("Expected a table name after SHOW TBLPROPERTIES")
+            table = exp.Table(this=parts[-1], db=parts[0] if len(parts) == 2 else None)
+            key = None
+            if self._match(TokenType.L_PAREN):
+                key = self._parse_string()
+                if key is None or not self._match(TokenType.R_PAREN):
+                    self.raise_error("Expected ('key') after SHOW TBLPROPERTIES table")
+            return self.expression(exp.Show(this="TBLPROPERTIES", target=table, like=key))
+
+        def _parse_change_column(self) -> exp.AlterColumn | None:
+            """`ALTER TABLE t CHANGE [COLUMN] c COMMENT 'text'` (what dbt's persist_docs sends); other CHANGE forms
+            stay a command for Spark."""
+            self._match(TokenType.COLUMN)
+            column = self._parse_field(any_token=True)
+            if column is None or not self._match(TokenType.COMMENT):
+                return None
+            comment = self._parse_string()
+            return self.expression(exp.AlterColumn(this=column, comment=comment)) if comment is not None else None
+
+        def _parse_unset_properties(self) -> UnsetProperties | None:
+            if not self._match_text_seq("TBLPROPERTIES"):
+                return None
+            exists = self._match_text_seq("IF", "EXISTS")
+            if not self._match(TokenType.L_PAREN):
+                return None
+            keys = self._parse_csv(self._parse_string)
+            if not self._match(TokenType.R_PAREN) or not keys:
+                return None
+            return self.expression(UnsetProperties(expressions=keys, exists=exists))
 
         def _parse_vacuum(self) -> Vacuum:
             """`VACUUM table [RETAIN n HOURS]` (Delta)."""
@@ -225,6 +268,7 @@ class StreamingSpark(Databricks):
             Watermark: watermark_sql,
             Vacuum: vacuum_sql,
             RefreshTable: refresh_table_sql,
+            UnsetProperties: unset_properties_sql,
             ShowGrants: show_grants_sql,
             ExplainStreaming: explain_streaming_sql,
             exp.Show: show_sql,

@@ -18,6 +18,7 @@ from sqlglot.tokens import TokenType
 from dialect.commands import ExplainStreaming as ExplainStreamingNode
 from dialect.commands import ShowGrants as ShowGrantsNode
 from dialect.commands import RefreshTable as RefreshTableNode
+from dialect.commands import UnsetProperties as UnsetPropertiesNode
 from dialect.commands import Vacuum as VacuumNode
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError, StatementSyntaxError
@@ -111,6 +112,46 @@ class DropTable:
 class AddColumns:
     table: TableName
     columns: tuple[ColumnSpec, ...]
+
+
+@dataclass(frozen=True)
+class SetColumnComment:
+    """`ALTER TABLE t {ALTER | CHANGE} [COLUMN] c COMMENT 'text'` (dbt's persist_docs)."""
+
+    table: TableName
+    column: str
+    comment: str
+
+
+@dataclass(frozen=True)
+class SetTableComment:
+    """`COMMENT ON TABLE t IS 'text'` (NULL: no comment)."""
+
+    table: TableName
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class SetTableProperties:
+    """`ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', ...)`; the key `comment` sets the table's comment, as in Spark."""
+
+    table: TableName
+    properties: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class UnsetTableProperties:
+    table: TableName
+    keys: tuple[str, ...]
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class ShowTblProperties:
+    """`SHOW TBLPROPERTIES t [('key')]`."""
+
+    table: TableName
+    key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -287,7 +328,8 @@ Statement = (
     | RenameTable | ShowTables | DescribeTable | DescribeHistory | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
-    | Refresh | ShowTableExtended
+    | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
+    | ShowTblProperties
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
@@ -431,6 +473,32 @@ def _error(sql: str, node: exp.Expression, message: str, hint: str) -> DialectEr
     return DialectError(message, hint=hint, line=line, column=column)
 
 
+def _altered_table(tree: exp.Alter) -> Statement | None:
+    """The ALTER TABLE forms the warehouse runs; None for the rest (Spark's, judged on its plan)."""
+    actions = tree.args.get("actions") or []
+    table = _table_name(tree.this)
+    if actions and all(isinstance(action, exp.ColumnDef) for action in actions):  # ADD COLUMNS c t, d u
+        return AddColumns(table, _column_specs(exp.Schema(expressions=list(actions))))
+    if len(actions) != 1:
+        return None
+    action = actions[0]
+    if isinstance(action, exp.AlterRename):
+        return RenameTable(table, _table_name(action.this))
+    if isinstance(action, exp.Schema):
+        return AddColumns(table, _column_specs(action))
+    if isinstance(action, exp.AlterColumn) and set(k for k, v in action.args.items() if v) == {"this", "comment"}:
+        return SetColumnComment(table, action.this.name, action.args["comment"].name)
+    if isinstance(action, exp.AlterSet) and len(action.expressions) == 1 and isinstance(
+            action.expressions[0], exp.Properties):
+        pairs = [(p.this.name, p.args["value"].name) for p in action.expressions[0].expressions
+                 if isinstance(p, exp.Property)]
+        if len(pairs) == len(action.expressions[0].expressions):
+            return SetTableProperties(table, tuple(pairs))
+    if isinstance(action, UnsetPropertiesNode):
+        return UnsetTableProperties(table, tuple(k.name for k in action.expressions), bool(action.args.get("exists")))
+    return None
+
+
 def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreamingTable:
     # EXPLAIN is blanked out rather than cut off, so that positions in errors still point into the text as typed.
     from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
@@ -455,6 +523,8 @@ def _show(tree: exp.Show) -> Statement:
         return ShowViews(database, pattern)
     if kind == "STREAMING TABLES":
         return ShowStreamingTables(database, pattern)
+    if kind == "TBLPROPERTIES":
+        return ShowTblProperties(_table_name(tree.args["target"]), pattern)
     return ShowCreateTable(_table_name(tree.args["target"]))
 
 
@@ -596,12 +666,14 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
             return DropTable(_table_name(_dropped(tree)), bool(tree.args.get("exists")), kind == "VIEW")
     if isinstance(tree, exp.Use):
         return UseDatabase(_database_name(tree.this))
-    if isinstance(tree, exp.Alter) and len(tree.args.get("actions") or []) == 1:
-        action = tree.args["actions"][0]
-        if isinstance(action, exp.AlterRename):
-            return RenameTable(_table_name(tree.this), _table_name(action.this))
-        if isinstance(action, exp.Schema):
-            return AddColumns(_table_name(tree.this), _column_specs(action))
+    if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "TABLE":
+        altered = _altered_table(tree)
+        if altered is not None:
+            return altered
+    if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() == "TABLE":
+        comment = tree.expression
+        return SetTableComment(_table_name(tree.this),
+                               None if isinstance(comment, exp.Null) else comment.name)
     if isinstance(tree, exp.Describe) and (tree.args.get("kind") or "").upper() == "FUNCTION":
         return Passthrough(sql)  # DESCRIBE FUNCTION: Spark's, judged on its plan
     if isinstance(tree, exp.Describe) and isinstance(tree.this, exp.Table):

@@ -43,10 +43,11 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
         found = existing(statement.table)
         if found is not None:
             grants.require_owner(principal, found, "drop")
-    elif isinstance(statement, (st.AddColumns, st.Vacuum)):
+    elif isinstance(statement, (st.AddColumns, st.SetColumnComment, st.SetTableComment, st.SetTableProperties,
+                                st.UnsetTableProperties, st.Vacuum)):
         found = existing(statement.table)
         if found is not None:
-            grants.require_owner(principal, found, "alter" if isinstance(statement, st.AddColumns) else "vacuum")
+            grants.require_owner(principal, found, "vacuum" if isinstance(statement, st.Vacuum) else "alter")
     elif isinstance(statement, st.Refresh):
         found = existing(statement.table)
         if found is not None and found.kind != "TABLE":
@@ -58,7 +59,7 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
             if store.get_database(database_of(statement.new_name)) is not None:
                 grants.require_create(principal, database_of(statement.new_name))
     elif isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable,
-                                st.DescribeStreamingTable)):
+                                st.DescribeStreamingTable, st.ShowTblProperties)):
         found = existing(statement.table)
         if found is not None:
             grants.require(principal, "SELECT", found)

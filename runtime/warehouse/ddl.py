@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING
 
 from catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
 from catalog.grants import GrantStore, Securable
-from catalog.names import NameKind, check_name
+from catalog.names import NameKind, check_name, owned_table_folder
 from catalog.store import TableEntry
-from dialect.statements import AddColumns, ColumnSpec, CreateTable, CreateView, DropTable, RenameTable, TableName
+from dialect.statements import (
+    AddColumns, ColumnSpec, CreateTable, CreateView, DropTable, RenameTable, SetColumnComment, SetTableComment,
+    SetTableProperties, TableName, UnsetTableProperties,
+)
 from runtime.delta.write import commit_files, write_files
 from runtime.sql import StatementResult
 from runtime.warehouse import commit, locations
@@ -232,6 +235,89 @@ def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
         commit_properties=commit.commit_properties("ADD COLUMNS", {"columns": ", ".join(added.fieldNames())}),
     )
     ctx.store.update_table(entry.database, entry.name, schema_json=StructType(current.fields + added.fields).json())
+    return no_result()
+
+
+def _commented(ctx: StatementContext, table: TableName) -> TableEntry:
+    """A Delta table or streaming table whose metadata the statement changes (a view's text is its definition)."""
+    entry = require(ctx, table)
+    if entry.kind == "VIEW" or not entry.location:
+        line, column = ctx.position_of(table)
+        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a view; ALTER TABLE needs a table.",
+                             hint="recreate the view with CREATE OR REPLACE VIEW", line=line, column=column)
+    owned_table_folder(ctx.warehouse, entry.location)
+    return entry
+
+
+def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> StatementResult:
+    """The comment goes into the Delta schema's field metadata (where Spark with Delta keeps it) and the catalog."""
+    from deltalake import DeltaTable
+    from pyspark.sql.types import StructField, StructType
+
+    entry = _commented(ctx, stmt.table)
+    current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
+    found = next((f for f in current.fields if f.name.lower() == stmt.column.lower()), None)
+    if found is None:
+        line, column = ctx.position_of(TableName(None, stmt.column))
+        raise WarehouseError(
+            f"A column `{stmt.column}` cannot be found in `{entry.database}`.`{entry.name}`.",
+            error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703", line=line, column=column,
+            hint=f"its columns are {', '.join(f.name for f in current.fields)}")
+    DeltaTable(entry.location).alter.set_column_metadata(
+        found.name, {"comment": stmt.comment},
+        commit_properties=commit.commit_properties("CHANGE COLUMN", {"column": found.name}))
+    fields = [StructField(f.name, f.dataType, f.nullable, {**(f.metadata or {}), "comment": stmt.comment})
+              if f is found else f for f in current.fields]
+    ctx.store.update_table(entry.database, entry.name, schema_json=StructType(fields).json())
+    return no_result()
+
+
+def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> StatementResult:
+    from deltalake import DeltaTable
+
+    entry = _commented(ctx, stmt.table)
+    DeltaTable(entry.location).alter.set_table_description(
+        stmt.comment or "", commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"comment": "set"}))
+    ctx.store.update_table(entry.database, entry.name, comment=stmt.comment)
+    return no_result()
+
+
+def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> StatementResult:
+    """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment."""
+    from deltalake import DeltaTable
+
+    entry = _commented(ctx, stmt.table)
+    changes = {key: value for key, value in stmt.properties if key.lower() != "comment"}
+    comment = next((value for key, value in stmt.properties if key.lower() == "comment"), None)
+    table = DeltaTable(entry.location)
+    delta_changes = delta_configuration(changes)
+    if delta_changes:
+        table.alter.set_table_properties(
+            delta_changes, raise_if_not_exists=False,
+            commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"properties": json.dumps(changes)}))
+    if comment is not None:
+        table.alter.set_table_description(comment)
+    ctx.store.update_table(entry.database, entry.name, properties={**(entry.properties or {}), **changes},
+                           **({"comment": comment} if comment is not None else {}))
+    return no_result()
+
+
+def unset_table_properties(ctx: StatementContext, stmt: UnsetTableProperties) -> StatementResult:
+    """Removed from the catalog (what SHOW TBLPROPERTIES, DESCRIBE and the gateway read); delta-rs cannot remove a
+    key from the Delta log's configuration, which keeps its last value for other engines."""
+    entry = _commented(ctx, stmt.table)
+    properties = dict(entry.properties or {})
+    missing = [key for key in stmt.keys if key not in properties and key.lower() != "comment"]
+    if missing and not stmt.if_exists:
+        line, column = ctx.position_of(stmt.table)
+        raise WarehouseError(
+            f"Attempted to unset non-existent properties [{', '.join(missing)}] in table "
+            f"`{entry.database}`.`{entry.name}`.", error_class="UNSET_NONEXISTENT_PROPERTIES", sqlstate="42K0J",
+            line=line, column=column, hint="write UNSET TBLPROPERTIES IF EXISTS (...)")
+    for key in stmt.keys:
+        properties.pop(key, None)
+    comment = {"comment": None} if any(key.lower() == "comment" for key in stmt.keys) else {}
+    ctx.store.update_table(entry.database, entry.name, properties=properties, **comment)
     return no_result()
 
 

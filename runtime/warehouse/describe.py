@@ -10,7 +10,9 @@ import json
 
 from catalog.names import quote_identifier, quote_string
 from catalog.store import TableEntry
-from dialect.statements import DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables
+from dialect.statements import (
+    DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties,
+)
 from runtime.delta.read import table_statistics
 from runtime.sql import StatementResult
 from runtime.warehouse.commit import OPERATION_KEY, PARAMETERS_KEY
@@ -82,6 +84,27 @@ def _information(entry: TableEntry, readable: bool) -> str:
     if readable:
         text += "Schema: " + table_schema(entry).treeString() + "\n"
     return text
+
+
+def show_tblproperties(ctx: StatementContext, stmt: ShowTblProperties) -> StatementResult:
+    """The table's properties as Spark with Delta lists them: the catalog's, and the Delta log's configuration and
+    protocol versions (`delta.minReaderVersion`, `delta.minWriterVersion`)."""
+    from deltalake import DeltaTable
+
+    entry = require(ctx, stmt.table)
+    properties = dict(entry.properties or {})
+    if entry.location and entry.kind != "VIEW":
+        table = DeltaTable(entry.location)
+        protocol = table.protocol()
+        properties.update({key: value for key, value in table.metadata().configuration.items() if value is not None})
+        properties["delta.minReaderVersion"] = str(protocol.min_reader_version)
+        properties["delta.minWriterVersion"] = str(protocol.min_writer_version)
+    rows = sorted(properties.items())
+    if stmt.key is not None:
+        value = properties.get(stmt.key)
+        rows = [(stmt.key, value if value is not None else
+                 f"Table {entry.database}.{entry.name} does not have property: {stmt.key}")]
+    return rows_result([("key", "string"), ("value", "string")], rows)
 
 
 def show_views(ctx: StatementContext, database: str | None, pattern: str | None) -> StatementResult:

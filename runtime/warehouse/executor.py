@@ -62,6 +62,11 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.CreateView: ddl.create_view,
     st.DropTable: ddl.drop_table,
     st.AddColumns: ddl.add_columns,
+    st.SetColumnComment: ddl.set_column_comment,
+    st.SetTableComment: ddl.set_table_comment,
+    st.SetTableProperties: ddl.set_table_properties,
+    st.UnsetTableProperties: ddl.unset_table_properties,
+    st.ShowTblProperties: describe.show_tblproperties,
     st.RenameTable: ddl.rename_table,
     st.ShowTables: describe.show_tables,
     st.ShowTableExtended: describe.show_table_extended,
@@ -83,7 +88,9 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
 
 # Statements naming one existing object: if only Spark's session knows it, Spark runs the statement.
 _ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, st.DescribeHistory,
-                 st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum, st.Refresh)
+                 st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum, st.Refresh,
+                 st.SetColumnComment, st.SetTableComment, st.SetTableProperties, st.UnsetTableProperties,
+                 st.ShowTblProperties)
 
 
 def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
@@ -121,7 +128,7 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
                 ctx.policy.grants.require_create(ctx.principal, database)
         if isinstance(statement, _ON_ONE_TABLE) and not _temporary(ctx, statement.table):
             action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable,
-                                                  st.Refresh)) \
+                                                  st.Refresh, st.ShowTblProperties)) \
                 else "change"
             owners.require(ctx.principal, *ctx.qualify(statement.table), action)
         result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,

@@ -1,0 +1,80 @@
+"""What dbt sends about a table's metadata, on Delta tables: ADD COLUMNS in Spark's unparenthesised form, column
+and table comments (persist_docs), table properties and SHOW TBLPROPERTIES; only the owner may change them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable
+from pyhive_helpers import error_status, sorted_rows
+
+DB = "wh_table_metadata"
+
+
+@pytest.fixture()
+def cursor(connect: Any) -> Any:
+    cur = connect().cursor()
+    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
+    cur.execute(f"USE {DB}")
+    cur.execute("CREATE OR REPLACE TABLE m (id INT, s STRING) USING delta")
+    return cur
+
+
+def _described(cursor: Any) -> dict[str, tuple[str, str | None]]:
+    cursor.execute("DESCRIBE TABLE EXTENDED m")
+    return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
+
+
+@pytest.mark.parametrize("sql", [
+    "ALTER TABLE m ADD COLUMNS c STRING, d INT",
+    "ALTER TABLE m ADD COLUMNS (c STRING, d INT)",
+    "/* dbt */ alter table m add columns\n   `c` string,\n   `d` int",
+])
+def test_add_columns_in_every_form_spark_accepts(cursor: Any, sql: str) -> None:
+    cursor.execute(sql)
+    cursor.execute("INSERT INTO m VALUES (1, 'a', 'x', 2)")
+    assert sorted_rows(cursor, "SELECT * FROM m") == [(1, "a", "x", 2)]
+
+
+def test_column_and_table_comments_land_in_delta_and_describe(cursor: Any, warehouse: Any) -> None:
+    cursor.execute("ALTER TABLE m CHANGE COLUMN id COMMENT 'the key'")
+    cursor.execute("ALTER TABLE m ALTER COLUMN s COMMENT 'it\\'s text'")
+    cursor.execute("COMMENT ON TABLE m IS 'facts'")
+    described = _described(cursor)
+    assert described["id"] == ("int", "the key") and described["s"] == ("string", "it's text")
+    assert described["Comment"][0] == "facts"
+    fields = {f.name: f.metadata for f in DeltaTable(str(warehouse / f"{DB}.db" / "m")).schema().fields}
+    assert fields["id"]["comment"] == "the key"
+    assert DeltaTable(str(warehouse / f"{DB}.db" / "m")).metadata().description == "facts"
+    status = error_status(cursor, "ALTER TABLE m CHANGE COLUMN nope COMMENT 'x'")
+    assert status.sqlState == "42703" and "nope" in status.errorMessage
+
+
+def test_table_properties(cursor: Any) -> None:
+    cursor.execute("ALTER TABLE m SET TBLPROPERTIES ('team' = 'growth', 'delta.appendOnly' = 'false', "
+                   "'comment' = 'via properties')")
+    properties = dict(sorted_rows(cursor, "SHOW TBLPROPERTIES m"))
+    assert properties["team"] == "growth" and properties["delta.appendOnly"] == "false"
+    assert properties["delta.minReaderVersion"] == "1" and "delta.minWriterVersion" in properties
+    assert sorted_rows(cursor, "SHOW TBLPROPERTIES m ('team')") == [("team", "growth")]
+    assert sorted_rows(cursor, "SHOW TBLPROPERTIES m ('nope')") == [
+        ("nope", f"Table {DB}.m does not have property: nope")]
+    assert _described(cursor)["Comment"][0] == "via properties"
+    cursor.execute("ALTER TABLE m UNSET TBLPROPERTIES ('team')")
+    assert "team" not in dict(sorted_rows(cursor, "SHOW TBLPROPERTIES m"))
+    assert "UNSET_NONEXISTENT_PROPERTIES" in error_status(cursor, "ALTER TABLE m UNSET TBLPROPERTIES ('team')") \
+        .errorMessage
+    cursor.execute("ALTER TABLE m UNSET TBLPROPERTIES IF EXISTS ('team')")
+
+
+def test_only_the_owner_changes_metadata(cursor: Any, connect: Any) -> None:
+    cursor.execute("GRANT SELECT, MODIFY ON TABLE m TO mallory")
+    other = connect(username="mallory").cursor()
+    for sql in (f"ALTER TABLE {DB}.m ADD COLUMNS x INT", f"ALTER TABLE {DB}.m CHANGE COLUMN id COMMENT 'mine'",
+                f"COMMENT ON TABLE {DB}.m IS 'mine'", f"ALTER TABLE {DB}.m SET TBLPROPERTIES ('k' = 'v')",
+                f"ALTER TABLE {DB}.m UNSET TBLPROPERTIES IF EXISTS ('k')"):
+        assert error_status(other, sql).sqlState == "42501", sql
+    assert ("delta.minReaderVersion", "1") in sorted_rows(other, f"SHOW TBLPROPERTIES {DB}.m")
+    stranger = connect(username="nobody_granted").cursor()
+    assert error_status(stranger, f"SHOW TBLPROPERTIES {DB}.m").sqlState == "42501"
