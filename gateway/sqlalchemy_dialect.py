@@ -17,6 +17,14 @@ TABLE_NOT_FOUND = ("42P01", "TABLE_OR_VIEW_NOT_FOUND")
 
 class SluicegateDialect(HiveDialect):
     name = "sluicegate"
+    supports_statement_cache = True  # no compiler state of its own: SQLAlchemy may cache compiled statements
+
+    @classmethod
+    def import_dbapi(cls) -> Any:
+        """SQLAlchemy 2's name for PyHive's `dbapi()` (which it would call with a deprecation warning)."""
+        from pyhive import hive
+
+        return hive
 
     def _in_schema(self, statement: str, schema: str | None) -> str:
         return f"{statement} IN {self.identifier_preparer.quote_identifier(schema)}" if schema else statement

@@ -161,3 +161,19 @@ def test_core_select_from_a_view(engine):
     view = sa.Table("big_orders", sa.MetaData(), schema=SCHEMA, autoload_with=engine)
     with engine.connect() as conn:
         assert conn.execute(sa.select(view)).all() == [(1, decimal.Decimal("12.50"))]
+
+
+def test_the_sluicegate_dialect_warns_nothing(gateway):
+    """SQLAlchemy 2 warns about PyHive's `dbapi()` and about dialects that do not say whether they cache statements;
+    a user of `sluicegate://` should see neither."""
+    import warnings
+
+    import sqlalchemy as sa
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        engine = sa.create_engine(f"sluicegate://tester@{gateway.host}:{gateway.port}/default")
+        with engine.connect() as connection:
+            assert connection.execute(sa.text("SELECT 1")).scalar() == 1
+            sa.inspect(connection).get_table_names()
+        engine.dispose()
