@@ -116,6 +116,13 @@ def _passwd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _variable(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=VALUE with NAME a plain identifier")
+    return name.strip(), value
+
+
 def _shell(args: argparse.Namespace) -> int:
     from gateway.shell.main import run_shell
 
@@ -143,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     shell.add_argument("--tls", action="store_true", help="connect with TLS (the server has server.tls_cert)")
     shell.add_argument("--tls-ca", metavar="FILE",
                        help="PEM file of the CA (or self-signed certificate) to trust; implies --tls")
+    shell.add_argument("--var", "--hivevar", dest="variables", action="append", default=[], metavar="NAME=VALUE",
+                       type=_variable, help="a session variable: ${NAME} in statements is replaced by VALUE "
+                       "(repeatable; as beeline's --hivevar)")
     shell.add_argument("-e", dest="execute", help="run these statements and exit")
     shell.add_argument("-f", dest="file", help="run the statements in this file and exit")
     shell.set_defaults(run=_shell)

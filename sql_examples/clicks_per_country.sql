@@ -5,7 +5,8 @@
 -- (country), so the table always equals `SELECT country, count(*) ... GROUP BY country` over every file seen so far.
 -- A row whose country is null counts in its own group, as in a batch GROUP BY.
 --
--- To run it by hand in `sluicegate shell`: replace ${input} with a folder of your own, paste the statement, then drop
+-- To run it by hand: `./run shell --var input=$PWD/warehouse/landing/demo -f sql_examples/clicks_per_country.sql`
+-- (the folder must lie under the landing root, WAREHOUSE/landing by default), then drop
 -- JSON-lines files into ${input}/clicks (write them under a name starting with '.', then rename them: Spark skips
 -- hidden files, so it never reads half a file) and query the table.
 -- The `-- input:` / `-- expect:` comments are the golden test (see README.md); the shell ignores them.

@@ -8,7 +8,7 @@
 --
 -- bronze and silver only append, so they can be streamed from. gold rewrites its rows in place, so a further
 -- STREAM(gold) would be refused: in a chain only the last step may aggregate.
--- To run it by hand, replace ${input} with a folder of your own (see clicks_per_country.sql).
+-- To run it by hand: ./run shell --var input=DIR -f sql_examples/medallion_chain.sql (see clicks_per_country.sql).
 
 CREATE STREAMING TABLE bronze AS
 SELECT *

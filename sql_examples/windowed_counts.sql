@@ -11,7 +11,7 @@
 --
 -- A window column is a struct (start, end); select cast(w.start AS STRING) to read it. Times are UTC.
 -- Each round below is one file, so it is processed as one micro-batch: the watermark only moves between rounds.
--- To run it by hand, replace ${input} with a folder of your own (see clicks_per_country.sql).
+-- To run it by hand: ./run shell --var input=DIR -f sql_examples/windowed_counts.sql (see clicks_per_country.sql).
 
 CREATE STREAMING TABLE page_views_live AS
 SELECT window(ts, '10 seconds') AS w, page, count(*) AS views

@@ -358,3 +358,19 @@ def test_failing_script_names_the_file_and_line_and_runs_nothing_after(gateway: 
     assert done.stderr.startswith("ERROR [42601] PARSE_SYNTAX_ERROR: ")
     assert "LINE 2:   2 2 2\n            ^\n" in done.stderr
     assert done.stderr.rstrip().endswith(f"in {script}, statement at line 4")
+
+
+def test_variables_from_the_command_line_and_unbound_ones_refused(gateway: Any, tmp_path: Path) -> None:
+    """`--var name=value` (or beeline's `--hivevar`) fills `${name}` in a script; a `${name}` nobody set is an error
+    with its position, not a folder literally named `${name}`."""
+    script = tmp_path / "vars.sql"
+    script.write_text("SELECT '${greeting}, ' || '${hivevar:who}' AS said;\n")
+    done = run_shell(gateway.port, "--var", "greeting=hello", "--hivevar", "who=world", "-f", str(script),
+                     home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "hello, world" in done.stdout
+    done = run_shell(gateway.port, "--var", "greeting=hello", "-f", str(script), home=tmp_path)
+    assert done.returncode != 0
+    assert "UNRESOLVED_VARIABLE" in done.stderr and "who" in done.stderr and "--var who=" in done.stderr
+    bad = run_shell(gateway.port, "--var", "no equals sign", "-e", "SELECT 1", home=tmp_path)
+    assert bad.returncode == 2 and "NAME=VALUE" in bad.stderr

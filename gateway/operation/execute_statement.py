@@ -12,7 +12,7 @@ from gateway.operation.state import TERMINAL
 from runtime.policy.sessions import set_current_user
 from runtime.policy.settings import is_client_hint
 from runtime.sql import StatementResult, cancel_job_group
-from runtime.variables import substitute
+from runtime.variables import require_bound, substitute
 from runtime.warehouse.executor import execute
 from runtime.warehouse.context import StatementContext
 
@@ -47,6 +47,7 @@ class ExecuteStatement(Operation):
         # What sqlglot cannot parse comes back as Passthrough(parsed=False), for the policy to judge on Spark's plan;
         # a syntax error in a statement the gateway runs itself is raised here with its position.
         sql = substitute(self.statement, lambda name: self.session.spark.conf.get(name, None))
+        require_bound(sql)
         statement = classify(sql)
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,

@@ -114,12 +114,14 @@ class HiveClient:
 
     def __init__(self, host: str, port: int, user: str, password: str | None, database: str,
                  interrupted: threading.Event | None = None, timeout: float = 30.0, *, tls: bool = False,
-                 tls_ca: str | None = None) -> None:
+                 tls_ca: str | None = None, variables: dict[str, str] | None = None) -> None:
         """`tls`: connect with TLS, verifying the server's certificate against `tls_ca` (a PEM file) or, without
-        it, the system's trusted CAs."""
+        it, the system's trusted CAs. `variables`: session variables (`${name}` in statements), as beeline's
+        `--hivevar name=value`."""
         self.host, self.port, self.user, self.password = host, port, user, password
         self.tls, self.tls_ca = tls or tls_ca is not None, tls_ca
         self.database = database
+        self.variables = dict(variables or {})
         self.interrupted = interrupted or threading.Event()
         self._timeout = timeout
         self._transport: thrift_sasl.TSaslClientTransport | None = None
@@ -152,7 +154,9 @@ class HiveClient:
         try:
             resp = self._call("OpenSession", T.TOpenSessionReq(
                 client_protocol=T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V6, username=self.user,
-                password=self.password, configuration={"use:database": self.database}))
+                password=self.password, configuration={
+                    "use:database": self.database,
+                    **{f"set:hivevar:{name}": value for name, value in self.variables.items()}}))
         except ServerError:
             self.close()
             raise

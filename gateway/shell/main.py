@@ -119,7 +119,7 @@ def run_shell(args: argparse.Namespace) -> int:
     logging.getLogger("thrift").setLevel(logging.CRITICAL)  # it logs refused connects that we report ourselves
     interrupted = threading.Event()
     client = HiveClient(args.host, args.port, args.user, args.password, args.database, interrupted,
-                        tls=args.tls, tls_ca=args.tls_ca)
+                        tls=args.tls, tls_ca=args.tls_ca, variables=dict(getattr(args, "variables", None) or []))
     try:
         _connect(client, args.password is not None)
     except ConnectError as exc:

@@ -154,6 +154,9 @@ def test_legitimate_spark_statements_still_work(cursor: Any) -> None:
     cursor.execute("SET hivevar:limit_rows = 2")
     cursor.execute("SELECT ${hivevar:limit_rows} + 40, ${limit_rows} + 40")  # the gateway's own substitution
     assert cursor.fetchall() == [(42, 42)]
+    status = error_status(cursor, "SELECT *\nFROM read_files('${landing}/x', format => 'json')")
+    assert "UNRESOLVED_VARIABLE" in status.errorMessage and status.sqlState == "42883"
+    assert "at line 2, column 18" in status.errorMessage
     cursor.execute("SET")
     assert cursor.fetchall()
     cursor.execute("CREATE OR REPLACE TEMPORARY VIEW legit_tv AS SELECT id FROM range(5)")
