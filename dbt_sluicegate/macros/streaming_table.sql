@@ -44,24 +44,22 @@
     {{ exceptions.raise_compiler_error("the definition of " ~ target_relation ~ " changed and on_configuration_change is 'fail'") }}
   {%- endif -%}
 
+  {%- set full_refresh = should_full_refresh() and stored is not none -%}
+  {%- set define = stored is none or (changed and on_change == 'apply') -%}
+  {%- if changed and not define -%}
+    {{ log("sluicegate: the definition of " ~ target_relation ~ " changed; on_configuration_change is 'continue', so it is kept", info=True) }}
+  {%- endif -%}
   {%- call statement('main') -%}
-    {%- if stored is none or (changed and on_change == 'apply') -%}
+    {%- if define -%}
       {{ create_sql }}
     {%- else -%}
-      {%- if changed -%}
-        {{ log("sluicegate: the definition of " ~ target_relation ~ " changed; on_configuration_change is 'continue', so it is kept", info=True) }}
-      {%- endif -%}
-      refresh streaming table {{ target_relation }}
+      refresh streaming table {{ target_relation }}{{ " full" if full_refresh }}
     {%- endif -%}
   {%- endcall -%}
-
-  {%- if should_full_refresh() and stored is not none -%}
-    {%- call statement('full_refresh') -%}
-      refresh streaming table {{ target_relation }} full
-    {%- endcall -%}
-  {%- else -%}
-    {%- call statement('caught_up') -%}
-      refresh streaming table {{ target_relation }}
+  {%- if define -%}
+    {#- a new or redefined table: wait until it has processed what landed (emptied first on --full-refresh) -#}
+    {%- call statement('refresh') -%}
+      refresh streaming table {{ target_relation }}{{ " full" if full_refresh }}
     {%- endcall -%}
   {%- endif -%}
 

@@ -68,7 +68,8 @@ def added_files(table_path: str, version: int) -> list[AddedFile]:
         raise SourceRewrittenError(
             f"version {version} of the Delta table at {table_path} rewrote rows in place"
             f"{f' ({operation})' if operation else ''}; a stream only reads tables that are appended to",
-            hint="read the table without STREAM (a stream-static join), or recreate this streaming table",
+            hint="if the source was fully refreshed, run REFRESH STREAMING TABLE ... FULL on the table that streams "
+                 "from it; otherwise read the table without STREAM (a stream-static join)",
         )
     files = []
     for action in actions:
