@@ -384,6 +384,13 @@ def _column_specs(schema: exp.Schema) -> tuple[ColumnSpec, ...]:
     return tuple(columns)
 
 
+def defining_query(create_sql: str) -> str:
+    """The query of a stored `CREATE ... AS query` as it was typed (DESCRIBE's `View Text`)."""
+    tree = parse(create_sql)
+    target = tree.this if isinstance(tree, exp.Create) else None
+    return create_sql[_query_offset(create_sql, _end_of(target) if target is not None else 0, require_as=True):]
+
+
 def _query_offset(sql: str, after: int = 0, require_as: bool = False) -> int:
     """Offset of the embedded query: the first top-level SELECT/WITH/VALUES/FROM/( (after `AS` if required)."""
     depth = 0

@@ -4,9 +4,10 @@ The query is parsed once to find its table references; in the text, each that na
 temporary view over the pinned snapshot's files (keeping its alias, or given `AS name` so that `name.column` still
 resolves; its time-travel clause read and dropped), and nothing else changes. Catalog views are bound the same way,
 recursively, with the resolver the view's owner reads with. A map from the new text to the original offsets turns
-Spark's error positions into positions in what the user typed. Spark analyses the text at once, after which the temporary views are dropped
-(the analysed plan keeps what they pointed to). One statement therefore reads one version per table, even if it
-names the table twice (or a view names it too), and never sees a commit that lands while it runs.
+Spark's error positions into positions in what the user typed. Spark analyses the text at once, after which the
+temporary views are dropped (the analysed plan keeps what they pointed to). One statement therefore reads one version
+per table, even if it names the table twice (or a view names it too), and never sees a commit that lands while it
+runs.
 """
 
 from __future__ import annotations

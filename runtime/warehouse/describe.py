@@ -11,7 +11,7 @@ import json
 from catalog.names import quote_identifier, quote_string
 from catalog.store import TableEntry
 from dialect.statements import (
-    DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties,
+    DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties, defining_query,
 )
 from runtime.delta.read import table_statistics
 from runtime.sql import StatementResult
@@ -58,11 +58,25 @@ def show_table_extended(ctx: StatementContext, stmt: ShowTableExtended) -> State
                         ("information", "string")], ordered)
 
 
+def _type(entry: TableEntry) -> str:
+    """Spark's `Type`: VIEW, MANAGED, or STREAMING_TABLE as Databricks says (dbt-spark takes all but VIEW for a
+    table; dbt-databricks reads STREAMING_TABLE)."""
+    return {"VIEW": "VIEW", "STREAMING_TABLE": "STREAMING_TABLE"}.get(entry.kind, "MANAGED")
+
+
+def _statistics(entry: TableEntry) -> str | None:
+    """Spark's `Statistics` line of a Delta table, from its log: `N bytes[, M rows]`."""
+    if not entry.location:
+        return None
+    stats = table_statistics(entry.location)
+    return f"{stats.size_bytes} bytes" + (f", {stats.rows} rows" if stats.rows is not None else "")
+
+
 def _information(entry: TableEntry, readable: bool) -> str:
     """Spark's `information` text for a catalog object, in Spark's order (CatalogTable.toLinkedHashMap)."""
     lines = [("Catalog", "spark_catalog"), ("Database", entry.database), ("Table", entry.name),
              ("Owner", entry.owner), ("Created Time", _when(entry.created_at)), ("Last Access", "UNKNOWN"),
-             ("Created By", "sluicegate"), ("Type", "VIEW" if entry.kind == "VIEW" else "MANAGED")]
+             ("Created By", "sluicegate"), ("Type", _type(entry))]
     if entry.kind != "VIEW":
         lines.append(("Provider", "delta"))
     lines.append(("Comment", entry.comment))
@@ -72,10 +86,8 @@ def _information(entry: TableEntry, readable: bool) -> str:
         lines.append(("Table Properties", "[" + ", ".join(f"{k}={v}" for k, v in sorted(entry.properties.items()))
                       + "]"))
     if entry.kind != "VIEW":
-        if readable and entry.location:
-            stats = table_statistics(entry.location)
-            lines.append(("Statistics", f"{stats.size_bytes} bytes" +
-                          (f", {stats.rows} rows" if stats.rows is not None else "")))
+        if readable:
+            lines.append(("Statistics", _statistics(entry)))
         lines.append(("Location", f"file:{entry.location}" if entry.location else None))
         if entry.partition_by:
             lines.append(("Partition Provider", "Catalog"))
@@ -142,15 +154,20 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))
         details = [("Catalog", "spark_catalog"), ("Database", entry.database), ("Table", entry.name),
-                   ("Owner", entry.owner), ("Created Time", _when(entry.created_at)),
-                   ("Type", "VIEW" if entry.kind == "VIEW" else "MANAGED"), ("Comment", entry.comment)]
+                   ("Owner", entry.owner), ("Created Time", _when(entry.created_at)), ("Last Access", "UNKNOWN"),
+                   ("Created By", "sluicegate"), ("Type", _type(entry)), ("Comment", entry.comment)]
         if entry.kind == "VIEW":
             details.append(("View Text", entry.definition))
         else:
-            details += [("Provider", "delta"), ("Location", entry.location)]
+            if entry.kind == "STREAMING_TABLE":  # what dbt-databricks reads: the query, and how it is refreshed
+                details.append(("View Text", defining_query(entry.definition) if entry.definition else None))
+                details.append(("Refresh Schedule", "MANUAL"))
+            details.append(("Provider", "delta"))
             if entry.properties:
                 details.append(("Table Properties",
                                 "[" + ", ".join(f"{k}={v}" for k, v in sorted(entry.properties.items())) + "]"))
+            details.append(("Statistics", _statistics(entry)))
+            details.append(("Location", entry.location))
         rows.extend((key, value, "") for key, value in details if value is not None)
     return rows_result(_DESCRIBE_COLUMNS, rows)
 

@@ -104,3 +104,17 @@ def test_refresh_needs_the_owner_and_a_streaming_table(cursor: Any, connect: Any
     status = error_status(cursor, "REFRESH MATERIALIZED VIEW owned")
     assert "EXPECT_MATERIALIZED_VIEW" in status.errorMessage
     assert "TABLE_OR_VIEW_NOT_FOUND" in error_status(cursor, "REFRESH STREAMING TABLE nowhere").errorMessage
+
+
+def test_describe_extended_of_a_streaming_table_has_what_dbt_databricks_reads(cursor: Any,
+                                                                              landing_root: Path) -> None:
+    folder = landing_root / "refresh_described"
+    _land(folder, "a.json", [{"country": "nl"}])
+    _create(cursor, "described", folder)
+    cursor.execute("REFRESH STREAMING TABLE described")
+    cursor.execute("DESCRIBE TABLE EXTENDED described")
+    details = {row[0]: row[1] for row in cursor.fetchall()}
+    assert details["Type"] == "STREAMING_TABLE" and details["Refresh Schedule"] == "MANUAL"
+    assert details["View Text"].startswith("SELECT country, count(*) AS n") and "GROUP BY country" in \
+        details["View Text"]
+    assert details["Statistics"].endswith(", 1 rows") and details["Provider"] == "delta"
