@@ -87,6 +87,11 @@ def _time_travel(sql: str, table: exp.Table) -> tuple[int | None, str | None]:
 def _after_sample(sql: str, end: int) -> int:
     """The offset just past the `TABLESAMPLE (...)` that follows a reference ending at `end` (Spark wants the alias
     after it)."""
+    return after_parentheses(sql, end)
+
+
+def after_parentheses(sql: str, end: int) -> int:
+    """The offset just past the parenthesised group that opens first after `end` (`end` when there is none)."""
     depth = 0
     for token in StreamingSpark().tokenize(sql[end:]):
         if token.token_type == TokenType.L_PAREN:
@@ -118,6 +123,22 @@ def table_references(sql: str, tree: exp.Expression | None = None) -> list[Table
         end = max((e for e in ends if e is not None), default=start)
         alias_at = _after_sample(sql, end) if table.args.get("sample") is not None else end
         found.append(TableReference(table.db or None, table.name, start, end, version, timestamp, table, alias_at))
+    return sorted(found, key=lambda ref: ref.start)
+
+
+def file_reads(sql: str, tree: exp.Expression) -> list[TableReference]:
+    """Every batch `read_files(...)` in FROM (not under STREAM), its span running to the closing parenthesis."""
+    found = []
+    for table in tree.find_all(exp.Table):
+        function = table.this
+        if not isinstance(function, exp.Func) or table.find_ancestor(exp.Stream) is not None:
+            continue
+        name = function.name if isinstance(function, exp.Anonymous) else function.sql_name()
+        start = function.meta.get("start")
+        if name.lower() != "read_files" or start is None:
+            continue
+        end = after_parentheses(sql, function.meta.get("end", start) + 1)
+        found.append(TableReference(None, "read_files", start, end, node=table))
     return sorted(found, key=lambda ref: ref.start)
 
 

@@ -21,7 +21,7 @@ class FoundSource:
     """One STREAM item as written: `node` is what the rewrite replaces (the Watermark clause when there is one)."""
 
     node: exp.Expression
-    stream: exp.Stream
+    stream: exp.Stream | None           # None: a batch read_files(...) in a plain query
     target: exp.Expression              # exp.Table, whose `this` is a function for read_files/rate
     alias: str | None
     watermark: Watermark | None

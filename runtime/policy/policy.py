@@ -124,6 +124,11 @@ class Policy:
         for database, name in spark_plans.check_analyzed(df):
             self.spark_tables.require(principal, database, name, "read")
 
+    def check_temporary_view(self, is_global: bool, principal: Principal) -> None:
+        """A temporary view the gateway defines itself (its query is bound and judged like any other)."""
+        if is_global and not self._unrestricted(principal):
+            raise _global_temporary_view()
+
     def _check_command(self, spark: SparkSession, jplan: Any, root: spark_plans.Node, principal: Principal) -> None:
         fields = root.fields
         if root.name == "SetCommand":
@@ -132,17 +137,13 @@ class Policy:
                 self.check_setting(pair.get()._1(), principal)
         elif root.name == "CreateViewCommand":
             if "GlobalTempView" in str(fields.get("viewType")):
-                raise StatementNotAllowedError(
-                    "not allowed: global temporary views are visible to every session of every user",
-                    hint="use CREATE TEMPORARY VIEW (this session only) or CREATE VIEW (a catalog view with grants)")
+                raise _global_temporary_view()
             if "PersistedView" in str(fields.get("viewType")):
                 raise StatementNotAllowedError("not allowed: this CREATE VIEW could not be read as a catalog view",
                                                hint="check the statement's syntax")
         elif root.name == "CreateTempViewUsing":
             if fields.get("global"):
-                raise StatementNotAllowedError(
-                    "not allowed: global temporary views are visible to every session of every user",
-                    hint="use CREATE TEMPORARY VIEW (this session only)")
+                raise _global_temporary_view()
             self._check_format(str(fields.get("provider") or ""))
             options = _java_map(spark, jplan.options())
             self._check_options_paths(options, principal)
@@ -200,3 +201,9 @@ class Policy:
 def _java_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:
     converters = spark._jvm.scala.jdk.javaapi.CollectionConverters
     return {str(k): str(v) for k, v in dict(converters.asJava(scala_map)).items()}
+
+
+def _global_temporary_view() -> StatementNotAllowedError:
+    return StatementNotAllowedError(
+        "not allowed: global temporary views are visible to every session of every user",
+        hint="use CREATE TEMPORARY VIEW (this session only) or CREATE VIEW (a catalog view with grants)")

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from dialect.errors import SqlError
-from dialect.references import TableReference, parse, splice, table_references
+from dialect.references import TableReference, file_reads, parse, splice, table_references
 from dialect.statements import Query
 from dialect.streaming.positions import line_column
 from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.warehouse.resolved import ResolvedTable, TableResolver
+from runtime.warehouse.file_reads import file_dataframe
 from runtime.warehouse.resolver import CatalogResolver
 
 if TYPE_CHECKING:
@@ -68,10 +69,14 @@ class Binder:
 
     def __init__(self, spark: SparkSession, resolver: TableResolver, statement: str,
                  _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None,
-                 guard: Callable[[str], None] | None = None) -> None:
-        """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query)."""
+                 guard: Callable[[str], None] | None = None,
+                 files: Callable[[TableReference], DataFrame] | None = None) -> None:
+        """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
+        `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
+        text, where the policy refuses it)."""
         self._spark = spark
         self._guard = guard
+        self._files = files
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
@@ -121,12 +126,25 @@ class Binder:
             raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
                                     error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
         inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned,
-                       guard=self._guard)
+                       guard=self._guard, files=self._files)
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
             self._views.extend(inner._views)
             self.snapshots.update(inner.snapshots)
+        name = self._view_name()
+        df.createOrReplaceTempView(name)
+        self._views.append(name)
+        return name
+
+    def _bind_files(self, ref: TableReference, query: Query) -> str:
+        assert self._files is not None
+        try:
+            df = self._files(ref)
+        except SqlError as exc:
+            if exc.line is None:
+                exc.line, exc.column = self._position(ref.start, query)
+            raise
         name = self._view_name()
         df.createOrReplaceTempView(name)
         self._views.append(name)
@@ -162,6 +180,9 @@ class Binder:
             else:
                 view = self._bind_table(resolved, ref, query)
             replacements.append((ref, view))
+        if self._files is not None:
+            for ref in file_reads(query.sql, tree):
+                replacements.append((ref, self._bind_files(ref, query)))
         if not replacements:  # nothing to rewrite: Spark reads the text as typed
             return query.sql, _identity
         spliced = splice(query.sql, replacements)
@@ -209,7 +230,8 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
     its text with every catalog table that a query inside it reads bound to a pinned snapshot, as for any SELECT,
     so Spark sees the whole warehouse. The caller runs the text, then closes the binder."""
     binder = Binder(ctx.spark, catalog_resolver(ctx), ctx.sql,
-                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal))
+                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
+                    files=lambda ref: file_dataframe(ctx, ref))
     try:
         sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
         return sql, to_original, binder
@@ -224,7 +246,8 @@ def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = N
     defaults to the catalog's, as the session's user sees it."""
     resolver = resolver or catalog_resolver(ctx)
     binder = Binder(ctx.spark, resolver, ctx.sql,
-                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal))
+                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
+                    files=lambda ref: file_dataframe(ctx, ref))
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)

@@ -30,7 +30,7 @@ def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) 
     """The query is bound like any SELECT (Spark cannot resolve the warehouse's tables) and kept, so that every
     later statement naming the view reads the tables afresh (runtime/warehouse/session_views.py)."""
     assert stmt.query is not None
-    ctx.policy.check_spark_sql(ctx.spark, ctx.sql, ctx.principal)  # GLOBAL and other refusals, on Spark's parse
+    ctx.policy.check_temporary_view(stmt.is_global, ctx.principal)
     df, binder = bind(ctx, stmt.query)
     try:
         query = stmt.query.sql
@@ -43,7 +43,10 @@ def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) 
             df = df.toDF(*stmt.columns)
             names = ", ".join(quote_identifier(c) for c in stmt.columns)
             query = f"SELECT * FROM (\n{query}\n) AS __sg_columns({names})"
-        ctx.session_views.define(ctx.spark, stmt.name, df, query, stmt.replace)
+        if stmt.is_global:  # an admin's: in global_temp, pinned at creation (no session keeps its query)
+            (df.createOrReplaceGlobalTempView if stmt.replace else df.createGlobalTempView)(stmt.name)
+        else:
+            ctx.session_views.define(ctx.spark, stmt.name, df, query, stmt.replace)
     except SqlError:
         raise
     except Exception as exc:  # noqa: BLE001 - Spark's own errors (the view exists, ...) keep their class

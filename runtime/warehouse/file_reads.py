@@ -1,0 +1,48 @@
+"""A batch `read_files(path, format => ..., schema => ..., options)` in a query, as Databricks users (and
+dbt-databricks) write it: the files are read with `spark.read`, under the same rules as a streaming source's: the
+path must lie under `security.allowed_paths`, the reader options come from the allow-list, the formats are the
+streaming source's. The binder puts a temporary view over the result where the call was."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dialect.references import TableReference
+from dialect.streaming.sources import FILE_FORMATS, FoundSource, source_spec
+from runtime.errors import RuntimeQueryError, from_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from runtime.warehouse.context import StatementContext
+
+
+class FileReadError(RuntimeQueryError):
+    error_class = "INVALID_READ_FILES_ARGUMENTS"
+    sqlstate = "42K09"
+
+
+def file_dataframe(ctx: StatementContext, ref: TableReference) -> DataFrame:
+    """The files `ref` (a read_files call) names, once the policy allows them. Raises without a position; the
+    binder adds the call's."""
+    assert ref.node is not None
+    found = FoundSource(ref.node, None, ref.node, ref.node.alias or None, None)
+    positional, named = found.arguments()
+    if not positional and "path" not in named:
+        raise FileReadError("read_files needs a path", hint="write read_files('/landing/folder', format => 'json')")
+    if "format" not in named:
+        raise FileReadError("read_files needs format => 'json', 'csv' or 'parquet'",
+                            hint="write read_files('/landing/folder', format => 'json')")
+    spec = source_spec(found, "")
+    if spec.format not in FILE_FORMATS:
+        raise FileReadError(f"read_files cannot read format '{spec.format}'",
+                            hint=f"use one of {', '.join(FILE_FORMATS)}")
+    folder = ctx.policy.check_read_path(spec.path or "", ctx.principal)
+    ctx.policy.check_reader_options(spec.options, ctx.principal)
+    reader = ctx.spark.read.format(spec.format).options(**spec.options)
+    if spec.schema:
+        reader = reader.schema(spec.schema)
+    try:
+        return reader.load(str(folder))
+    except Exception as exc:  # noqa: BLE001 - Spark's own error (no such folder, nothing to infer a schema from)
+        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
