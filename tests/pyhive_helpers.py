@@ -18,3 +18,11 @@ def error_status(cursor: Any, sql: str) -> Any:
     with pytest.raises(hive_exc.OperationalError) as raised:
         cursor.execute(sql)
     return raised.value.args[0].status
+
+
+def cursor_in(connect: Any, database: str) -> Any:
+    """A new connection's cursor using `database` (created if missing): each test module keeps its own."""
+    cursor = connect().cursor()
+    cursor.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
+    cursor.execute(f"USE {database}")
+    return cursor

@@ -9,17 +9,14 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pyhive_helpers import error_status, sorted_rows
+from pyhive_helpers import cursor_in, error_status, sorted_rows
 
 DB = "st_refresh"
 
 
 @pytest.fixture()
 def cursor(connect: Any) -> Any:
-    cur = connect().cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
-    cur.execute(f"USE {DB}")
-    return cur
+    return cursor_in(connect, DB)
 
 
 def _land(folder: Path, name: str, rows: list[dict[str, Any]]) -> None:

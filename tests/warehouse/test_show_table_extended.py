@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from pyhive_helpers import error_status
+from pyhive_helpers import cursor_in, error_status
 
 DB = "wh_show_extended"
 # dbt-spark's own expressions (dbt/adapters/spark/impl.py)
@@ -17,9 +17,7 @@ STATISTICS = re.compile(r"^Statistics: (.*)$", re.MULTILINE)
 
 @pytest.fixture()
 def cursor(connect: Any) -> Any:
-    cur = connect().cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
-    cur.execute(f"USE {DB}")
+    cur = cursor_in(connect, DB)
     cur.execute("CREATE OR REPLACE TABLE d (id INT NOT NULL, s STRING, n DECIMAL(10, 2)) USING delta "
                 "PARTITIONED BY (s) COMMENT 'facts' TBLPROPERTIES ('k' = 'v')")
     cur.execute("INSERT INTO d VALUES (1, 'a', 1.5), (2, 'b', 2.5)")

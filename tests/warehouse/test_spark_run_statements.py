@@ -7,16 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pyhive_helpers import error_status, sorted_rows
+from pyhive_helpers import cursor_in, error_status, sorted_rows
 
 DB = "wh_spark_run"
 
 
 @pytest.fixture()
 def cursor(connect: Any) -> Any:
-    cur = connect().cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
-    cur.execute(f"USE {DB}")
+    cur = cursor_in(connect, DB)
     cur.execute("CREATE OR REPLACE TABLE events (id INT, kind STRING) USING delta")
     cur.execute("INSERT INTO events VALUES (1, 'a'), (2, 'b')")
     cur.execute("CREATE OR REPLACE VIEW kinds AS SELECT DISTINCT kind FROM events")

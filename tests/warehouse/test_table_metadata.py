@@ -7,16 +7,14 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pyhive_helpers import error_status, sorted_rows
+from pyhive_helpers import cursor_in, error_status, sorted_rows
 
 DB = "wh_table_metadata"
 
 
 @pytest.fixture()
 def cursor(connect: Any) -> Any:
-    cur = connect().cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
-    cur.execute(f"USE {DB}")
+    cur = cursor_in(connect, DB)
     cur.execute("CREATE OR REPLACE TABLE m (id INT, s STRING) USING delta")
     return cur
 
