@@ -99,6 +99,7 @@ class CreateView:
     replace: bool
     if_not_exists: bool
     comment: str | None
+    columns: tuple[tuple[str, str | None], ...] = ()  # the `(name [COMMENT 'text'], ...)` list: names and comments
 
 
 @dataclass(frozen=True)
@@ -384,6 +385,13 @@ def _column_specs(schema: exp.Schema) -> tuple[ColumnSpec, ...]:
     return tuple(columns)
 
 
+def _view_columns(target: exp.Expression) -> tuple[tuple[str, str | None], ...]:
+    if not isinstance(target, exp.Schema):
+        return ()
+    comments = {spec.name: spec.comment for spec in _column_specs(target)}
+    return tuple((column.name, comments.get(column.name)) for column in target.expressions)
+
+
 def defining_query(create_sql: str) -> str:
     """The query of a stored `CREATE ... AS query` as it was typed (DESCRIBE's `View Text`)."""
     tree = parse(create_sql)
@@ -649,7 +657,7 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
             offset = _query_offset(sql, _end_of(tree.this), require_as=True)
             _, comment, _, _ = _properties(tree)
             return CreateView(table, Query(sql[offset:], offset), bool(tree.args.get("replace")),
-                              bool(tree.args.get("exists")), comment)
+                              bool(tree.args.get("exists")), comment, _view_columns(tree.this))
         if kind == "TABLE" and (streaming := _streaming(sql, tree)) is not None:
             return streaming
         if kind == "TABLE":

@@ -1,9 +1,12 @@
 """The Delta source: a catalog table read as a stream, version by version (Spark Python data source `sg_delta`).
 
-Offsets are Delta versions. A micro-batch covering versions (start, end] reads exactly the data files those commits
-added, so every row is read once, and a restart resumes from the versions in the stream's checkpoint. Only appends
-can be streamed: a commit that removes data files rewrote rows in place (UPDATE, DELETE, MERGE, OVERWRITE, an
-update-mode streaming table), and re-reading them would count them twice; that stops the stream with a clear error.
+Offsets are Delta versions. A new stream's first micro-batch, (START, end], reads the table as of version `end` (its
+snapshot's files, whatever history led there: a table fully refreshed before the stream began is read as it is now);
+each later micro-batch covering versions (start, end] reads exactly the data files those commits added, so every row
+is read once, and a restart resumes from the versions in the stream's checkpoint (a replayed batch reads the same
+files). Only appends can be streamed: a commit that removes data files rewrote rows in place (UPDATE, DELETE, MERGE,
+OVERWRITE, an update-mode streaming table), and re-reading them would count them twice; that stops the stream with a
+clear error.
 Files are read with pyarrow on the executors, partition values restored from the commit's add actions.
 """
 
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 FORMAT_NAME = "sg_delta"
-START = -1                     # the offset before version 0: a new stream reads the table from its first commit
+START = -1                     # the offset before version 0: a new stream reads the snapshot it starts at
 FILES_PER_PARTITION = 16
 
 
@@ -80,6 +83,20 @@ def added_files(table_path: str, version: int) -> list[AddedFile]:
     return files
 
 
+def snapshot_files(table_path: str, version: int) -> list[AddedFile]:
+    """The data files of the table as of `version`, with their partition values as the log writes them (text)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    actions = pa.table(DeltaTable(table_path, version=version).get_add_actions(flatten=True)).to_pylist()
+    files = []
+    for action in actions:
+        values = tuple(sorted((key[len("partition."):], None if value is None else str(value))
+                              for key, value in action.items() if key.startswith("partition.")))
+        files.append(AddedFile(_absolute(table_path, action["path"]), values))
+    return files
+
+
 def latest_version(table_path: str) -> int:
     from deltalake import DeltaTable
 
@@ -118,8 +135,11 @@ class DeltaStreamReader(DataSourceStreamReader):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         files: list[AddedFile] = []
-        for version in range(int(start["version"]) + 1, int(end["version"]) + 1):
-            files.extend(added_files(self.table_path, version))
+        if int(start["version"]) == START and int(end["version"]) > START:
+            files = snapshot_files(self.table_path, int(end["version"]))
+        else:
+            for version in range(int(start["version"]) + 1, int(end["version"]) + 1):
+                files.extend(added_files(self.table_path, version))
         return [FilesPartition(tuple(files[i:i + FILES_PER_PARTITION]))
                 for i in range(0, len(files), FILES_PER_PARTITION)]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
 from catalog.grants import GrantStore, Securable
-from catalog.names import NameKind, check_name, owned_table_folder
+from catalog.names import NameKind, check_name, owned_table_folder, quote_identifier
 from catalog.store import TableEntry
 from dialect.statements import (
     AddColumns, ColumnSpec, CreateTable, CreateView, DropTable, RenameTable, SetColumnComment, SetTableComment,
@@ -175,19 +175,42 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
                                 hint="drop the table first, or choose another name", line=line, column=column)
     df, binder = bind(ctx, stmt.query)  # analysed now: a view that cannot run is refused at creation
     binder.close()
+    definition = stmt.query.sql.rstrip().rstrip(";")
+    schema = df.schema
+    if stmt.columns:
+        schema, definition = _named_columns(ctx, stmt, schema, definition)
     comment = stmt.comment
     if comment is None:
         found = _VIEW_COMMENT.search(ctx.sql[: stmt.query.offset])
         comment = found.group(1) if found else None
-    entry = TableEntry(database=database, name=name, kind="VIEW", location=None, schema_json=df.schema.json(),
-                       definition=stmt.query.sql.rstrip().rstrip(";"), properties={}, comment=comment,
-                       owner=ctx.user)
+    entry = TableEntry(database=database, name=name, kind="VIEW", location=None, schema_json=schema.json(),
+                       definition=definition, properties={}, comment=comment, owner=ctx.user)
     ctx.store.create_table(entry, replace=existing is not None)
     if existing is not None:
         # As in Databricks and Spark, the replaced view is a new object: its grants go (a table's stay, with its
         # history); dbt-spark relies on both when it decides what to grant again.
         GrantStore(ctx.store).clear(Securable.table(database, name))
     return no_result()
+
+
+def _named_columns(ctx: StatementContext, stmt: CreateView, schema: StructType,
+                   definition: str) -> tuple[StructType, str]:
+    """A view's `(name [COMMENT 'text'], ...)` list: the comments go into its schema (DESCRIBE shows them; dbt's
+    persist_docs writes them so); names that differ from the query's rename its columns, in the stored text."""
+    from pyspark.sql.types import StructField, StructType
+
+    if len(stmt.columns) != len(schema.fields):
+        line, column = ctx.position_of(stmt.table)
+        raise WarehouseError(
+            f"cannot create the view `{stmt.table.name}`: it names {len(stmt.columns)} columns and its query has "
+            f"{len(schema.fields)}", error_class="CREATE_VIEW_COLUMN_ARITY_MISMATCH", sqlstate="21S01",
+            line=line, column=column, hint="name as many columns as the query returns, or leave the list out")
+    fields = [StructField(name, f.dataType, f.nullable, {**(f.metadata or {}), **({"comment": c} if c else {})})
+              for (name, c), f in zip(stmt.columns, schema.fields)]
+    if [name.lower() for name, _ in stmt.columns] != [f.name.lower() for f in schema.fields]:
+        names = ", ".join(quote_identifier(name) for name, _ in stmt.columns)
+        definition = f"SELECT * FROM (\n{definition}\n) AS __sg_columns({names})"
+    return StructType(fields), definition
 
 
 def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:

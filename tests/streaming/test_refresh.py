@@ -115,3 +115,27 @@ def test_describe_extended_of_a_streaming_table_has_what_dbt_databricks_reads(cu
     assert details["View Text"].startswith("SELECT country, count(*) AS n") and "GROUP BY country" in \
         details["View Text"]
     assert details["Statistics"].endswith(", 1 rows") and details["Provider"] == "delta"
+
+
+def test_a_full_refresh_upstream_then_downstream(cursor: Any, landing_root: Path) -> None:
+    """bronze -> silver: bronze's FULL refresh rewrites it, so silver's stream stops with an error that names the
+    cure; silver's own FULL refresh starts from bronze as it is now (its snapshot, not its history)."""
+    folder = landing_root / "refresh_chain"
+    _land(folder, "a.json", [{"country": "fr"}, {"country": "de"}])
+    cursor.execute("DROP TABLE IF EXISTS chain_silver")
+    cursor.execute("DROP TABLE IF EXISTS chain_bronze")
+    cursor.execute(f"CREATE STREAMING TABLE chain_bronze AS SELECT * FROM STREAM read_files('{folder}', "
+                   "format => 'json', schema => 'country STRING')")
+    cursor.execute("CREATE STREAMING TABLE chain_silver AS SELECT upper(country) AS c FROM STREAM(chain_bronze)")
+    cursor.execute("REFRESH STREAMING TABLE chain_bronze")
+    cursor.execute("REFRESH STREAMING TABLE chain_silver")
+    assert sorted_rows(cursor, "SELECT * FROM chain_silver") == [("DE",), ("FR",)]
+    cursor.execute("REFRESH STREAMING TABLE chain_bronze FULL")
+    status = error_status(cursor, "REFRESH STREAMING TABLE chain_silver")
+    assert "STREAM_NOT_RUNNING" in status.errorMessage and "REFRESH STREAMING TABLE ... FULL" in status.errorMessage
+    cursor.execute("REFRESH STREAMING TABLE chain_silver FULL")
+    assert sorted_rows(cursor, "SELECT * FROM chain_silver") == [("DE",), ("FR",)]
+    _land(folder, "b.json", [{"country": "it"}])
+    cursor.execute("REFRESH STREAMING TABLE chain_bronze")
+    cursor.execute("REFRESH STREAMING TABLE chain_silver")
+    assert sorted_rows(cursor, "SELECT * FROM chain_silver") == [("DE",), ("FR",), ("IT",)]

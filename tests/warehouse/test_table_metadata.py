@@ -76,3 +76,16 @@ def test_only_the_owner_changes_metadata(cursor: Any, connect: Any) -> None:
     assert ("delta.minReaderVersion", "1") in sorted_rows(other, f"SHOW TBLPROPERTIES {DB}.m")
     stranger = connect(username="nobody_granted").cursor()
     assert error_status(stranger, f"SHOW TBLPROPERTIES {DB}.m").sqlState == "42501"
+
+
+def test_a_view_with_column_comments_and_names(cursor: Any) -> None:
+    """dbt's persist_docs on a view: `CREATE OR REPLACE VIEW v (id COMMENT '...', s) AS ...`."""
+    cursor.execute("INSERT INTO m VALUES (1, 'a')")
+    cursor.execute("CREATE OR REPLACE VIEW mv (id COMMENT 'the key', s) COMMENT 'a view' AS SELECT id, s FROM m")
+    cursor.execute("DESCRIBE TABLE EXTENDED mv")
+    described = {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
+    assert described["id"] == ("int", "the key") and described["s"][1] is None
+    cursor.execute("CREATE OR REPLACE VIEW renamed (key, text) AS SELECT id, s FROM m")
+    assert sorted_rows(cursor, "SELECT key, text FROM renamed") == [(1, "a")]
+    status = error_status(cursor, "CREATE OR REPLACE VIEW bad (only_one) AS SELECT id, s FROM m")
+    assert "CREATE_VIEW_COLUMN_ARITY_MISMATCH" in status.errorMessage
