@@ -1,0 +1,68 @@
+"""The streaming_table materialization's on_configuration_change (apply, continue, fail) and tblproperties, against
+the suite's gateway: what a changed model does to the table's stored definition."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from dbt.cli.main import dbtRunner
+from pyhive import hive
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = "dbt_st_configs"
+
+
+def _project(tmp_path: Path, target: dict[str, Any], landing: Path, on_change: str, column: str) -> Path:
+    project = tmp_path / "configs"
+    (project / "models").mkdir(parents=True, exist_ok=True)
+    (project / "dbt_project.yml").write_text(yaml.safe_dump({
+        "name": "configs", "version": "1.0.0", "config-version": 2, "profile": "configs"}))
+    (project / "packages.yml").write_text(f"packages:\n  - local: {REPO / 'dbt_sluicegate'}\n")
+    (project / "profiles.yml").write_text(yaml.safe_dump(
+        {"configs": {"target": "dev", "outputs": {"dev": {**target, "schema": SCHEMA}}}}))
+    (project / "models" / "events.sql").write_text(
+        f"{{{{ config(materialized='streaming_table', on_configuration_change='{on_change}', "
+        "tblproperties={'team': 'growth'}) }}\n"
+        f"select {column} from stream read_files('{landing}', format => 'json', schema => 'a STRING, b STRING')\n")
+    return project
+
+
+def _dbt(project: Path, *args: str) -> Any:
+    return dbtRunner().invoke([*args, "--project-dir", str(project), "--profiles-dir", str(project)])
+
+
+def _definition(target: dict[str, Any]) -> str:
+    cursor = hive.connect(target["host"], target["port"], username=target["user"]).cursor()
+    cursor.execute(f"DESCRIBE TABLE EXTENDED {SCHEMA}.events")
+    details = {row[0]: row[1] for row in cursor.fetchall()}
+    assert "team=growth" in details["Table Properties"]
+    return details["View Text"]
+
+
+def test_on_configuration_change(tmp_path: Path, sluicegate: dict[str, Any]) -> None:
+    target = sluicegate["target"]
+    landing = sluicegate["warehouse"] / "landing" / "dbt_st_configs"
+    landing.mkdir(parents=True, exist_ok=True)
+    (landing / "a.json").write_text(json.dumps({"a": "1", "b": "2"}) + "\n")
+
+    project = _project(tmp_path, target, landing, "apply", "a")
+    assert _dbt(project, "deps").success
+    assert _dbt(project, "run").success
+    assert _definition(target).startswith("select a from stream")
+
+    _project(tmp_path, target, landing, "fail", "a, b")
+    failed = _dbt(project, "run")
+    assert not failed.success
+    assert "on_configuration_change is 'fail'" in str(failed.result.results[0].message)
+    assert _definition(target).startswith("select a from stream")
+
+    _project(tmp_path, target, landing, "continue", "a, b")
+    assert _dbt(project, "run").success
+    assert _definition(target).startswith("select a from stream")  # kept as it was
+
+    _project(tmp_path, target, landing, "apply", "a, b")
+    assert _dbt(project, "run").success
+    assert _definition(target).startswith("select a, b from stream")
