@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from catalog.names import quote_identifier
 from dialect import statements as st
 from dialect.errors import SqlError
+from dialect.references import table_references
+from dialect.streaming.positions import line_column
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.policy.statements import authorize
-from catalog.names import quote_identifier
 from runtime.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
 from runtime.warehouse import databases, ddl, describe, dml, grants, merge, streaming, vacuum
 from runtime.warehouse.binder import bind, bind_statement
@@ -31,6 +33,7 @@ def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) 
     later statement naming the view reads the tables afresh (runtime/warehouse/session_views.py)."""
     assert stmt.query is not None
     ctx.policy.check_temporary_view(stmt.is_global, ctx.principal)
+    _refuse_recursion(ctx, stmt)
     df, binder = bind(ctx, stmt.query)
     try:
         query = stmt.query.sql
@@ -54,6 +57,19 @@ def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) 
     finally:
         binder.close()
     return StatementResult([], lambda: ListBatchSource(()))
+
+
+def _refuse_recursion(ctx: StatementContext, stmt: st.CreateTemporaryView) -> None:
+    """A view that reads itself (`CREATE OR REPLACE TEMP VIEW v AS SELECT * FROM v`) would be bound again at every
+    use until the nesting limit: refused at creation, as Spark does."""
+    assert stmt.query is not None
+    for ref in table_references(stmt.query.sql):
+        if ref.database is None and ref.name.lower() == stmt.name.lower():
+            line, column = line_column(ctx.sql, stmt.query.offset + ref.start)
+            raise RuntimeQueryError(
+                f"Recursive view `{stmt.name}` detected (cycle: `{stmt.name}` -> `{stmt.name}`).",
+                error_class="RECURSIVE_VIEW", sqlstate="42K0H", line=line, column=column,
+                hint="read the tables the view reads instead, or give the new view another name")
 
 
 _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {

@@ -47,6 +47,13 @@ def test_temporary_views_chain_and_existing_names_are_refused(cursor: Any) -> No
     assert "CREATE_VIEW_COLUMN_ARITY_MISMATCH" in status.errorMessage
 
 
+def test_a_temporary_view_that_reads_itself_is_refused(cursor: Any) -> None:
+    cursor.execute("CREATE OR REPLACE TEMPORARY VIEW loop_v AS SELECT id FROM events")
+    status = error_status(cursor, "CREATE OR REPLACE TEMPORARY VIEW loop_v AS SELECT * FROM loop_v")
+    assert "RECURSIVE_VIEW" in status.errorMessage and "at line 1, column 58" in status.errorMessage
+    assert sorted_rows(cursor, "SELECT * FROM loop_v") == [(1,), (2,)]  # the old view is untouched
+
+
 def test_a_dropped_or_replaced_view_is_sparks_again(cursor: Any) -> None:
     cursor.execute("CREATE OR REPLACE TEMPORARY VIEW gone AS SELECT * FROM events")
     cursor.execute("DROP VIEW gone")
