@@ -1,7 +1,8 @@
 """Running a classified statement against the warehouse: one function per statement kind, chosen by type.
 
-Statements about objects only Spark's session knows (temporary views, `USING parquet` tables) go to Spark as typed,
-so Spark's own tables keep working beside the Delta warehouse. A `CREATE TABLE ... USING` anything but delta is such
+Statements about objects only Spark's session knows (`USING parquet` tables, file views) go to Spark, with every
+catalog table their queries read bound to a pinned snapshot, so Spark's own tables keep working beside the Delta
+warehouse; temporary views defined by a query are the gateway's (runtime/warehouse/session_views.py). A `CREATE TABLE ... USING` anything but delta is such
 a Spark table (in memory, forgotten on restart), not a catalog one.
 """
 
