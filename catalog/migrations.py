@@ -32,9 +32,19 @@ def _v2_owners_and_grants(conn: Connection) -> None:
         granted_at=dt.datetime.now(dt.timezone.utc)))
 
 
+def _v3_schedules(conn: Connection) -> None:
+    """Tables get a refresh schedule; streams the times of their next scheduled pass and of their last refresh."""
+    for table, column, kind in (("tables", "schedule", "TEXT"), ("streams", "next_run_at", "DATETIME"),
+                                ("streams", "last_refresh_at", "DATETIME"),
+                                ("streams", "last_refresh_status", "VARCHAR(32)")):
+        if inspect(conn).has_table(table) and column not in {c["name"] for c in inspect(conn).get_columns(table)}:
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
+    (3, "refresh schedules; next scheduled pass and last refresh of streams", _v3_schedules),
 )
 LATEST = MIGRATIONS[-1][0]
 

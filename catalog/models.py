@@ -51,6 +51,7 @@ class TableRow(Base):
     owner: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    schedule: Mapped[str | None] = mapped_column(Text)  # a dialect.schedule.Schedule as JSON; None: no schedule
 
 
 class StreamRow(Base):
@@ -71,6 +72,9 @@ class StreamRow(Base):
     last_error: Mapped[str | None] = mapped_column(Text)
     failures: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    next_run_at: Mapped[dt.datetime | None] = mapped_column(DateTime)       # a scheduled table's next pass
+    last_refresh_at: Mapped[dt.datetime | None] = mapped_column(DateTime)   # when the last refresh or pass ended
+    last_refresh_status: Mapped[str | None] = mapped_column(String(32))     # COMPLETED | FAILED | CANCELED | RUNNING
 
 
 class StreamEventRow(Base):

@@ -64,6 +64,7 @@ class TableEntry:
     owner: str | None = None
     created_at: dt.datetime | None = None
     updated_at: dt.datetime | None = None
+    schedule: str | None = None        # a dialect.schedule.Schedule as JSON (streaming tables, materialized views)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,9 @@ class StreamEntry:
     last_error: str | None = None
     failures: int = 0
     updated_at: dt.datetime | None = None
+    next_run_at: dt.datetime | None = None
+    last_refresh_at: dt.datetime | None = None
+    last_refresh_status: str | None = None
 
 
 def _now() -> dt.datetime:
@@ -103,17 +107,18 @@ def _database_entry(row: DatabaseRow) -> DatabaseEntry:
 def _table_entry(row: TableRow) -> TableEntry:
     return TableEntry(row.database, row.name, row.kind, row.location, row.schema_json,  # type: ignore[arg-type]
                       row.definition, dict(row.properties or {}), tuple(row.partition_by or ()), row.comment,
-                      row.owner, row.created_at, row.updated_at)
+                      row.owner, row.created_at, row.updated_at, row.schedule)
 
 
 def _stream_entry(table: TableRow, row: StreamRow) -> StreamEntry:
     return StreamEntry(table.database, table.name, row.stream_id, row.plan_json, row.checkpoint, row.status,
                        row.desired_state, row.query_id, row.last_batch_id, row.last_batch_at, row.rows_per_second,
-                       row.last_error, row.failures, row.updated_at)
+                       row.last_error, row.failures, row.updated_at, row.next_run_at, row.last_refresh_at,
+                       row.last_refresh_status)
 
 
 _STREAM_FIELDS = {f.name for f in fields(StreamEntry)} - {"database", "name", "updated_at"}
-_TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definition", "partition_by"}
+_TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definition", "partition_by", "schedule"}
 
 
 class CatalogStore:
@@ -262,7 +267,7 @@ class CatalogStore:
                 row = TableRow(database=database, name=name, kind=entry.kind, location=entry.location,
                                schema_json=entry.schema_json, definition=entry.definition,
                                properties=dict(entry.properties), partition_by=list(entry.partition_by),
-                               comment=entry.comment, owner=entry.owner,
+                               comment=entry.comment, owner=entry.owner, schedule=entry.schedule,
                                created_at=now if existing is None or not replace else existing.created_at,
                                updated_at=now)
                 session.add(row)

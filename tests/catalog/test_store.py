@@ -125,7 +125,7 @@ def test_reopening_keeps_everything_and_migrates_once(tmp_path):
     assert second.require_table("default", "kept").location == "/w/default.db/kept"
     with second._engine.connect() as conn:
         versions = [row.version for row in conn.execute(SchemaVersion.__table__.select()).fetchall()]
-    assert versions == [1, 2]  # each migration once, not again at the second opening
+    assert versions == [1, 2, 3]  # each migration once, not again at the second opening
 
 
 def test_a_first_release_catalog_gets_owners_and_grants(tmp_path):
@@ -147,6 +147,25 @@ def test_a_first_release_catalog_gets_owners_and_grants(tmp_path):
     assert store.get_database("old").owner is None
     assert GrantStore(store).held("anyone", "default", None) == {"CREATE"}
     assert GrantStore(store).held("anyone", "old", None) == set()
+
+
+def test_a_v2_catalog_gets_schedules_and_keeps_its_rows(tmp_path):
+    """A catalog from before schedules: v3 adds the columns, and the rows already there read back unchanged."""
+    first = CatalogStore.for_warehouse(tmp_path)
+    first.create_table(table("default", "st", "STREAMING_TABLE"))
+    first.put_stream(StreamEntry("default", "st", "s1", "{}", "/c/s1", "RUNNING", "RUNNING"))
+    with first._engine.begin() as conn:
+        for table_name, column in (("tables", "schedule"), ("streams", "next_run_at"),
+                                   ("streams", "last_refresh_at"), ("streams", "last_refresh_status")):
+            conn.exec_driver_sql(f"ALTER TABLE {table_name} DROP COLUMN {column}")
+        conn.exec_driver_sql("DELETE FROM schema_version WHERE version = 3")
+    first.close()
+    store = CatalogStore.for_warehouse(tmp_path)
+    assert store.get_stream("default", "st").last_refresh_status is None
+    store.update_table("default", "st", schedule='{"kind": "every"}')
+    store.update_stream("default", "st", last_refresh_status="COMPLETED")
+    assert store.require_table("default", "st").schedule == '{"kind": "every"}'
+    assert store.get_stream("default", "st").last_refresh_status == "COMPLETED"
 
 
 def test_a_catalog_newer_than_the_code_is_refused(tmp_path):
