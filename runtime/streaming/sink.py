@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from catalog.names import quote_identifier
 from runtime.delta.write import AppTransaction, committed_version
@@ -44,6 +44,9 @@ class BatchWritten:
     replayed: bool
     version: int | None
     seconds: float
+    # expectations' counts, in the shape of Databricks' event log `details:flow_progress:data_quality`:
+    # {"dropped_records": n, "expectations": [{"name", "dataset", "passed_records", "failed_records"}]}
+    quality: dict[str, Any] | None = None
 
 
 def _quoted(path: str) -> str:
