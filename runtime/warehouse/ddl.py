@@ -27,6 +27,7 @@ from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.errors import (
     NotATableError,
     NotAViewError,
+    StreamingTableOperationError,
     UnresolvedColumnError,
     UnsupportedStatementError,
     WarehouseError,
@@ -348,6 +349,13 @@ def rename_table(ctx: StatementContext, stmt: RenameTable) -> StatementResult:
     """The folder moves first, to a new table folder that must not exist; the catalog row (name and location in
     one transaction) is written last, and the folder moves back if it cannot be."""
     entry = require(ctx, stmt.table)
+    if entry.kind == "STREAMING_TABLE":
+        line, column = ctx.position_of(stmt.table)
+        raise StreamingTableOperationError(
+            f"`{entry.database}`.`{entry.name}` is a streaming table: its stream, checkpoint and Delta log belong "
+            "to its name, so it cannot be renamed.", line=line, column=column,
+            hint="create a streaming table of the new name with the same query (it reads its sources again), then "
+                 "DROP TABLE the old one; or CREATE VIEW new_name AS SELECT * FROM the old one")
     line, column = ctx.position_of(stmt.new_name)
     new_database, new_name = stmt.new_name.qualified(entry.database)
     check_name(new_database, "database", line=line, column=column)

@@ -38,3 +38,10 @@ class NotAViewError(WarehouseError):
 class UnsupportedStatementError(WarehouseError):
     error_class = "UNSUPPORTED_FEATURE"
     sqlstate = "0A000"
+
+
+class StreamingTableOperationError(WarehouseError):
+    """A statement Databricks refuses on streaming tables (RENAME): the stream is bound to the table's name."""
+
+    error_class = "STREAMING_TABLE_OPERATION_NOT_ALLOWED.UNSUPPORTED_OPERATION"
+    sqlstate = "42601"
