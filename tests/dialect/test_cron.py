@@ -193,7 +193,7 @@ ORACLE_EXPRESSIONS = (
     "30 1 1 ? * 7", "0 0 0 ? * L", "0 0 5-20/5 * * ?",
 )
 WINDOWS = (dt.datetime(2028, 2, 27), dt.datetime(2026, 11, 28), dt.datetime(2027, 5, 30), dt.datetime(2026, 8, 1),
-           dt.datetime(2027, 1, 14))
+           dt.datetime(2027, 1, 14), dt.datetime(2027, 1, 18), dt.datetime(2026, 11, 25))
 ZONES = (("UTC", dt.timedelta(0)), ("Asia/Kolkata", dt.timedelta(hours=5, minutes=30)),
          ("America/Sao_Paulo", dt.timedelta(hours=-3)))
 
