@@ -69,10 +69,12 @@ def test_on_configuration_change(tmp_path: Path, sluicegate: dict[str, Any]) -> 
 
 
 def _scheduled_project(tmp_path: Path, target: dict[str, Any], landing: Path, schedule: str) -> Path:
+    """The configs project with one model, `scheduled`, whose `schedule` config is `schedule` ('' for none)."""
     project = _project(tmp_path, target, landing, "apply", "a")
-    config = f"materialized='streaming_table', tblproperties={{'team': 'growth'}}" + (
+    (project / "models" / "events.sql").unlink()
+    config = "materialized='streaming_table', tblproperties={'team': 'growth'}" + (
         f", schedule={schedule}" if schedule else "")
-    (project / "models" / "events.sql").write_text(
+    (project / "models" / "scheduled.sql").write_text(
         f"{{{{ config({config}) }}}}\n"
         f"select a from stream read_files('{landing}', format => 'json', schema => 'a STRING, b STRING')\n")
     return project
@@ -97,10 +99,8 @@ def test_schedule_is_created_then_altered_without_redefining(tmp_path: Path, slu
              ("{'every': '2 HOURS'}", "EVERY 2 HOURS"),
              ("{'on_update': true, 'at_most_every': '5 MINUTES'}", "TRIGGER ON UPDATE AT MOST EVERY INTERVAL 300 SECONDS"),
              ("", "MANUAL"))
-    project = None
     for schedule, described in steps:
         project = _scheduled_project(tmp_path, target, landing, schedule)
-        (project / "models" / "events.sql").rename(project / "models" / "scheduled.sql")
         if schedule == steps[0][0]:
             assert _dbt(project, "deps").success
         assert _dbt(project, "run").success
