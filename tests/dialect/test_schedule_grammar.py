@@ -123,5 +123,6 @@ def test_syntax_errors_in_owned_statements_are_reported(sql: str) -> None:
 def test_generated_sql_round_trips() -> None:
     for sql in ("ALTER STREAMING TABLE db.t ADD SCHEDULE EVERY 2 HOURS",
                 "ALTER MATERIALIZED VIEW t DROP SCHEDULE",
-                "CREATE STREAMING TABLE t SCHEDULE CRON '0 0 6 * * ?' AT TIME ZONE 'UTC' AS SELECT * FROM STREAM (src)"):
+                "CREATE STREAMING TABLE t SCHEDULE CRON '0 0 6 * * ?' AT TIME ZONE 'UTC' "
+                "AS SELECT * FROM STREAM (src)"):
         assert sqlglot.parse_one(sql, read=StreamingSpark).sql(StreamingSpark) == sql

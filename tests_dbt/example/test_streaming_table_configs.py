@@ -97,7 +97,8 @@ def test_schedule_is_created_then_altered_without_redefining(tmp_path: Path, slu
     steps = (("{'cron': '0 0 6 * * ?', 'time_zone_value': 'Europe/Paris'}",
               "CRON '0 0 6 * * ?' AT TIME ZONE 'Europe/Paris'"),
              ("{'every': '2 HOURS'}", "EVERY 2 HOURS"),
-             ("{'on_update': true, 'at_most_every': '5 MINUTES'}", "TRIGGER ON UPDATE AT MOST EVERY INTERVAL 300 SECONDS"),
+             ("{'on_update': true, 'at_most_every': '5 MINUTES'}",
+              "TRIGGER ON UPDATE AT MOST EVERY INTERVAL 300 SECONDS"),
              ("", "MANUAL"))
     for schedule, described in steps:
         project = _scheduled_project(tmp_path, target, landing, schedule)
