@@ -99,6 +99,7 @@ def test_cron_without_a_zone_stores_the_session_zone(cursor: Any, landing_root: 
     cursor.execute("SET spark.sql.session.timeZone = America/New_York")
     try:
         _create(cursor, "zoned", folder, "SCHEDULE CRON '0 30 2 ? * MON-FRI'")
+        cursor.execute("REFRESH STREAMING TABLE zoned")  # first batch done before ALTER restarts it
         assert _stored(streams, "zoned") == Schedule("cron", cron="0 30 2 ? * MON-FRI",
                                                      time_zone="America/New_York")
         cursor.execute("ALTER STREAMING TABLE zoned ALTER SCHEDULE CRON '0 0 3 * * ?'")
@@ -112,6 +113,9 @@ def test_alter_add_alter_drop_and_their_errors(cursor: Any, landing_root: Path, 
     _land(folder, "a.json", [{"country": "fr"}])
     cursor.execute("DROP TABLE IF EXISTS altered")
     _create(cursor, "altered", folder)
+    # first batch done before the restarts below: Spark 4.1 refuses to restart a stateful query stopped in its first
+    # batch (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY), a hazard of the stream manager's restarts, not of schedules
+    cursor.execute("REFRESH STREAMING TABLE altered")
     for action in ("ALTER SCHEDULE EVERY 2 HOURS", "DROP SCHEDULE"):
         status = error_status(cursor, f"ALTER STREAMING TABLE altered {action}")
         assert "[SCHEDULE_DOES_NOT_EXIST]" in status.errorMessage and status.sqlState == "42704"
