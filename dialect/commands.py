@@ -53,6 +53,43 @@ class ExplainStreaming(exp.Expression):
     arg_types = {"this": True}
 
 
+class RefreshSchedule(exp.Expression):
+    """A refresh schedule clause of CREATE STREAMING TABLE / MATERIALIZED VIEW (Databricks):
+    `SCHEDULE [REFRESH] EVERY n unit` (`kind` "EVERY", `every` the number literal, `unit` HOUR | DAY | WEEK as
+    written, plural or not), `SCHEDULE [REFRESH] CRON 'c' [AT TIME ZONE 'tz']` (`kind` "CRON", `cron` and
+    `time_zone` string literals) or `TRIGGER ON UPDATE [AT MOST EVERY INTERVAL ...]` (`kind` "ON UPDATE",
+    `at_most_every` the exp.Interval). Sits among the CREATE's properties; meta `start` is its first keyword."""
+
+    arg_types = {"kind": True, "every": False, "unit": False, "cron": False, "time_zone": False,
+                 "at_most_every": False}
+
+
+class AlterSchedule(exp.Expression):
+    """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule>` or `... DROP SCHEDULE`: `this` the
+    exp.Table, `kind` as written, `action` ADD | ALTER | DROP, `schedule` the RefreshSchedule (None for DROP)."""
+
+    arg_types = {"this": True, "kind": True, "action": True, "schedule": False}
+
+
+def refresh_schedule_sql(generator: object, node: RefreshSchedule) -> str:
+    sql = getattr(generator, "sql")
+    kind = node.args["kind"]
+    if kind == "EVERY":
+        return f"SCHEDULE EVERY {sql(node, 'every')} {node.args['unit']}"
+    if kind == "CRON":
+        zone = sql(node, "time_zone")
+        return f"SCHEDULE CRON {sql(node, 'cron')}" + (f" AT TIME ZONE {zone}" if zone else "")
+    interval = sql(node, "at_most_every")
+    return "TRIGGER ON UPDATE" + (f" AT MOST EVERY {interval}" if interval else "")
+
+
+def alter_schedule_sql(generator: object, node: AlterSchedule) -> str:
+    sql = getattr(generator, "sql")
+    action = node.args["action"]
+    what = "SCHEDULE" if action == "DROP" else sql(node, "schedule")
+    return f"ALTER {node.args['kind']} {sql(node, 'this')} {action} {what}"
+
+
 def vacuum_sql(generator: object, node: Vacuum) -> str:
     sql = getattr(generator, "sql")
     retain = sql(node, "retain")

@@ -14,8 +14,9 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from dialect.commands import (
-    ExplainQuery, ExplainStreaming, RefreshTable, ShowGrants, UnsetProperties, Vacuum, explain_streaming_sql,
-    refresh_table_sql, show_grants_sql, show_sql, unset_properties_sql, vacuum_sql,
+    AlterSchedule, ExplainQuery, ExplainStreaming, RefreshSchedule, RefreshTable, ShowGrants, UnsetProperties, Vacuum,
+    alter_schedule_sql, explain_streaming_sql, refresh_schedule_sql, refresh_table_sql, show_grants_sql, show_sql,
+    unset_properties_sql, vacuum_sql,
 )
 from dialect.streaming.grammar import Watermark, watermark_sql
 
@@ -49,6 +50,12 @@ class StreamingSpark(Databricks):
             "GRANT": lambda self: self._parse_show_grants(),
         }
         SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+        PROPERTY_PARSERS = {
+            **Databricks.Parser.PROPERTY_PARSERS,
+            "SCHEDULE": lambda self: self._parse_refresh_schedule(),
+            "TRIGGER": lambda self: self._parse_trigger_on_update(),
+        }
 
         ALTER_PARSERS = {
             **Databricks.Parser.ALTER_PARSERS,
@@ -89,6 +96,71 @@ class StreamingSpark(Databricks):
                 self.raise_error("Expected an INTERVAL after DELAY OF")
             alias = self._parse_table_alias()
             return self.expression(Watermark(this=stream, column=column, name=name, delay=delay, alias=alias))
+
+        # --- refresh schedules (Databricks' streaming tables and materialized views) -----------------------------
+
+        def _schedule_node(self, start: Token, **args: t.Any) -> RefreshSchedule:
+            node = self.expression(RefreshSchedule(**args))
+            node.meta.update(line=start.line, col=start.col, start=start.start, end=self._prev.end)
+            return node
+
+        def _parse_refresh_schedule(self) -> RefreshSchedule:
+            """After SCHEDULE: `[REFRESH] EVERY n {HOUR[S] | DAY[S] | WEEK[S]}` or `[REFRESH] CRON 'c' [AT TIME ZONE
+            'tz']`."""
+            start = self._prev
+            self._match_text_seq("REFRESH")
+            if self._match_text_seq("EVERY"):
+                every = self._parse_number()
+                if every is None or not self._match_texts(("HOUR", "HOURS", "DAY", "DAYS", "WEEK", "WEEKS")):
+                    self.raise_error("Expected SCHEDULE EVERY <number> HOURS | DAYS | WEEKS")
+                return self._schedule_node(start, kind="EVERY", every=every, unit=self._prev.text.upper())
+            if self._match_text_seq("CRON"):
+                cron = self._parse_string()
+                if cron is None:
+                    self.raise_error("Expected a quoted Quartz cron expression after SCHEDULE CRON")
+                zone = None
+                if self._match_text_seq("AT", "TIME", "ZONE"):
+                    zone = self._parse_string()
+                    if zone is None:
+                        self.raise_error("Expected a quoted time zone after AT TIME ZONE, e.g. 'UTC'")
+                return self._schedule_node(start, kind="CRON", cron=cron, time_zone=zone)
+            self.raise_error("Expected EVERY or CRON after SCHEDULE")
+            raise AssertionError("raise_error raises")  # for the type checker
+
+        def _parse_trigger_on_update(self) -> RefreshSchedule:
+            """After TRIGGER: `ON UPDATE [AT MOST EVERY INTERVAL n {SECOND[S] | MINUTE[S] | HOUR[S]}]`."""
+            start = self._prev
+            if not self._match_text_seq("ON", "UPDATE"):
+                self.raise_error("Expected TRIGGER ON UPDATE")
+            interval = None
+            if self._match_text_seq("AT", "MOST", "EVERY"):
+                interval = self._parse_interval()
+                if not isinstance(interval, exp.Interval):
+                    self.raise_error("Expected AT MOST EVERY INTERVAL <number> SECONDS | MINUTES | HOURS")
+            return self._schedule_node(start, kind="ON UPDATE", at_most_every=interval)
+
+        def _parse_alter(self) -> exp.Expression:
+            """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule> | DROP SCHEDULE`; any other
+            ALTER is sqlglot's."""
+            for words in (("STREAMING", "TABLE"), ("MATERIALIZED", "VIEW")):
+                if self._match_text_seq(*words):
+                    break
+            else:
+                return super()._parse_alter()
+            kind = " ".join(words)
+            table = self._parse_table_parts()
+            if self._match_text_seq("DROP", "SCHEDULE"):
+                return self.expression(AlterSchedule(this=table, kind=kind, action="DROP"))
+            if not self._match_texts(("ADD", "ALTER")):
+                self.raise_error(f"Expected ADD, ALTER or DROP SCHEDULE after ALTER {kind} name")
+            action = self._prev.text.upper()
+            if self._match_text_seq("SCHEDULE"):
+                schedule = self._parse_refresh_schedule()
+            elif self._match_text_seq("TRIGGER"):
+                schedule = self._parse_trigger_on_update()
+            else:
+                self.raise_error(f"Expected SCHEDULE or TRIGGER ON UPDATE after {action}")
+            return self.expression(AlterSchedule(this=table, kind=kind, action=action, schedule=schedule))
 
         # --- statements sqlglot leaves as exp.Command -------------------------------------------------------------
 
@@ -271,5 +343,11 @@ class StreamingSpark(Databricks):
             UnsetProperties: unset_properties_sql,
             ShowGrants: show_grants_sql,
             ExplainStreaming: explain_streaming_sql,
+            RefreshSchedule: refresh_schedule_sql,
+            AlterSchedule: alter_schedule_sql,
             exp.Show: show_sql,
+        }
+        PROPERTIES_LOCATION = {
+            **Databricks.Generator.PROPERTIES_LOCATION,
+            RefreshSchedule: exp.Properties.Location.POST_SCHEMA,
         }

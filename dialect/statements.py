@@ -15,14 +15,18 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from dialect.commands import AlterSchedule as AlterScheduleNode
 from dialect.commands import ExplainStreaming as ExplainStreamingNode
+from dialect.commands import RefreshSchedule as RefreshScheduleNode
 from dialect.commands import ShowGrants as ShowGrantsNode
 from dialect.commands import RefreshTable as RefreshTableNode
 from dialect.commands import UnsetProperties as UnsetPropertiesNode
 from dialect.commands import Vacuum as VacuumNode
+from dialect.cron import InvalidCronError, InvalidTimeZoneError, parse_cron, time_zone
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError, StatementSyntaxError
 from dialect.references import parse
+from dialect.schedule import EVERY_BOUNDS, Schedule
 from dialect.streaming.positions import line_column, start_of
 
 if TYPE_CHECKING:
@@ -241,6 +245,19 @@ class Passthrough:
 class CreateStreamingTable:
     plan: StreamingPlan
     sql: str
+    schedule: Schedule | None = None   # beside the plan, not in it: a new schedule alone never restarts the stream
+
+
+@dataclass(frozen=True)
+class AlterSchedule:
+    """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule>` / `... DROP SCHEDULE`: `kind` as
+    written, `action` ADD | ALTER | DROP, `schedule` None for DROP. A CRON without a zone has `time_zone` None
+    here; the runtime stores the session's."""
+
+    table: TableName
+    kind: str
+    action: str
+    schedule: Schedule | None
 
 
 @dataclass(frozen=True)
@@ -330,7 +347,7 @@ Statement = (
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
-    | ShowTblProperties
+    | ShowTblProperties | AlterSchedule
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
@@ -343,7 +360,7 @@ _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("GRANT", "REVOKE", "VACUUM"),), (("SHOW",), ("GRANT", "GRANTS", "STREAMING")),
     (("DESCRIBE", "DESC", "DROP", "CREATE"), ("STREAMING",)), (("CREATE",), ("OR",), ("REFRESH",)),
     (("EXPLAIN",), ("CREATE",), ("STREAMING",)), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
-    (("REFRESH",), ("STREAMING", "MATERIALIZED")),
+    (("REFRESH",), ("STREAMING", "MATERIALIZED")), (("ALTER",), ("STREAMING", "MATERIALIZED")),
 )
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
 
@@ -519,6 +536,7 @@ def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreaming
     from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
     end = tree.meta["keyword_end"]
     blanked = "".join(c if c == "\n" else " " for c in sql[:end]) + sql[end:]
+    _create_schedule(blanked, tree.this)  # checked as CREATE checks it
     return ExplainStreamingTable(analyze(blanked), blanked)
 
 
@@ -616,12 +634,86 @@ def _temporary_view(sql: str, tree: exp.Create) -> CreateTemporaryView | None:
     return CreateTemporaryView(target.name, None, replace, is_global, sql, using, options or {})
 
 
+class InvalidScheduleError(DialectError):
+    error_class = "INVALID_SCHEDULE"
+    sqlstate = "22023"
+
+
+_INTERVAL_SECONDS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600}
+
+
+def _positioned(sql: str, node: exp.Expression, error: DialectError) -> DialectError:
+    start = start_of(node)
+    if start is not None and error.line is None:
+        error.line, error.column = line_column(sql, start)
+    return error
+
+
+def _schedule(sql: str, node: RefreshScheduleNode) -> Schedule:
+    """A schedule clause as a checked Schedule: EVERY within Databricks' bounds, a valid Quartz expression, a known
+    time zone, AT MOST EVERY at least a minute; every error at the clause's value."""
+    kind = node.args["kind"]
+    if kind == "EVERY":
+        every = node.args["every"]
+        unit = str(node.args["unit"]).rstrip("S")
+        low, high = EVERY_BOUNDS[unit]
+        if not every.name.isdigit() or not low <= int(every.name) <= high:
+            raise _positioned(sql, every, InvalidScheduleError(
+                f"SCHEDULE EVERY {every.name} {node.args['unit']} is out of range: {unit}S takes {low} to {high}",
+                hint=f"write a whole number of {unit.lower()}s from {low} to {high}, or a CRON schedule"))
+        return Schedule("every", every=int(every.name), unit=unit)
+    if kind == "CRON":
+        cron, zone = node.args["cron"], node.args.get("time_zone")
+        try:
+            parse_cron(cron.name)
+        except InvalidCronError as exc:
+            raise _positioned(sql, cron, exc) from None
+        if zone is not None:
+            try:
+                time_zone(zone.name)
+            except InvalidTimeZoneError as exc:
+                raise _positioned(sql, zone, exc) from None
+        return Schedule("cron", cron=" ".join(cron.name.split()), time_zone=zone.name if zone is not None else None)
+    interval = node.args.get("at_most_every")
+    if interval is None:
+        return Schedule("on_update")
+    unit = interval.text("unit").upper().rstrip("S")
+    amount = interval.this.name if interval.this is not None else ""
+    if unit not in _INTERVAL_SECONDS or not amount.isdigit():
+        raise _positioned(sql, node, InvalidScheduleError(
+            f"AT MOST EVERY takes INTERVAL <number> SECONDS, MINUTES or HOURS, not {interval.sql(StreamingSpark)}",
+            hint="write e.g. TRIGGER ON UPDATE AT MOST EVERY INTERVAL 5 MINUTES"))
+    seconds = int(amount) * _INTERVAL_SECONDS[unit]
+    if seconds < 60:
+        raise _positioned(sql, node, InvalidScheduleError(
+            f"AT MOST EVERY {interval.sql(StreamingSpark)} is shorter than the least interval, one minute",
+            hint="write AT MOST EVERY INTERVAL 1 MINUTE or more, or leave it out"))
+    return Schedule("on_update", at_most_every_seconds=seconds)
+
+
+def _create_schedule(sql: str, tree: exp.Create) -> Schedule | None:
+    container = tree.args.get("properties")
+    clauses = [p for p in (container.expressions if container else []) if isinstance(p, RefreshScheduleNode)]
+    if len(clauses) > 1:
+        raise _positioned(sql, clauses[1], InvalidScheduleError(
+            "a table has one schedule: SCHEDULE ... and TRIGGER ON UPDATE cannot be combined or repeated",
+            hint="keep one SCHEDULE EVERY, SCHEDULE CRON or TRIGGER ON UPDATE clause"))
+    return _schedule(sql, clauses[0]) if clauses else None
+
+
 def _streaming(sql: str, tree: exp.Create) -> CreateStreamingTable | None:
     container = tree.args.get("properties")
     if container is None or not any(isinstance(p, exp.StreamingTableProperty) for p in container.expressions):
         return None
     from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
-    return CreateStreamingTable(analyze(sql), sql)
+    schedule = _create_schedule(sql, tree)
+    return CreateStreamingTable(analyze(sql), sql, schedule)
+
+
+def _alter_schedule(sql: str, tree: AlterScheduleNode) -> AlterSchedule:
+    node = tree.args.get("schedule")
+    return AlterSchedule(_table_name(tree.this), tree.args["kind"], tree.args["action"],
+                         _schedule(sql, node) if node is not None else None)
 
 
 def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
@@ -634,6 +726,8 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         return Vacuum(_table_name(tree.this), float(retain.name) if retain is not None else None)
     if isinstance(tree, ExplainStreamingNode):
         return _explain_streaming(sql, tree)
+    if isinstance(tree, AlterScheduleNode):
+        return _alter_schedule(sql, tree)
     if isinstance(tree, RefreshTableNode):
         return Refresh(_table_name(tree.this), tree.args["kind"], bool(tree.args.get("full")),
                        tree.args.get("mode") == "ASYNC")

@@ -48,6 +48,10 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
         found = existing(statement.table)
         if found is not None:
             grants.require_owner(principal, found, "vacuum" if isinstance(statement, st.Vacuum) else "alter")
+    elif isinstance(statement, st.AlterSchedule):
+        found = existing(statement.table)
+        if found is not None:
+            grants.require_owner(principal, found, "change the refresh schedule of")
     elif isinstance(statement, st.Refresh):
         found = existing(statement.table)
         if found is not None and found.kind != "TABLE":

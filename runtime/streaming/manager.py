@@ -539,6 +539,13 @@ class StreamManager:
                 self.resume(entry)
 
 
+    def reschedule(self, database: str, name: str) -> None:
+        """The table's schedule changed (ALTER STREAMING TABLE ... SCHEDULE): switch its stream between continuous
+        and scheduled. Placeholder until the supervisor's version lands: restarts the stream on its checkpoint."""
+        entry = self.store.get_stream(database, name)
+        if entry is not None and entry.desired_state == RUNNING:
+            self.resume(entry)
+
 
 def new_stream_id() -> str:
     import uuid

@@ -20,6 +20,7 @@ from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import spark_has_database
 from runtime.warehouse.dml import table_schema
 from runtime.warehouse.output import rows_result
+from runtime.warehouse.schedules import refresh_rows
 from runtime.warehouse.tables import require, require_table
 
 _DESCRIBE_COLUMNS = [("col_name", "string"), ("data_type", "string"), ("comment", "string")]
@@ -161,7 +162,7 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
         else:
             if entry.kind == "STREAMING_TABLE":  # what dbt-databricks reads: the query, and how it is refreshed
                 details.append(("View Text", defining_query(entry.definition) if entry.definition else None))
-                details.append(("Refresh Schedule", "MANUAL"))
+                details.extend(refresh_rows(entry, ctx.store.get_stream(entry.database, entry.name)))
             details.append(("Provider", "delta"))
             if entry.properties:
                 details.append(("Table Properties",

@@ -30,6 +30,7 @@ from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.ddl import delta_configuration
 from runtime.warehouse.errors import NotATableError, UnsupportedStatementError
 from runtime.warehouse.output import no_result, rows_result
+from runtime.warehouse.schedules import refresh_rows, schedule_json, with_session_zone
 from runtime.warehouse.tables import not_found, to_drop
 
 if TYPE_CHECKING:
@@ -143,11 +144,14 @@ def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement:
                 "already exists.", line=line, column=column,
                 hint="use CREATE OR REFRESH STREAMING TABLE to change its definition" if existing.kind ==
                 "STREAMING_TABLE" else "choose another name, or drop the existing object first")
+    statement = replace(statement, schedule=with_session_zone(ctx, statement.schedule))  # before anything is built
     ensure_spark_database(ctx, database)
     stored = ctx.store.get_stream(database, plan.name.lower()) if existing is not None else None
     plan = _qualified(ctx, plan, StreamingPlan.from_json(stored.plan_json) if stored is not None else None)
     built = _build(ctx, streams, plan)
     if existing is not None:
+        # the statement's schedule replaces the stored one (none: continuous), as Databricks' CREATE OR REFRESH
+        ctx.store.update_table(database, existing.name, schedule=schedule_json(ctx, statement.schedule))
         return _refresh(ctx, streams, existing, stored, plan, built, statement.sql)
     try:
         with locations.new_table_folder(ctx.warehouse, database, plan.name, "streaming table") as folder:
@@ -165,7 +169,8 @@ def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.
     """Persist, then start: the empty Delta table, the catalog row, the stream row, the query. A failure to start
     undoes the rows; the caller removes the folder."""
     _create_delta(location, built.result.schema, plan, replace_existing=False)
-    ctx.store.create_table(_table_entry(ctx, plan, location, built.result.schema, statement.sql))
+    ctx.store.create_table(replace(_table_entry(ctx, plan, location, built.result.schema, statement.sql),
+                                   schedule=schedule_json(ctx, statement.schedule)))  # before the stream starts
     stream_id = new_stream_id()
     try:
         entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
@@ -367,6 +372,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Location", table.location),
         ("Definition", table.definition),
     ]
+    info += refresh_rows(table, entry)
     info += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database, name, 5)]
     return rows_result([("info_name", "string"), ("info_value", "string")],
                        [(key, None if value is None else str(value)) for key, value in info])
