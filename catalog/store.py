@@ -137,7 +137,7 @@ class CatalogStore:
     def __init__(self, url: str, event_retention: EventRetention | None = None) -> None:
         """`event_retention`: how long streaming tables' events are kept (conf `[events]`)."""
         self.url = url
-        self._event_retention = event_retention or EventRetention()
+        self.event_retention = event_retention or EventRetention()
         self._engine = self._make_engine(url)
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         with self._engine.begin() as conn:
@@ -442,11 +442,11 @@ class CatalogStore:
     def _trim_events(self, session: Session, table_id: int, sequence: int, now: dt.datetime) -> None:
         """Keep the table's log within its retention: the newest `max_rows_per_table` events (one indexed delete
         per write), and every TRIM_DAYS_EVERY events those younger than `days`."""
-        keep = self._event_retention.max_rows_per_table
+        keep = self.event_retention.max_rows_per_table
         if keep > 0 and sequence > keep:
             session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == table_id,
                                                          StreamEventRow.sequence <= sequence - keep))
-        days = self._event_retention.days
+        days = self.event_retention.days
         if days > 0 and sequence % TRIM_DAYS_EVERY == 1:
             session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == table_id,
                                                          StreamEventRow.at < now - dt.timedelta(days=days)))

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlglot import exp
 
-from catalog.errors import TableNotFoundError
-from catalog.names import check_name
+from catalog.errors import InvalidNameError, TableNotFoundError
+from catalog.names import ALLOWED, check_name, name_problem
 from dialect.references import TableReference
 from runtime.errors import RuntimeQueryError
 
@@ -74,7 +74,12 @@ def target(call: TableReference, position: Position) -> tuple[str | None, str, i
         offset = min((p.meta["start"] for p in column_node.find_all(exp.Identifier) if p.meta.get("start")
                       is not None), default=offset)
     elif isinstance(argument, exp.Literal) and argument.is_string:
-        parts = [part.strip().strip("`") for part in argument.name.split(".")]
+        problem = name_problem(argument.name.replace(".", "_"), "table")  # the dots apart, only name characters
+        if problem is not None:
+            line, column = position(offset)
+            raise InvalidNameError(f"'{argument.name}' is not a table name: {problem}", line=line, column=column,
+                                   hint=f"a name may contain {ALLOWED}; it is never a path. {_USAGE}")
+        parts = argument.name.split(".")
     else:
         raise EventLogArgumentError("event_log takes TABLE(name) or the name as a string literal",
                                     line=line, column=column, hint=_USAGE)
