@@ -84,11 +84,11 @@ def target(call: TableReference, position: Position) -> tuple[str | None, str, i
         raise EventLogArgumentError("event_log takes TABLE(name) or the name as a string literal",
                                     line=line, column=column, hint=_USAGE)
     line, column = position(offset)
-    if not 1 <= len(parts) <= 2:
+    for index, part in enumerate(parts):
+        check_name(part, "database" if index < len(parts) - 1 else "table", line=line, column=column)
+    if len(parts) > 2:
         raise EventLogArgumentError(f"event_log takes a table name, `database`.`table` at most, not "
                                     f"'{'.'.join(parts)}'", line=line, column=column, hint=_USAGE)
-    for part, kind in zip(parts, ("database", "table") if len(parts) == 2 else ("table",)):
-        check_name(part, kind, line=line, column=column)
     database, name = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
     return (database.lower() if database else None), name.lower(), offset
 
