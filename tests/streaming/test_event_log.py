@@ -71,6 +71,9 @@ def test_event_log_shows_create_start_and_one_flow_progress_per_batch(stream_cur
     cur.execute("SELECT get_json_object(details, '$.flow_progress.data_quality.dropped_records') "
                 "FROM event_log(TABLE(clicks)) WHERE event_type = 'flow_progress' LIMIT 1")
     assert cur.fetchall() == [(None,)]  # no expectations on this table: no data_quality, as in Databricks
+    status = error_status(cur, "SELECT details:flow_progress.metrics.num_output_rows FROM event_log(TABLE(clicks))")
+    assert status.sqlState == "42K09" and "[COLUMN_IS_NOT_VARIANT_TYPE]" in status.errorMessage  # Spark 4.1's `:`
+    assert "parse_json(col)" in status.errorMessage, status.errorMessage
     cur.execute("DESCRIBE STREAMING TABLE clicks")
     assert not any("FLOW_PROGRESS" in str(value) for _, value in cur.fetchall())  # DESCRIBE keeps its few events
 
