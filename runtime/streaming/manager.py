@@ -492,10 +492,10 @@ class StreamManager:
             live.late_rows_dropped += dropped
             live.last_progress = progress
         self.store.update_stream(*key, rows_per_second=progress.get("processedRowsPerSecond"))
-        events.batch_progress(self.store, key, live.stream_id, progress)
         if dropped:
             self.store.record_event(*key, "LATE_ROWS_DROPPED",
                                     f"batch {progress['batchId']}: {dropped} rows arrived after the watermark")
+        events.batch_progress(self.store, key, live.stream_id, progress)  # the batch's flow_progress event
 
     def _terminated(self, run_id: str, exception: str | None) -> None:
         with self._lock:
