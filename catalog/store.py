@@ -462,6 +462,13 @@ class CatalogStore:
                                    .order_by(StreamEventRow.id.desc()).limit(limit)).all()
             return [(r.at, r.kind, r.message) for r in rows]
 
+    def table_of_stream(self, stream_id: str) -> tuple[str, str] | None:
+        """The (database, table) whose stream has `stream_id` (the `pipeline_id` of its events' origin), or None."""
+        with self._transaction() as session:
+            found = session.execute(select(TableRow.database, TableRow.name).join(
+                StreamRow, StreamRow.table_id == TableRow.id).where(StreamRow.stream_id == stream_id)).first()
+            return None if found is None else (found[0], found[1])
+
     def event_log(self, database: str, name: str) -> list[EventRecord]:
         """Every event the table's log keeps, oldest first, in the columns of Databricks' `event_log`."""
         with self._transaction() as session:

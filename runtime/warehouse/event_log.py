@@ -1,6 +1,8 @@
 """`event_log(TABLE(t))` and `event_log('db.t')` in a query: a streaming table's event log as rows, in the columns of
 Databricks' table-valued function (id, sequence, origin, timestamp, message, level, maturity_level, error, details,
 event_type), read with ordinary SQL: `get_json_object(details, '$.flow_progress.metrics.num_output_rows')`.
+As in Databricks, the string may also be a pipeline id: the `pipeline_id` in the origin of the table's events (its
+stream's id); the same right to read the table is needed.
 
 The argument is a table name, never a path: it is checked against the name rule and resolved by the binder's own
 resolver, the one every table reference goes through, so reading the log needs what reading the table needs (SELECT,
@@ -11,6 +13,7 @@ the call was; the log is small (bounded by `[events]` retention), so the rows go
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,6 +35,7 @@ COLUMNS = ("id", "sequence", "origin", "timestamp", "message", "level", "maturit
 SCHEMA = ("id STRING NOT NULL, sequence STRING NOT NULL, origin STRING NOT NULL, timestamp TIMESTAMP NOT NULL, "
           "message STRING NOT NULL, level STRING NOT NULL, maturity_level STRING, error STRING, "
           "details STRING NOT NULL, event_type STRING NOT NULL")
+PIPELINE_ID = re.compile(r"[0-9a-f]{32}")
 _USAGE = "write event_log(TABLE(my_streaming_table)) or event_log('my_db.my_streaming_table')"
 
 Position = Callable[[int], "tuple[int, int]"]
@@ -57,7 +61,7 @@ class EventLogTableTypeError(RuntimeQueryError):
 
 def target(call: TableReference, position: Position) -> tuple[str | None, str, int]:
     """The (database or None, table) an event_log call names, and the offset of the name in the query. Each part is
-    checked against the name rule (42602): a string is a name, never a path."""
+    checked against the name rule (42602): a string is a name (or a pipeline id, which is one too), never a path."""
     assert call.node is not None and isinstance(call.node.this, exp.Func)
     arguments = call.node.this.expressions
     line, column = position(call.start)
@@ -100,6 +104,10 @@ def event_log_dataframe(ctx: StatementContext) -> EventLogReader:
         database, name, offset = target(call, position)
         line, column = position(offset)
         resolved = resolver.resolve(database, name)  # the user's (or the view owner's) right to read it: SELECT
+        if resolved is None and database is None and PIPELINE_ID.fullmatch(name):
+            # Databricks' event_log('<pipeline_id>'): a stream's id, as its events' origin shows it
+            owner = ctx.store.table_of_stream(name)
+            resolved = resolver.resolve(*owner) if owner is not None else None
         if resolved is None:
             shown = f"`{database or ctx.current_database}`.`{name}`"
             raise TableNotFoundError(f"the table or view {shown} cannot be found", line=line, column=column,

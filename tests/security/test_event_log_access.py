@@ -42,11 +42,14 @@ def _log_types(cursor: Any, sql: str) -> set[str]:
     return {row[0] for row in cursor.fetchall()}
 
 
-def test_another_user_cannot_read_the_log_without_select(as_user: Any, alices_stream: str) -> None:
+def test_another_user_cannot_read_the_log_without_select(as_user: Any, alices_stream: str, streams: Any) -> None:
     schema = alices_stream
     alice, bob = as_user("alice"), as_user("bob")
+    pipeline_id = streams.store.get_stream(schema, "st").stream_id
     assert "flow_progress" in _log_types(alice, f"SELECT event_type FROM event_log(TABLE({schema}.st))")
+    assert "flow_progress" in _log_types(alice, f"SELECT event_type FROM event_log('{pipeline_id}')")
     for sql in (f"SELECT * FROM event_log(TABLE({schema}.st))", f"SELECT * FROM event_log('{schema}.st')",
+                f"SELECT * FROM event_log('{pipeline_id}')",
                 f"SELECT count(*) FROM (SELECT * FROM event_log(TABLE({schema}.st))) x",
                 f"WITH e AS (SELECT * FROM event_log(TABLE({schema}.st))) SELECT * FROM e",
                 f"CREATE VIEW default.peek_{schema} AS SELECT * FROM event_log(TABLE({schema}.st))",

@@ -57,6 +57,10 @@ def test_event_log_shows_create_start_and_one_flow_progress_per_batch(stream_cur
     assert sequences == sorted(sequences) and len(set(row[0] for row in events)) == len(events)
     assert json.loads(events[0][2])["dataset_name"] == f"{cur.database}.clicks"
 
+    pipeline_id = json.loads(events[-1][2])["pipeline_id"]
+    cur.execute(f"SELECT count(*) FROM event_log('{pipeline_id}')")  # Databricks' event_log('<pipeline_id>')
+    assert cur.fetchall()[0][0] >= len(events)
+
     cur.execute(FLOW_ROWS.format(table="clicks"))
     flows = cur.fetchall()
     assert [batch for batch, _ in flows] == list(range(batches))  # one per batch, none twice
