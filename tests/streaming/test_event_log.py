@@ -57,6 +57,9 @@ def test_event_log_shows_create_start_and_one_flow_progress_per_batch(stream_cur
     assert sequences == sorted(sequences) and len(set(row[0] for row in events)) == len(events)
     assert json.loads(events[0][2])["dataset_name"] == f"{cur.database}.clicks"
 
+    cur.execute("SELECT typeof(max(timestamp)), max(timestamp) BETWEEN current_timestamp() - INTERVAL 10 MINUTES "
+                "AND current_timestamp(), count(error), count(maturity_level) FROM event_log(TABLE(clicks))")
+    assert cur.fetchall() == [("timestamp", True, 0, len(events))]  # UTC instants; no error; every row has a level
     pipeline_id = json.loads(events[-1][2])["pipeline_id"]
     cur.execute(f"SELECT count(*) FROM event_log('{pipeline_id}')")  # Databricks' event_log('<pipeline_id>')
     assert cur.fetchall()[0][0] >= len(events)
