@@ -133,3 +133,26 @@ def test_bad_calls_get_clear_errors_at_their_position(stream_cursor, sql, sqlsta
     assert status.sqlState == sqlstate and f"[{error_class}]" in status.errorMessage, status.errorMessage
     column = sql.index(caret) + 1
     assert f"column {column}" in status.errorMessage, status.errorMessage
+
+
+def test_a_failure_is_an_error_event_with_the_exception(stream_cursor, streams):
+    cur = stream_cursor
+    cur.execute("CREATE TABLE orders (id INT, amount INT) USING DELTA")
+    cur.execute("INSERT INTO orders VALUES (1, 10), (2, 20)")
+    cur.execute("CREATE STREAMING TABLE big_orders AS SELECT id, amount FROM STREAM(orders) WHERE amount > 15")
+    streams.wait_for(cur.database, "big_orders")
+    cur.execute("DELETE FROM orders WHERE id = 1")  # a rewrite the stream cannot read as new rows: it fails
+    query = ("SELECT level, get_json_object(details, '$.update_progress.state'), "
+             "get_json_object(error, '$.exceptions[0].class_name'), get_json_object(error, '$.exceptions[0].message') "
+             "FROM event_log(TABLE(big_orders)) WHERE level = 'ERROR'")
+    deadline = time.monotonic() + 120
+    while True:
+        cur.execute(query)
+        failures = cur.fetchall()
+        if failures:
+            break
+        assert time.monotonic() < deadline, "no ERROR event for the failed stream"
+        time.sleep(0.2)
+    level, state, class_name, message = failures[0]
+    assert (level, state) == ("ERROR", "FAILED") and class_name and "rewrote rows in place" in message
+    cur.execute("DROP TABLE big_orders")
