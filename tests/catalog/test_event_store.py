@@ -110,7 +110,8 @@ def test_migration_4_keeps_the_events_of_a_version_3_catalog(tmp_path):
         conn.executescript("""
             CREATE TABLE schema_version (version INTEGER PRIMARY KEY, description VARCHAR(200), applied_at DATETIME);
             INSERT INTO schema_version VALUES (1, 'v1', '2026-01-01'), (2, 'v2', '2026-01-01'), (3, 'v3', '2026-01-01');
-            CREATE TABLE databases (name VARCHAR(128) PRIMARY KEY, comment TEXT, created_at DATETIME, owner VARCHAR(128));
+            CREATE TABLE databases (name VARCHAR(128) PRIMARY KEY, comment TEXT, created_at DATETIME,
+                owner VARCHAR(128));
             INSERT INTO databases VALUES ('default', 'default database', '2026-01-01', NULL);
             CREATE TABLE tables (id INTEGER PRIMARY KEY AUTOINCREMENT, database VARCHAR(128), name VARCHAR(128),
                 kind VARCHAR(32), location TEXT, schema_json TEXT, definition TEXT, properties JSON, partition_by JSON,
