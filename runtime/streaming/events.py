@@ -137,9 +137,11 @@ def _message(qualified: str, flow: dict[str, Any]) -> str:
             f"{wrote}{replay}")
 
 
-def batch_progress(store: CatalogStore, key: tuple[str, str], stream_id: str, progress: dict[str, Any]) -> None:
+def batch_progress(store: CatalogStore, key: tuple[str, str], stream_id: str, progress: dict[str, Any],
+                   flow_name: str | None = None) -> None:
     """Write the `flow_progress` event of the batch Spark just reported (on the listener's thread), with the sink's
-    figures of the same batch when it wrote one."""
+    figures of the same batch when it wrote one. `flow_name`: the flow's, when several flows write the table (the
+    origin names the table otherwise); `stream_id` is the flow's id."""
     batch_id = progress.get("batchId")
     if not isinstance(batch_id, int):
         return
@@ -150,7 +152,9 @@ def batch_progress(store: CatalogStore, key: tuple[str, str], stream_id: str, pr
         committed = commit_metrics(table.location, written.version) if table and table.location else None
     details = flow_progress_details(progress, written, committed)
     flow = details[FLOW_PROGRESS]
-    origin: dict[str, Any] = {"batch_id": batch_id}
+    origin: dict[str, Any] = {"batch_id": batch_id, "flow_id": stream_id}
+    if flow_name:
+        origin["flow_name"] = flow_name
     if progress.get("id"):
         origin["update_id"] = str(progress["id"])
     store.record_event(*key, "FLOW_PROGRESS", _message(f"{key[0]}.{key[1]}", flow), event_type=FLOW_PROGRESS,

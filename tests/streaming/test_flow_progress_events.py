@@ -83,6 +83,9 @@ def test_one_event_per_batch_pairs_the_sink_and_spark(store):
     assert json.loads(first.origin)["batch_id"] == 0 and json.loads(first.origin)["update_id"] == "q-1"
     assert "batch 0: 5 rows in, 5 rows written" in first.message
     assert json.loads(second.details)["flow_progress"]["batch_id"] == 1
+    assert json.loads(first.origin)["flow_id"] == "b" * 32 and json.loads(first.origin)["flow_name"] == "default.clicks"
+    events.batch_progress(store, ("default", "clicks"), "e" * 32, _progress(0), flow_name="backfill")
+    assert json.loads(store.event_log("default", "clicks")[-1].origin)["flow_name"] == "backfill"
     assert store.events("default", "clicks") == []  # METRICS events stay out of DESCRIBE's rows
 
 
