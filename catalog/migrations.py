@@ -6,13 +6,16 @@ A catalog written by a newer gateway is refused rather than used: its rows may m
 from __future__ import annotations
 
 import datetime as dt
+import json
+import uuid
 from collections.abc import Callable
 
 from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
 from catalog.errors import CatalogVersionError
-from catalog.models import EVERYONE, Base, DatabaseRow, GrantRow, SchemaVersion
+from catalog.events import shape_of_kind
+from catalog.models import EVERYONE, Base, DatabaseRow, GrantRow, SchemaVersion, StreamEventRow
 
 
 def _v1_create_everything(conn: Connection) -> None:
@@ -41,10 +44,39 @@ def _v3_schedules(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
 
 
+_V4_COLUMNS = (("event_id", "VARCHAR(36)"), ("sequence", "INTEGER"), ("event_type", "VARCHAR(64)"),
+               ("level", "VARCHAR(16)"), ("maturity_level", "VARCHAR(16)"), ("origin", "TEXT"), ("error", "TEXT"),
+               ("details", "TEXT"))
+
+
+def _v4_event_log(conn: Connection) -> None:
+    """Stream events get Databricks' event-log columns (id, sequence, event type, level, maturity, origin, error,
+    details). Events already stored are given them from their kind, in the order they were written."""
+    table = StreamEventRow.__tablename__
+    if not inspect(conn).has_table(table):
+        StreamEventRow.__table__.create(conn)
+    present = {c["name"] for c in inspect(conn).get_columns(table)}
+    for column, kind in _V4_COLUMNS:
+        if column not in present:
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+    if "ix_stream_events_table_sequence" not in {i["name"] for i in inspect(conn).get_indexes(table)}:
+        conn.execute(text(f"CREATE INDEX ix_stream_events_table_sequence ON {table} (table_id, sequence)"))
+    rows = conn.execute(text(f"SELECT id, kind, message FROM {table} WHERE event_id IS NULL ORDER BY id")).all()
+    for row_id, kind, message in rows:
+        shape = shape_of_kind(kind, message)
+        conn.execute(text(f"UPDATE {table} SET event_id = :event_id, sequence = :sequence, event_type = :event_type, "
+                          "level = :level, maturity_level = :maturity, error = :error, details = :details "
+                          "WHERE id = :id"),
+                     {"event_id": str(uuid.uuid4()), "sequence": row_id, "event_type": shape.event_type,
+                      "level": shape.level, "maturity": shape.maturity_level, "id": row_id,
+                      "error": json.dumps(shape.error) if shape.error else None, "details": json.dumps(shape.details)})
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
     (3, "refresh schedules; next scheduled pass and last refresh of streams", _v3_schedules),
+    (4, "stream events in Databricks' event-log shape (event_log(TABLE(t)))", _v4_event_log),
 )
 LATEST = MIGRATIONS[-1][0]
 

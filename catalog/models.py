@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -78,13 +78,25 @@ class StreamRow(Base):
 
 
 class StreamEventRow(Base):
+    """One event of a streaming table, in Databricks' event-log shape (catalog/events.py); goes with its table.
+    `kind` is the runtime's short name (STARTED, FAILED, ...); rows from before version 4 read back through it."""
+
     __tablename__ = "stream_events"
+    __table_args__ = (Index("ix_stream_events_table_sequence", "table_id", "sequence"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     table_id: Mapped[int] = mapped_column(Integer, ForeignKey("tables.id", ondelete="CASCADE"), index=True)
     at: Mapped[dt.datetime] = mapped_column(DateTime)
     kind: Mapped[str] = mapped_column(String(32))
     message: Mapped[str] = mapped_column(Text)
+    event_id: Mapped[str | None] = mapped_column(String(36))          # Databricks' `id`: a UUID
+    sequence: Mapped[int | None] = mapped_column(Integer)             # grows by one per event of the table
+    event_type: Mapped[str | None] = mapped_column(String(64))        # create_update, update_progress, flow_progress
+    level: Mapped[str | None] = mapped_column(String(16))             # INFO | WARN | ERROR | METRICS
+    maturity_level: Mapped[str | None] = mapped_column(String(16))    # STABLE | EVOLVING
+    origin: Mapped[str | None] = mapped_column(Text)                  # JSON
+    error: Mapped[str | None] = mapped_column(Text)                   # JSON, or None
+    details: Mapped[str | None] = mapped_column(Text)                 # JSON keyed by the event type
 
 
 class GrantRow(Base):

@@ -13,14 +13,16 @@ tables (one gateway per warehouse, or a shared catalog with one stream owner).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
+import uuid
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import create_engine, delete, event, select
+from sqlalchemy import create_engine, delete, event, func, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,6 +34,16 @@ from catalog.errors import (
     SchemaNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
+)
+from catalog.events import (
+    LEVELS,
+    EventRecord,
+    EventRetention,
+    EventShape,
+    error_object,
+    kind_of_type,
+    sequence_json,
+    shape_of_kind,
 )
 from catalog.migrations import migrate
 from catalog.models import DatabaseRow, GrantRow, StreamEventRow, StreamRow, TableRow
@@ -122,18 +134,20 @@ _TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definitio
 
 
 class CatalogStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, event_retention: EventRetention | None = None) -> None:
+        """`event_retention`: how long streaming tables' events are kept (conf `[events]`)."""
         self.url = url
+        self.event_retention = event_retention or EventRetention()
         self._engine = self._make_engine(url)
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         with self._engine.begin() as conn:
             migrate(conn)
 
     @classmethod
-    def for_warehouse(cls, warehouse: Path | str) -> CatalogStore:
+    def for_warehouse(cls, warehouse: Path | str, event_retention: EventRetention | None = None) -> CatalogStore:
         path = Path(warehouse).absolute()
         path.mkdir(parents=True, exist_ok=True)
-        return cls(f"sqlite:///{path / 'catalog.db'}")
+        return cls(f"sqlite:///{path / 'catalog.db'}", event_retention)
 
     @staticmethod
     def _make_engine(url: str) -> Engine:
@@ -394,14 +408,101 @@ class CatalogStore:
             session.flush()
             return _stream_entry(table, row)
 
-    def record_event(self, database: str, name: str, kind: str, message: str) -> None:
+    def record_event(self, database: str, name: str, kind: str, message: str, *, event_type: str | None = None,
+                     level: str | None = None, details: dict[str, Any] | None = None,
+                     error: dict[str, Any] | str | None = None, origin: dict[str, Any] | None = None) -> str:
+        """Append one event to the table's event log (Databricks' shape, catalog/events.py) and trim the log to its
+        retention; returns the event's id. `kind` alone maps to Databricks' type and level (STARTED is an
+        `update_progress` RUNNING, FAILED one at level ERROR, ...); the keywords say them outright. `error` is
+        Databricks' object or a message to make one of; `origin` adds to the names and ids filled in here."""
+        if event_type is None:
+            shape = shape_of_kind(kind, message)
+        else:
+            shape = EventShape(event_type, level or "INFO", details or {event_type: {}})
+            kind = kind or kind_of_type(event_type)
+        level = level or shape.level
+        if level not in LEVELS:
+            raise ValueError(f"an event's level is one of {LEVELS}, not {level!r}")
+        found_error = error_object(error) if isinstance(error, str) else error if error is not None else shape.error
+        event_id = str(uuid.uuid4())
         with self._transaction() as session:
             table = self._require(session, database, name)
-            session.add(StreamEventRow(table_id=table.id, at=_now(), kind=kind, message=message))
+            last = session.scalar(select(func.max(StreamEventRow.sequence)).where(StreamEventRow.table_id == table.id))
+            sequence = (last or 0) + 1
+            now = _now()
+            session.add(StreamEventRow(
+                table_id=table.id, at=now, kind=kind[:32], message=message, event_id=event_id, sequence=sequence,
+                event_type=shape.event_type, level=level, maturity_level=shape.maturity_level,
+                origin=json.dumps({**_origin(table, session.get(StreamRow, table.id)), **(origin or {})}),
+                error=json.dumps(found_error) if found_error else None,
+                details=json.dumps(details if details is not None else shape.details, default=str)))
+            self._trim_events(session, table.id, sequence, now)
+        return event_id
+
+    def _trim_events(self, session: Session, table_id: int, sequence: int, now: dt.datetime) -> None:
+        """Keep the table's log within its retention: the newest `max_rows_per_table` events (one indexed delete
+        per write), and every TRIM_DAYS_EVERY events those younger than `days`."""
+        keep = self.event_retention.max_rows_per_table
+        if keep > 0 and sequence > keep:
+            session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == table_id,
+                                                         StreamEventRow.sequence <= sequence - keep))
+        days = self.event_retention.days
+        if days > 0 and sequence % TRIM_DAYS_EVERY == 1:
+            session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == table_id,
+                                                         StreamEventRow.at < now - dt.timedelta(days=days)))
 
     def events(self, database: str, name: str, limit: int = 50) -> list[tuple[dt.datetime, str, str]]:
+        """The newest events as (time, kind, message), newest first, for DESCRIBE; per-batch METRICS events left
+        out (event_log(TABLE(t)) has them)."""
+        with self._transaction() as session:
+            table = self._require(session, database, name)
+            rows = session.scalars(select(StreamEventRow)
+                                   .where(StreamEventRow.table_id == table.id,
+                                          or_(StreamEventRow.level.is_(None), StreamEventRow.level != "METRICS"))
+                                   .order_by(StreamEventRow.id.desc()).limit(limit)).all()
+            return [(r.at, r.kind, r.message) for r in rows]
+
+    def table_of_stream(self, stream_id: str) -> tuple[str, str] | None:
+        """The (database, table) whose stream has `stream_id` (the `pipeline_id` of its events' origin), or None."""
+        with self._transaction() as session:
+            found = session.execute(select(TableRow.database, TableRow.name).join(
+                StreamRow, StreamRow.table_id == TableRow.id).where(StreamRow.stream_id == stream_id)).first()
+            return None if found is None else (found[0], found[1])
+
+    def event_log(self, database: str, name: str) -> list[EventRecord]:
+        """Every event the table's log keeps, oldest first, in the columns of Databricks' `event_log`."""
         with self._transaction() as session:
             table = self._require(session, database, name)
             rows = session.scalars(select(StreamEventRow).where(StreamEventRow.table_id == table.id)
-                                   .order_by(StreamEventRow.id.desc()).limit(limit)).all()
-            return [(r.at, r.kind, r.message) for r in rows]
+                                   .order_by(StreamEventRow.sequence, StreamEventRow.id)).all()
+            fallback = json.dumps(_origin(table, session.get(StreamRow, table.id)))
+            return [_event_record(row, fallback) for row in rows]
+
+
+TRIM_DAYS_EVERY = 50
+
+
+def _origin(table: TableRow, stream: StreamRow | None) -> dict[str, Any]:
+    """Databricks' `origin` for a streaming table's event: the table as dataset and flow, its stream as pipeline
+    (the id stays across restarts), the running query as update."""
+    qualified = f"{table.database}.{table.name}"
+    origin: dict[str, Any] = {"pipeline_type": "STREAMING_TABLE", "pipeline_name": qualified,
+                              "dataset_name": qualified, "table_name": qualified, "flow_name": qualified}
+    if stream is not None:
+        origin.update(pipeline_id=stream.stream_id, flow_id=stream.stream_id)
+        if stream.query_id:
+            origin["update_id"] = stream.query_id
+    return origin
+
+
+def _event_record(row: StreamEventRow, fallback_origin: str) -> EventRecord:
+    """A stored event as event_log's row; an event from before catalog version 4 by its kind."""
+    shape = shape_of_kind(row.kind, row.message)
+    return EventRecord(
+        id=row.event_id or str(uuid.uuid5(uuid.NAMESPACE_OID, f"sluicegate-event-{row.id}")),
+        sequence=sequence_json(row.sequence if row.sequence is not None else row.id),
+        origin=row.origin or fallback_origin,
+        timestamp=row.at.replace(tzinfo=dt.timezone.utc),
+        message=row.message, level=row.level or shape.level, maturity_level=row.maturity_level,
+        error=row.error, details=row.details or json.dumps(shape.details),
+        event_type=row.event_type or shape.event_type)

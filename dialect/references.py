@@ -128,6 +128,12 @@ def table_references(sql: str, tree: exp.Expression | None = None) -> list[Table
 
 def file_reads(sql: str, tree: exp.Expression) -> list[TableReference]:
     """Every batch `read_files(...)` in FROM (not under STREAM), its span running to the closing parenthesis."""
+    return table_function_calls(sql, tree, "read_files")
+
+
+def table_function_calls(sql: str, tree: exp.Expression, function_name: str) -> list[TableReference]:
+    """Every call of the table function `function_name` in FROM (not under STREAM), its span running to the closing
+    parenthesis."""
     found = []
     for table in tree.find_all(exp.Table):
         function = table.this
@@ -135,10 +141,10 @@ def file_reads(sql: str, tree: exp.Expression) -> list[TableReference]:
             continue
         name = function.name if isinstance(function, exp.Anonymous) else function.sql_name()
         start = function.meta.get("start")
-        if name.lower() != "read_files" or start is None:
+        if name.lower() != function_name or start is None:
             continue
         end = after_parentheses(sql, function.meta.get("end", start) + 1)
-        found.append(TableReference(None, "read_files", start, end, node=table))
+        found.append(TableReference(None, function_name, start, end, node=table))
     return sorted(found, key=lambda ref: ref.start)
 
 

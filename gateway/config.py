@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from catalog.events import EventRetention
 from gateway.errors import ConfigError
 from runtime.policy import SecuritySettings
 from runtime.spark import SparkSettings
@@ -99,6 +100,7 @@ class GatewayConfig:
     catalog_url: str = ""              # "" = SQLite in WAREHOUSE/catalog.db
     streams: StreamSettings | None = None
     security: SecuritySettings | None = None
+    events: EventRetention = field(default_factory=EventRetention)
     source: tuple[str, ...] = field(default=())
 
 
@@ -288,8 +290,17 @@ def load_config(
             static_check_interval=float(raw["streams"]["static_check_interval"]),
         ),
         security=_security(raw["security"], warehouse_path, (warehouse_path, checkpoints, password_file)),
+        events=_events(raw["events"]),
         source=tuple(sources),
     )
+
+
+def _events(raw: dict[str, Any]) -> EventRetention:
+    days, rows = raw["retention_days"], raw["max_rows_per_table"]
+    if not isinstance(days, (int, float)) or days < 0 or not isinstance(rows, int) or rows < 0:
+        raise ConfigError(f"events.retention_days and events.max_rows_per_table must be 0 or more (0 = no bound), got "
+                          f"{days!r} and {rows!r}")
+    return EventRetention(days=float(days), max_rows_per_table=rows)
 
 
 def _security(raw: dict[str, Any], warehouse: Path, protected: tuple[Path, ...]) -> SecuritySettings:

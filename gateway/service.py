@@ -40,7 +40,9 @@ def open_catalog(config: GatewayConfig) -> CatalogStore:
     """The catalog database the configuration names (`catalog.url`), else the SQLite file in the warehouse."""
     from catalog.store import CatalogStore
 
-    return CatalogStore(config.catalog_url) if config.catalog_url else CatalogStore.for_warehouse(config.warehouse)
+    if config.catalog_url:
+        return CatalogStore(config.catalog_url, config.events)
+    return CatalogStore.for_warehouse(config.warehouse, config.events)
 
 
 def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None:

@@ -18,6 +18,7 @@ _FRAME = re.compile(r"^\s*(?:at [\w$.<>/-]+\(|\.\.\. \d+ (?:more|elided)|Suppres
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
 _MAX_LINES = 12
+_COLON_HINT = "write parse_json(col):path.to.field (a VARIANT), or get_json_object(col, '$.path.to.field') (a string)"
 
 
 class RuntimeQueryError(SqlError):
@@ -106,6 +107,10 @@ def from_spark(
             offset, text = to_original(offset), original
         line, column = _position_from_offset(text, offset)
     short = short_message(message)
+    hint = None
+    if "'COLUMN_IS_NOT_VARIANT_TYPE'" in message:  # Spark 4.1 lacks this class's text: its INTERNAL_ERROR says so
+        error_class, sqlstate, hint = "COLUMN_IS_NOT_VARIANT_TYPE", "42K09", _COLON_HINT
+        short = "the `col:path` syntax reads VARIANT columns only in Spark; this column is a string"
     if error_class is None:
         error_class = "SPARK_ERROR" if type(exc).__module__.startswith(("pyspark", "py4j")) else "INTERNAL_ERROR"
     detail = None
@@ -113,7 +118,8 @@ def from_spark(
         detail = getattr(exc, "_stackTrace", None) or getattr(exc, "java_exception", None)
         detail = str(detail) if detail is not None else None
     return RuntimeQueryError(
-        short, error_class=error_class, sqlstate=sqlstate or "XX000", line=line, column=column, detail=detail
+        short, error_class=error_class, sqlstate=sqlstate or "XX000", line=line, column=column, detail=detail,
+        hint=hint,
     )
 
 

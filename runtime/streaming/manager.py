@@ -34,6 +34,7 @@ from catalog.errors import PathOutsideWarehouseError
 from catalog.names import inside, name_problem, owned_table_folder, remove_folder
 from dialect.streaming.plan import StreamingPlan
 from runtime.policy.sessions import new_user_session
+from runtime.streaming import events
 from runtime.streaming.errors import StreamError, StreamStopTimeoutError
 from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
 from runtime.streaming.settings import StreamSettings
@@ -477,6 +478,7 @@ class StreamManager:
 
     def _batch_written(self, key: Key, stream_id: str, written: BatchWritten) -> None:
         """Called in the batch itself, once its commit is in the Delta log: the catalog's last batch is exact."""
+        events.batch_written(stream_id, written)  # its flow_progress event is written with Spark's progress
         self.store.update_stream(*key, status=RUNNING, failures=0, last_batch_id=written.batch_id,
                                  last_batch_at=_now())
 
@@ -493,6 +495,7 @@ class StreamManager:
         if dropped:
             self.store.record_event(*key, "LATE_ROWS_DROPPED",
                                     f"batch {progress['batchId']}: {dropped} rows arrived after the watermark")
+        events.batch_progress(self.store, key, live.stream_id, progress)  # the batch's flow_progress event
 
     def _terminated(self, run_id: str, exception: str | None) -> None:
         with self._lock:

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from dialect.errors import SqlError
-from dialect.references import TableReference, file_reads, parse, splice, table_references
+from dialect.references import TableReference, file_reads, parse, splice, table_function_calls, table_references
 from dialect.statements import Query
 from dialect.streaming.positions import line_column
 from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from runtime.errors import RuntimeQueryError, from_spark
-from runtime.warehouse.resolved import ResolvedTable, TableResolver
+from runtime.warehouse.event_log import EventLogReader, event_log_dataframe
 from runtime.warehouse.file_reads import file_dataframe
+from runtime.warehouse.resolved import ResolvedTable, TableResolver
 from runtime.warehouse.resolver import CatalogResolver
 
 if TYPE_CHECKING:
@@ -70,13 +71,16 @@ class Binder:
     def __init__(self, spark: SparkSession, resolver: TableResolver, statement: str,
                  _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None,
                  guard: Callable[[str], None] | None = None,
-                 files: Callable[[TableReference], DataFrame] | None = None) -> None:
+                 files: Callable[[TableReference], DataFrame] | None = None,
+                 event_logs: EventLogReader | None = None) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
         `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
-        text, where the policy refuses it)."""
+        text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
+        (and the right to read it checked) by this binder's resolver."""
         self._spark = spark
         self._guard = guard
         self._files = files
+        self._event_logs = event_logs
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
@@ -126,7 +130,7 @@ class Binder:
             raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
                                     error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
         inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned,
-                       guard=self._guard, files=self._files)
+                       guard=self._guard, files=self._files, event_logs=self._event_logs)
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
@@ -137,10 +141,10 @@ class Binder:
         self._views.append(name)
         return name
 
-    def _bind_files(self, ref: TableReference, query: Query) -> str:
-        assert self._files is not None
+    def _bind_function(self, read: Callable[[TableReference], DataFrame], ref: TableReference, query: Query) -> str:
+        """A table function's call bound to a temporary view over what `read` makes of it."""
         try:
-            df = self._files(ref)
+            df = read(ref)
         except SqlError as exc:
             if exc.line is None:
                 exc.line, exc.column = self._position(ref.start, query)
@@ -182,7 +186,13 @@ class Binder:
             replacements.append((ref, view))
         if self._files is not None:
             for ref in file_reads(query.sql, tree):
-                replacements.append((ref, self._bind_files(ref, query)))
+                replacements.append((ref, self._bind_function(self._files, ref, query)))
+        if self._event_logs is not None:
+            read_log = self._event_logs
+            for ref in table_function_calls(query.sql, tree, "event_log"):
+                replacements.append((ref, self._bind_function(
+                    lambda call: read_log(call, self._resolver, lambda offset: self._position(offset, query)),
+                    ref, query)))
         if not replacements:  # nothing to rewrite: Spark reads the text as typed
             return query.sql, _identity
         spliced = splice(query.sql, replacements)
@@ -231,7 +241,7 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
     so Spark sees the whole warehouse. The caller runs the text, then closes the binder."""
     binder = Binder(ctx.spark, catalog_resolver(ctx), ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
-                    files=lambda ref: file_dataframe(ctx, ref))
+                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx))
     try:
         sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
         return sql, to_original, binder
@@ -247,7 +257,7 @@ def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = N
     resolver = resolver or catalog_resolver(ctx)
     binder = Binder(ctx.spark, resolver, ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
-                    files=lambda ref: file_dataframe(ctx, ref))
+                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx))
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)

@@ -175,6 +175,7 @@ def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.
     try:
         entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
                                                  streams.checkpoint_for(stream_id), STARTING, RUNNING))
+        ctx.store.record_event(database, plan.name, "CREATED", f"created by {ctx.user}", origin={"user_name": ctx.user})
         streams.start(entry, built)
     except Exception as exc:
         streams.drop(database, plan.name)
