@@ -172,3 +172,22 @@ def test_a_bad_cast_reads_as_itself_in_an_insert_and_in_a_stream(stream_cursor, 
     assert "DeltaWriteError" not in failed.last_error and "writing data files" not in failed.last_error
     assert "CAST_INVALID_INPUT" in (_described(cur, "casted")["Last error"] or "")
     cur.execute("DROP TABLE casted")
+
+
+def test_a_parquet_file_of_other_types_fails_with_spark_s_error(stream_cursor, streams, tmp_path):
+    """Parquet has no rescued data column (Spark keeps no record text for it): a file whose column types do not
+    match the schema fails the stream with Spark's own error, naming the file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cur = stream_cursor
+    source = tmp_path / "parquet"
+    source.mkdir()
+    pq.write_table(pa.table({"id": ["abc"]}), source / "a.parquet")
+    cur.execute(f"CREATE STREAMING TABLE from_parquet AS SELECT * FROM STREAM read_files('{source}', "
+                "format => 'parquet', schema => 'id INT')")
+    assert _columns(cur, "from_parquet") == ["id"]
+    failed = _poll(lambda: (e := streams.store.get_stream(cur.database, "from_parquet")) and e.last_error and e, 120,
+                   "the parquet stream to fail")
+    assert "FAILED_READ_FILE" in failed.last_error and "a.parquet" in failed.last_error
+    cur.execute("DROP TABLE from_parquet")
