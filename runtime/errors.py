@@ -19,6 +19,7 @@ _CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
 _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
 _MAX_LINES = 12
 _COLON_HINT = "write parse_json(col):path.to.field (a VARIANT), or get_json_object(col, '$.path.to.field') (a string)"
+_MAX_CAUSES = 5       # how deep a Java exception's cause chain is searched for Spark's error class
 
 
 class RuntimeQueryError(SqlError):
@@ -74,20 +75,14 @@ def from_spark(
     `sql` is the text Spark ran. When the gateway rewrote the user's statement first, `original` is what the user
     typed and `to_original` maps offsets in `sql` into it, so the position points at what the user wrote.
     """
-    get_condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
-    error_class = None
-    sqlstate = None
-    if get_condition is not None:
-        try:
-            error_class = get_condition()
-            sqlstate = exc.getSqlState()  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - a half-initialised py4j error must still be reported
-            error_class = None
+    error_class, sqlstate = _condition(exc)
     raw = getattr(exc, "getMessage", None)
     try:
         message = raw() if callable(raw) else str(exc)
     except Exception:  # noqa: BLE001
         message = str(exc)
+    if error_class is None:  # a Java exception PySpark did not convert (a write job's, inside foreachBatch)
+        error_class, sqlstate, message = _java_error(exc) or (None, None, message)
     message = message or type(exc).__name__
     offset = None
     if sql is not None:
@@ -121,6 +116,45 @@ def from_spark(
         short, error_class=error_class, sqlstate=sqlstate or "XX000", line=line, column=column, detail=detail,
         hint=hint,
     )
+
+
+def _condition(exc: object) -> tuple[str | None, str | None]:
+    """Spark's error class and SQLSTATE of a PySpark exception or a Java SparkThrowable, if it has them."""
+    get_condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    if get_condition is None:
+        return None, None
+    try:
+        return get_condition(), exc.getSqlState()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a half-initialised py4j error, or a Java exception without a class
+        return None, None
+
+
+def _java_error(exc: BaseException) -> tuple[str, str | None, str] | None:
+    """(error class, SQLSTATE, message) of the first Spark error with a class in the Java exception's cause chain
+    (a Py4JJavaError's, or one PySpark captured without a class: "Exception thrown in awaitResult"): Spark's
+    message, then the first line of its cause (which says what the record or value was)."""
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    error_class = sqlstate = None
+    for _ in range(_MAX_CAUSES):
+        if java is None:
+            return None
+        error_class, sqlstate = _condition(java)
+        if error_class:
+            break
+        try:
+            java = java.getCause()
+        except Exception:  # noqa: BLE001 - not a Throwable, or the Py4J connection is gone
+            return None
+    if not error_class:
+        return None
+    try:
+        message = str(java.getMessage())
+        cause = java.getCause()
+        if cause is not None and cause.getMessage():
+            message += "\nCaused by: " + str(cause.getMessage()).strip().splitlines()[0]
+    except Exception:  # noqa: BLE001 - the Py4J connection may be gone; the class alone still says what happened
+        message = str(exc)
+    return error_class, sqlstate, message
 
 
 def _query_contexts(exc: BaseException) -> list[object]:

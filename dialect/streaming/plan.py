@@ -27,6 +27,9 @@ class SourceSpec:
     schema: str | None = None
     options: dict[str, str] = field(default_factory=dict, hash=False)
     watermark: WatermarkSpec | None = None
+    # the column read_files keeps what it cannot parse or cast in (json, csv); None: none (a plan stored before
+    # the column existed, FAILFAST / DROPMALFORMED, parquet)
+    rescued_data: str | None = None
 
 
 @dataclass(frozen=True)

@@ -255,9 +255,16 @@ def check_keys_in_output(ctx: Context) -> None:
         return
     _, missing = group_keys(ctx.aggregation)
     if missing is not None:
+        key = missing.sql("spark")
+        if function_name(missing) == "window":
+            how = f"add {key} or {key}.start to the SELECT list"
+        elif function_name(missing) == "session_window":
+            how = f"add {key} to the SELECT list (its size varies, so only the whole column identifies it)"
+        else:
+            how = f"add {key} to the SELECT list (as it is, renamed with AS, or as CAST({key} AS STRING))"
         raise ctx.error(GroupKeyNotInOutput,
-                        f"The group key {missing.sql('spark')} is not in the result, so update mode cannot find "
-                        "the row to change.", missing, f"add {missing.sql('spark')} to the SELECT list")
+                        f"The group key {key} is not in the result, so update mode cannot find the row to change.",
+                        missing, how)
 
 
 def trigger_seconds(text: str) -> float | None:

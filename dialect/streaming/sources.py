@@ -14,6 +14,8 @@ from dialect.streaming.positions import start_of
 
 SOURCE_FUNCTIONS = ("read_files", "rate")
 FILE_FORMATS = ("json", "csv", "parquet")
+RESCUED_DATA = "_rescued_data"
+RESCUING_FORMATS = ("json", "csv")     # Spark's PERMISSIVE mode keeps a bad record's text for these only
 
 
 @dataclass
@@ -127,7 +129,21 @@ def source_spec(found: FoundSource, view_name: str) -> SourceSpec:
     named.pop("path", None)
     options = {key: _literal_text(value) for key, value in named.items()}
     return SourceSpec(view_name, "files", path=path, format=file_format, schema=schema, options=options,
-                      watermark=watermark)
+                      watermark=watermark, rescued_data=rescued_data_column(file_format, options))
+
+
+def option(options: dict[str, str], name: str) -> str | None:
+    """A reader option's value: Spark matches option names without regard to case."""
+    return next((value for key, value in options.items() if key.lower() == name.lower()), None)
+
+
+def rescued_data_column(file_format: str, options: dict[str, str]) -> str | None:
+    """Where read_files keeps what it cannot parse or cast (as Databricks' Auto Loader): `_rescued_data`, or the
+    name `rescuedDataColumn` (or Spark's `columnNameOfCorruptRecord`) gives; None for parquet and when `mode`
+    says FAILFAST (fail on a bad record) or DROPMALFORMED (drop it)."""
+    if file_format not in RESCUING_FORMATS or (option(options, "mode") or "PERMISSIVE").upper() != "PERMISSIVE":
+        return None
+    return option(options, "rescuedDataColumn") or option(options, "columnNameOfCorruptRecord") or RESCUED_DATA
 
 
 def _view(name: str, alias: str | None) -> exp.Expression:

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 import pyarrow.parquet as pq
 
 from runtime.delta.errors import DeltaCommitConflictError, DeltaWriteError
+from runtime.errors import RuntimeQueryError, from_spark, short_message
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -141,6 +142,16 @@ def list_written_files(table_path: str, staging: str) -> list[WrittenFile]:
     return files
 
 
+def write_error(exc: BaseException, table_path: str) -> RuntimeQueryError:
+    """What a failed file write reports. The write job runs the whole query, so an error of the query itself (a bad
+    cast under ANSI mode, a division by zero) surfaces here: it carries Spark's error class and reads as itself
+    (CAST_INVALID_INPUT, 22018), not as a write failure. Only a failure without one is the write's."""
+    error = from_spark(exc)
+    if error.error_class not in ("SPARK_ERROR", "INTERNAL_ERROR"):
+        return error
+    return DeltaWriteError(f"writing data files for {table_path} failed: {short_message(str(exc))}")
+
+
 def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()) -> list[WrittenFile]:
     """Executors write `df` as Parquet under a new staging folder of the table; returns what they wrote."""
     staging = f"_sg_write_{uuid.uuid4().hex}"
@@ -149,8 +160,8 @@ def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()
         writer = writer.partitionBy(*partition_by)
     try:
         writer.parquet(os.path.join(table_path, staging))
-    except Exception as exc:  # noqa: BLE001 - reported with the table's name; Spark's own error rides along
-        raise DeltaWriteError(f"writing data files for {table_path} failed: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - translated below, the cause kept
+        raise write_error(exc, table_path) from exc
     return list_written_files(table_path, staging)
 
 

@@ -35,7 +35,7 @@ allowComments allowUnquotedFieldNames allowSingleQuotes allowNumericLeadingZeros
 allowNonNumericNumbers primitivesAsString prefersDecimal dropFieldIfAllNull lineSep locale unescapedQuoteHandling
 enforceSchema preferDate mergeSchema pathGlobFilter recursiveFileLookup maxFilesPerTrigger maxBytesPerTrigger
 latestFirst maxFileAge fileNameOnly modifiedBefore modifiedAfter wholetext compression datetimeRebaseMode
-int96RebaseMode rowsPerSecond rampUpTime numPartitions
+int96RebaseMode rowsPerSecond rampUpTime numPartitions rescuedDataColumn
 """.split())
 # Upper bounds of numeric reader options: one statement must not be able to fill the disk or take every core.
 READER_LIMITS = {"rowspersecond": 1_000_000, "numpartitions": 64, "maxfilespertrigger": 100_000}

@@ -49,8 +49,9 @@ class BatchWritten:
     quality: dict[str, Any] | None = None
 
 
-def _quoted(path: str) -> str:
-    return ".".join(quote_identifier(part) for part in path.split("."))
+def _quoted(path: tuple[str, ...]) -> str:
+    """A column (whose name may hold a dot: Spark names `window(...).start` `window.start`) or a struct's field."""
+    return ".".join(quote_identifier(part) for part in path)
 
 
 def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:
@@ -64,10 +65,10 @@ def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:
     for key in keys:
         column = rows.column(key)
         if pa.types.is_struct(column.type):
-            parts = [(f"{key}.{field.name}", pc.struct_field(column, [i]).null_count + column.null_count)
+            parts = [((key, field.name), pc.struct_field(column, [i]).null_count + column.null_count)
                      for i, field in enumerate(column.type)]
         else:
-            parts = [(key, column.null_count)]
+            parts = [((key,), column.null_count)]
         for part, nulls in parts:
             operator = "IS NOT DISTINCT FROM" if nulls else "="
             terms.append(f"(t.{_quoted(part)} {operator} s.{_quoted(part)})")

@@ -25,6 +25,39 @@ def ddl(schema: StructType) -> str:
     return ", ".join(f"{quote_identifier(field.name)} {field.dataType.simpleString()}" for field in schema.fields)
 
 
+def reader_options(spec: SourceSpec) -> dict[str, str]:
+    """The options Spark's file reader gets: the user's, and with a rescued data column Spark's PERMISSIVE mode
+    keeping the text of a record it cannot parse or cast in that column (the record's other fields keep their
+    values; the bad ones are null)."""
+    options = {key: value for key, value in spec.options.items() if key.lower() != "rescueddatacolumn"}
+    if spec.rescued_data is not None:
+        options = {key: value for key, value in options.items()
+                   if key.lower() not in ("mode", "columnnameofcorruptrecord")}
+        options.update(mode="PERMISSIVE", columnNameOfCorruptRecord=spec.rescued_data)
+    return options
+
+
+def without_rescued(schema: StructType, spec: SourceSpec) -> StructType:
+    from pyspark.sql.types import StructType
+
+    rescued = (spec.rescued_data or "").lower()
+    return StructType([field for field in schema.fields if field.name.lower() != rescued])
+
+
+def read_schema(schema: str | StructType, spec: SourceSpec) -> str | StructType:
+    """The schema files are read with: the source's, plus the rescued data column (a STRING) when it has one. A
+    plan stored before the column existed reads exactly as before, so a restart keeps the table's schema."""
+    if spec.rescued_data is None:
+        return schema
+    from pyspark.sql.types import DataType, StringType, StructField, StructType
+
+    struct = DataType.fromDDL(schema) if isinstance(schema, str) else schema
+    assert isinstance(struct, StructType)
+    if any(field.name.lower() == spec.rescued_data.lower() for field in struct.fields):
+        return struct
+    return StructType([*struct.fields, StructField(spec.rescued_data, StringType(), True)])
+
+
 def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:
     """Infer a file source's schema once, from the files present now; the caller stores it with the plan, so that a
     restart reads with the same schema whatever files arrive later."""
@@ -38,7 +71,8 @@ def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:
             hint="give the schema: read_files('...', format => '" + (spec.format or "json")
             + "', schema => 'col1 INT, col2 STRING, ...')",
         )
-    schema = spark.read.format(spec.format or "json").options(**spec.options).load(spec.path).schema
+    schema = spark.read.format(spec.format or "json").options(**reader_options(spec)).load(spec.path).schema
+    schema = without_rescued(schema, spec)  # bad lines among the files: the column is added when they are read
     if not schema.fields or [f.name for f in schema.fields] == ["_corrupt_record"]:
         raise SourceSchemaError(f"the files in {spec.path} gave no columns as {spec.format}",
                                 hint="check the format, or give the schema with schema => '...'")
@@ -52,7 +86,8 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
         if not os.path.isdir(spec.path or ""):  # never created here: a typo must not become a folder
             raise SourceNotFoundError(f"read_files('{spec.path}'): the folder does not exist",
                                       hint="create the folder first (it may stay empty until files land)")
-        reader = spark.readStream.format(spec.format or "json").schema(spec.schema).options(**spec.options)
+        reader = spark.readStream.format(spec.format or "json").schema(read_schema(spec.schema, spec)) \
+            .options(**reader_options(spec))
         df = reader.load(spec.path)
     elif spec.kind == "rate":
         df = spark.readStream.format("rate").options(**spec.options).load()

@@ -1,7 +1,8 @@
 """A batch `read_files(path, format => ..., schema => ..., options)` in a query, as Databricks users (and
 dbt-databricks) write it: the files are read with `spark.read`, under the same rules as a streaming source's: the
 path must lie under `security.allowed_paths`, the reader options come from the allow-list, the formats are the
-streaming source's. The binder puts a temporary view over the result where the call was."""
+streaming source's, and so is the `_rescued_data` column keeping what cannot be parsed or cast. The binder puts a
+temporary view over the result where the call was."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from dialect.references import TableReference
 from dialect.streaming.sources import FILE_FORMATS, FoundSource, source_spec
 from runtime.errors import RuntimeQueryError, from_spark
+from runtime.streaming.sources import read_schema, reader_options, without_rescued
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -39,10 +41,12 @@ def file_dataframe(ctx: StatementContext, ref: TableReference) -> DataFrame:
                             hint=f"use one of {', '.join(FILE_FORMATS)}")
     folder = ctx.policy.check_read_path(spec.path or "", ctx.principal)
     ctx.policy.check_reader_options(spec.options, ctx.principal)
-    reader = ctx.spark.read.format(spec.format).options(**spec.options)
-    if spec.schema:
-        reader = reader.schema(spec.schema)
+    reader = ctx.spark.read.format(spec.format).options(**reader_options(spec))
     try:
+        if spec.schema:
+            reader = reader.schema(read_schema(spec.schema, spec))
+        elif spec.rescued_data is not None:  # inferred, then the rescued data column as a stream's source has it
+            reader = reader.schema(read_schema(without_rescued(reader.load(str(folder)).schema, spec), spec))
         return reader.load(str(folder))
     except Exception as exc:  # noqa: BLE001 - Spark's own error (no such folder, nothing to infer a schema from)
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc

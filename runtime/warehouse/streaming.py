@@ -17,7 +17,8 @@ from dialect import statements as st
 from dialect.errors import SqlError
 from dialect.streaming.analyze import analyze
 from dialect.streaming.explain import explain
-from dialect.streaming.plan import StreamingPlan
+from dialect.streaming.plan import SourceSpec, StreamingPlan
+from dialect.streaming.sources import option
 from runtime.delta.write import commit_files
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.sql import StatementResult
@@ -75,14 +76,28 @@ def _qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan
     for source in plan.sources:
         if source.kind == "table":
             source = replace(source, database=(source.database or current).lower(), table=(source.table or "").lower())
-        elif source.kind == "files" and source.schema is None:
-            schema = inferred.get(source) or infer_schema(ctx.spark, source)
-            source = replace(source, schema=schema)
+        elif source.kind == "files":
+            source = _kept_without_rescue(source, stored)
+            if source.schema is None:
+                schema = inferred.get(source) or infer_schema(ctx.spark, source)
+                source = replace(source, schema=schema)
         sources.append(source)
     statics = tuple(replace(s, database=(s.database or current).lower(), table=s.table.lower())
                     for s in plan.static_tables)
     return replace(plan, database=(plan.database or current).lower(), name=plan.name.lower(),
                    sources=tuple(sources), static_tables=statics)
+
+
+def _kept_without_rescue(source: SourceSpec, stored: StreamingPlan | None) -> SourceSpec:
+    """A table stored before read_files had a rescued data column keeps its schema when the same definition comes
+    again (dbt sends CREATE OR REFRESH on every run): naming `rescuedDataColumn` is how it asks for the column."""
+    if stored is None or source.rescued_data is None or option(source.options, "rescuedDataColumn") is not None:
+        return source
+    for old in stored.sources:
+        if old.view_name == source.view_name and old.kind == "files" and old.rescued_data is None \
+                and replace(source, rescued_data=None, schema=source.schema or old.schema) == old:
+            return replace(source, rescued_data=None)
+    return source
 
 
 def _arrow(schema: StructType) -> Any:

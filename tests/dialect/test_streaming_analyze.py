@@ -91,7 +91,7 @@ def test_accepted_queries_get_their_mode_keys_and_sources(sql: str, mode: str, k
 def test_files_source_keeps_path_format_schema_and_options() -> None:
     plan = analyze(CLICKS_PER_COUNTRY)
     assert plan.sources == (SourceSpec("__sg_source_0", "files", path="/data/clicks", format="json",
-                                       schema="country STRING, ts TIMESTAMP"),)
+                                       schema="country STRING, ts TIMESTAMP", rescued_data="_rescued_data"),)
     assert (plan.database, plan.name, plan.comment) == ("analytics", "clicks_per_country", "clicks per country")
     assert plan.trigger_seconds == 1.0 and plan.or_refresh and not plan.if_not_exists
     bronze = analyze(BRONZE).sources[0]
