@@ -220,7 +220,8 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
 
 def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResult:
     """`REFRESH [STREAMING] TABLE t [FULL] [SYNC | ASYNC]`. Without FULL, SYNC (the default) returns once the stream
-    has processed the input there when the statement started. FULL empties the table in one Delta commit (history
+    has processed the input there when the statement started (a scheduled table runs one available-now pass; a
+    failed stream starts again with a fresh set of attempts). FULL empties the table in one Delta commit (history
     and time travel stay), starts a new checkpoint with the current definition and processes all input again,
     unless the table says `'pipelines.reset.allowed' = 'false'`. ASYNC returns at once."""
     database, name = ctx.qualify(statement.table)
@@ -247,7 +248,14 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
                 hint="ALTER TABLE ... SET TBLPROPERTIES ('pipelines.reset.allowed' = 'true') first, or REFRESH "
                      "without FULL")
         with streams.lifecycle(database, name):
-            _full_refresh(ctx, streams, entry)
+            _full_refresh(ctx, streams, entry)   # a scheduled table's first pass starts with the new stream
+    else:
+        try:
+            streams.refresh(database, name)      # a scheduled table: one pass now; a failed stream: started again
+        except Exception as exc:
+            if isinstance(exc, SqlError):
+                raise
+            raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     if not statement.asynchronous:
         streams.catch_up(database, name, ctx.cancelled)
     return no_result()
@@ -311,10 +319,10 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
             continue
         plan = StreamingPlan.from_json(entry.plan_json)
         rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
-                     _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error))
+                     _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
     columns = [("namespace", "string"), ("tableName", "string"), ("status", "string"), ("outputMode", "string"),
                ("lastBatchId", "bigint"), ("lastBatchAt", "string"), ("rowsPerSecond", "double"),
-               ("lastError", "string")]
+               ("lastError", "string"), ("failures", "int")]
     return rows_result(columns, rows)
 
 
