@@ -107,6 +107,43 @@ class LiveQuery:
     last_progress: dict[str, Any] = field(default_factory=dict)
 
 
+# The JVM's loggers that write a full stack for each failed micro-batch (the query's end, the task that failed, the
+# job and write it aborted). A stream's failure is the supervisor's one warning line; these are kept for DEBUG.
+# (The task-level ones also log failing batch statements, whose errors the gateway returns to the client.)
+JVM_FAILURE_LOGGERS = (
+    "org.apache.spark.sql.execution.streaming",
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.util.Utils",
+    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+)
+
+
+class _CallbackTraceFilter(logging.Filter):
+    """py4j logs the trace of every Python callback that raised (a foreachBatch batch that failed) at ERROR: the
+    query's end reports the same failure, which the supervisor logs in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "exception while executing the Python Proxy" not in record.getMessage()
+
+
+def quiet_failure_logs(spark: SparkSession) -> None:
+    """One line per stream failure in the server log: the JVM's and py4j's traces of it are silenced unless the
+    streams' logger is at DEBUG (then they stay, and the supervisor logs each failure in full too)."""
+    if logging.getLogger("runtime.streaming").isEnabledFor(logging.DEBUG):
+        return
+    py4j = logging.getLogger("py4j.clientserver")
+    if not any(isinstance(f, _CallbackTraceFilter) for f in py4j.filters):
+        py4j.addFilter(_CallbackTraceFilter())
+    try:
+        jvm = spark.sparkContext._jvm
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        for name in JVM_FAILURE_LOGGERS:
+            configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.OFF)
+    except Exception as exc:  # noqa: BLE001 - a Spark without log4j 2 logs more; streams run all the same
+        log.info("could not quiet Spark's failure logs: %s", exc)
+
+
 class _Listener(StreamingQueryListener):
     def __init__(self, progress: Callable[[str, dict[str, Any]], None],
                  terminated: Callable[[str, str | None], None]) -> None:
@@ -141,6 +178,7 @@ class SparkEdge:
         self._sessions: dict[Key, SparkSession] = {}
         self._lock = threading.Lock()   # sessions are made by statements' threads (CREATE builds) and the supervisor
         self._listener = _Listener(progress, terminated)
+        quiet_failure_logs(spark)
 
     def session(self, key: Key) -> SparkSession:
         with self._lock:
