@@ -101,6 +101,7 @@ class Supervised:
     last_pass_at: dt.datetime | None = None
     pass_versions: dict[Key, int] = field(default_factory=dict)   # input versions when the last pass started
     pass_done: Future[None] | None = None              # the current (or last) pass's outcome, for REFRESH SYNC
+    queued_pass: Future[None] | None = None            # a REFRESH came while a pass ran: one more pass after it
 
 
 @dataclass
@@ -258,10 +259,11 @@ class StreamManager:
         stream's session: the new definition was built in it."""
         self._call("drop", self._on_drop, (database, name), keep_session)
 
-    def refresh(self, database: str, name: str) -> None:
-        """REFRESH without FULL: a scheduled table runs one pass now; a failed, retrying or stopped stream starts
-        again with a fresh set of attempts; a running one goes on (catch_up waits for it)."""
-        self._call("refresh", self._on_refresh, (database, name))
+    def refresh(self, database: str, name: str) -> Future[None] | None:
+        """REFRESH without FULL: a scheduled table runs one pass now (or right after the one under way, which may
+        have started before the input the statement must see); a failed, retrying or stopped stream starts again
+        with a fresh set of attempts; a running one goes on. Returns the pass to wait for (catch_up's `until`)."""
+        return self._call("refresh", self._on_refresh, (database, name))
 
     def reschedule(self, database: str, name: str) -> None:
         """After ALTER STREAMING TABLE ... ADD | ALTER | DROP SCHEDULE changed the table row: switch the stream
@@ -300,7 +302,8 @@ class StreamManager:
             return
         self.edge.process_all_available(live)
 
-    def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], poll_seconds: float = 0.2) -> None:
+    def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], until: Future[None] | None = None,
+                 poll_seconds: float = 0.2) -> None:
         """REFRESH STREAMING TABLE SYNC: return once the stream has processed the input that was there when called
         (a scheduled table: once its pass has ended; a continuous one: Spark's processAllAvailable, run aside so
         that a cancel or timeout of the statement ends the wait; a stream of time-driven sources only, which never
@@ -308,8 +311,11 @@ class StreamManager:
         not running, or fails meanwhile."""
         key = (database, name)
         record = self._records.get(key)
-        if record is not None and record.schedule is not None:
-            self._wait_for_pass(key, record, cancelled, poll_seconds)
+        live = record.live if record is not None else None
+        if until is not None or (record is not None and (live.available_now if live is not None
+                                                         else record.schedule is not None)):
+            self._wait_for_pass(key, until or (record.pass_done if record is not None else None), cancelled,
+                                poll_seconds)
             return
         called = dt.datetime.now(dt.timezone.utc)
         while True:
@@ -342,9 +348,8 @@ class StreamManager:
                 raise self._not_running(key, error_text(str(failures[0])))
             # restarted meanwhile on the same checkpoint (a static table changed): wait on the new query
 
-    def _wait_for_pass(self, key: Key, record: Supervised, cancelled: Callable[[], bool],
+    def _wait_for_pass(self, key: Key, done: Future[None] | None, cancelled: Callable[[], bool],
                        poll_seconds: float) -> None:
-        done = record.pass_done
         if done is None:
             raise self._not_running(key)
         while True:
@@ -476,7 +481,7 @@ class StreamManager:
         kept = {} if record.attempts else {"last_error": None, "failures": 0}
         if pass_now:
             record.last_pass_at, record.next_run_at = self.clock(), None
-            record.pass_done = Future()
+            record.pass_done, record.queued_pass = record.queued_pass or Future(), None
             self._move(record, StreamState.REFRESHING, query_id=str(live.query.id) if live.query else None,
                        next_run_at=None, last_refresh_at=record.last_pass_at, last_refresh_status="RUNNING", **kept)
             self.store.record_event(*key, "STARTED", f"a refresh pass from checkpoint {entry.checkpoint}")
@@ -520,12 +525,16 @@ class StreamManager:
     def _end_pass(self, record: Supervised, status: str, failure: StreamError | None) -> None:
         if self.store.get_stream(*record.key) is not None:
             self.store.update_stream(*record.key, last_refresh_status=status)
-        done = record.pass_done
-        if done is not None and not done.done():
-            if failure is None:
-                done.set_result(None)
-            else:
-                done.set_exception(failure)
+        ending = [record.pass_done]
+        if failure is not None and (status == "CANCELED" or record.state == StreamState.FAILED):
+            ending.append(record.queued_pass)      # no pass follows: a REFRESH waiting for one learns why
+            record.queued_pass = None
+        for done in ending:
+            if done is not None and not done.done():
+                if failure is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(failure)
 
     def _on_stop(self, key: Key, desired: str | None, wait_seconds: float) -> None:
         record = self._records.get(key)
@@ -559,13 +568,16 @@ class StreamManager:
         if not keep_session:
             self.edge.forget_session(key)
 
-    def _on_refresh(self, key: Key) -> None:
+    def _on_refresh(self, key: Key) -> Future[None] | None:
         entry = self.store.get_stream(*key)
         if entry is None:
             raise self._not_running(key)
         record = self._record_for(entry)
+        if record.live is not None and record.live.available_now:   # one more pass once this one has ended
+            record.queued_pass = record.queued_pass or Future()
+            return record.queued_pass
         if record.live is not None:
-            return  # a running stream (catch_up waits for it), or a pass already under way (REFRESH waits for it)
+            return None  # a running continuous stream: catch_up waits until it has caught up
         record.attempts, record.retry_at = 0, None      # REFRESH grants a fresh set of attempts
         if entry.desired_state != RUNNING:
             self.store.update_stream(*key, desired_state=RUNNING)
@@ -576,33 +588,30 @@ class StreamManager:
         except Exception as exc:
             self._fail(record, getattr(exc, "message", None) or str(exc))
             raise
+        return record.pass_done if record.schedule is not None else None
 
     def _on_reschedule(self, key: Key) -> None:
+        """Decided by what runs, not by what the record knew: any command may have read the new row first."""
         entry = self.store.get_stream(*key)
         if entry is None:
             return
         record = self._records.get(key)
         old = record.schedule if record is not None else None
         record = self._record_for(entry)
-        new = record.schedule
-        if new == old:
-            return
-        self.store.record_event(*key, "SCHEDULE", new.describe() if new is not None else "continuous")
-        if record.state in lifecycle.RESTING and record.live is None:
-            if new is None:
-                self.store.update_stream(*key, next_run_at=None)
-            return
-        if new is None:                                       # scheduled -> continuous, on the same checkpoint
-            self._halt(record, STOP_WAIT_SECONDS)
+        new, live = record.schedule, record.live
+        if new != old:
+            self.store.record_event(*key, "SCHEDULE", new.describe() if new is not None else "continuous")
+        if new is None:
             self.store.update_stream(*key, next_run_at=None)
-            self._start_or_fail(record, pass_now=False)
-        elif record.live is not None and not record.live.available_now:   # continuous -> scheduled
+            if record.state == StreamState.SCHEDULED:          # scheduled -> continuous, on the same checkpoint
+                self._start_or_fail(record, pass_now=False)
+            # a pass under way goes continuous when it ends; a retry or a REFRESH starts what the row says
+        elif live is not None and not live.available_now:     # continuous -> scheduled, on the same checkpoint
             self._halt(record, STOP_WAIT_SECONDS)
             record.pass_versions = self.edge.input_versions(record.plan)
             self._wait_for_next_pass(record, lifecycle.next_pass_at(new, self.clock()))
-        elif record.state == StreamState.SCHEDULED:           # another schedule: the next pass by the new one
+        elif record.state == StreamState.SCHEDULED and new != old:   # another schedule: the next pass by it
             self._wait_for_next_pass(record, lifecycle.next_pass_at(new, self.clock()))
-        # a pass under way ends as it is; the next one follows the new schedule
 
     def _on_failure(self, key: Key, stream_id: str, message: str) -> None:
         entry = self.store.get_stream(*key)
@@ -645,7 +654,12 @@ class StreamManager:
                                                                       "input")
             self._end_pass(record, "COMPLETED", None)
             if record.schedule is None:               # rescheduled to continuous while the pass ran
+                if record.queued_pass is not None:
+                    record.queued_pass.set_result(None)
+                    record.queued_pass = None
                 self._start_or_fail(record, pass_now=False)
+            elif record.queued_pass is not None:      # a REFRESH asked for a pass while this one ran
+                self._start_or_fail(record, pass_now=True)
             else:
                 self._wait_for_next_pass(record, lifecycle.next_pass_at(record.schedule, self.clock()))
         else:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
 from catalog.store import StreamEntry, TableEntry, pattern_matcher
 from dialect import statements as st
+from dialect.schedule import Schedule
 from dialect.errors import SqlError
 from dialect.streaming.analyze import analyze
 from dialect.streaming.explain import explain
@@ -249,15 +250,16 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
                      "without FULL")
         with streams.lifecycle(database, name):
             _full_refresh(ctx, streams, entry)   # a scheduled table's first pass starts with the new stream
+        pending = None
     else:
         try:
-            streams.refresh(database, name)      # a scheduled table: one pass now; a failed stream: started again
+            pending = streams.refresh(database, name)  # a scheduled table: one pass; a failed stream: started again
         except Exception as exc:
             if isinstance(exc, SqlError):
                 raise
             raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     if not statement.asynchronous:
-        streams.catch_up(database, name, ctx.cancelled)
+        streams.catch_up(database, name, ctx.cancelled, pending)
     return no_result()
 
 
@@ -370,6 +372,10 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Watermark", (progress.get("eventTime") or {}).get("watermark")),
         ("Late rows dropped", status.late_rows_dropped),
         ("Failures in a row", entry.failures),
+        ("Refresh schedule", Schedule.from_json(table.schedule).describe() if table.schedule else "continuous"),
+        ("Next refresh at", _iso(entry.next_run_at)),
+        ("Last refresh", f"{_iso(entry.last_refresh_at)} {entry.last_refresh_status}" if entry.last_refresh_at
+         else None),
         ("Last error", entry.last_error),
         ("Checkpoint", entry.checkpoint),
         ("Location", table.location),

@@ -320,3 +320,19 @@ def test_reschedule_switches_between_continuous_and_passes_on_one_checkpoint(wor
     manager.reschedule("db", "switch")
     again, same = edge.launched[-1]
     assert not again.available_now and same == checkpoint and store.get_stream("db", "switch").status == "RUNNING"
+
+
+def test_a_refresh_during_a_pass_gets_one_more_pass_after_it(world) -> None:
+    manager, edge, _clock, store = world
+    manager.start(_persist(store, manager, "busy", Schedule("every", every=1, unit="HOUR")))
+    pending = manager.refresh("db", "busy")             # the pass under way may have started before new input
+    assert pending is not None and not pending.done() and len(edge.launched) == 1
+    _end(manager, edge)
+    assert len(edge.launched) == 2 and edge.launched[-1][0].available_now and not pending.done()
+    _end(manager, edge)
+    manager.catch_up("db", "busy", lambda: False, pending)
+    assert pending.done() and store.get_stream("db", "busy").status == "SCHEDULED"
+    pending = manager.refresh("db", "busy")
+    manager.drop("db", "busy")                          # a drop ends the wait, and says why
+    with pytest.raises(StreamError, match="stopped before it ended"):
+        manager.catch_up("db", "busy", lambda: False, pending)
