@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.errors import PathOutsideWarehouseError
 from catalog.names import inside, name_problem, owned_table_folder, remove_folder
+from dialect.errors import SqlError
 from dialect.schedule import Schedule
 from dialect.streaming.plan import StreamingPlan
 from runtime.streaming import lifecycle
@@ -317,6 +318,26 @@ class StreamManager:
             self._wait_for_pass(key, until or (record.pass_done if record is not None else None), cancelled,
                                 poll_seconds)
             return
+        self._note_refresh(key, "RUNNING", at=_now())
+        try:
+            outcome = self._catch_up_continuous(key, cancelled, poll_seconds)
+        except StreamError:
+            self._note_refresh(key, "FAILED")
+            raise
+        self._note_refresh(key, outcome)
+
+    def _note_refresh(self, key: Key, status: str, at: dt.datetime | None = None) -> None:
+        """A continuous stream's REFRESH SYNC in the row's last refresh (a pass records its own)."""
+        changes: dict[str, Any] = {"last_refresh_status": status}
+        if at is not None:
+            changes["last_refresh_at"] = at
+        try:
+            self.store.update_stream(*key, **changes)
+        except SqlError:  # dropped meanwhile: nothing to note
+            pass
+
+    def _catch_up_continuous(self, key: Key, cancelled: Callable[[], bool], poll_seconds: float) -> str:
+        """Wait until the continuous stream has caught up: COMPLETED, or CANCELED when the statement was."""
         called = dt.datetime.now(dt.timezone.utc)
         while True:
             record = self._records.get(key)
@@ -334,14 +355,14 @@ class StreamManager:
                 finally:
                     drained.set()
 
-            threading.Thread(target=drain, name=f"sluicegate-refresh-{name}", daemon=True).start()
+            threading.Thread(target=drain, name=f"sluicegate-refresh-{key[1]}", daemon=True).start()
             while not drained.wait(poll_seconds):
                 if cancelled():
-                    return  # the statement was cancelled or timed out: the stream runs on, as before
+                    return "CANCELED"  # the statement was cancelled or timed out: the stream runs on, as before
                 if all(s.kind == "rate" for s in live.plan.sources) and _batch_after(live.last_progress, called):
-                    return
+                    return "COMPLETED"
             if not failures:
-                return
+                return "COMPLETED"
             record = self._records.get(key)
             current = record.live if record is not None else None
             if current is None or current.run_id == live.run_id:

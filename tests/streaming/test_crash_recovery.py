@@ -159,16 +159,16 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
              f"CREATE STREAMING TABLE crash.refreshed AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
              f"read_files('{source}', format => 'json', {schema}) GROUP BY k")
     landed = 0
-    refreshes = 0
+    refreshes: list[str] = []   # each REFRESH's outcome
     done = threading.Event()
 
     def refresh() -> None:
-        nonlocal refreshes
         while not done.is_set():
             try:
                 _execute(gateway.port, "REFRESH STREAMING TABLE crash.refreshed")
-                refreshes += 1
-            except Exception:  # noqa: BLE001 - killed under the statement: the next one tries again
+                refreshes.append("ok")
+            except Exception as exc:  # noqa: BLE001 - killed under the statement: the next one tries again
+                refreshes.append(str(exc)[:300])
                 time.sleep(0.3)
 
     def feed() -> None:
@@ -192,8 +192,6 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
             gateway.start()
         feeder.join(timeout=120)
         assert landed == FILES
-        done.set()
-        refresher.join(timeout=300)
         _execute(gateway.port, "REFRESH STREAMING TABLE crash.scheduled", "REFRESH STREAMING TABLE crash.refreshed")
         expected_ids = sorted(index * 1000 + row for index in range(FILES) for row in range(ROWS_PER_FILE))
         appended = str(warehouse / "crash.db" / "appended")
@@ -209,10 +207,13 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
                 break
             time.sleep(0.3)
         passes = _scheduled_passes(warehouse)
+        done.set()
+        refresher.join(timeout=300)
         snapshots = reader.snapshots
         while reader.snapshots < snapshots + 5 and time.monotonic() < deadline:
             time.sleep(0.2)  # a few more triggers, read through the gateway: anything written twice would show now
     finally:
+        done.set()
         reader.stop.set()
         reader.join(timeout=30)
         gateway.stop()
@@ -225,8 +226,9 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         rows = DeltaTable(str(warehouse / "crash.db" / table)).to_pyarrow_table().to_pylist()
         assert {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES), table
         assert len(rows) == len(KEYS)
-    assert passes >= KILLS + 1, f"the scheduled table ran {passes} passes"  # one at each boot, one REFRESH
-    assert refreshes >= 1, "no REFRESH of crash.refreshed succeeded"
+    # a pass at each boot (a kill may end one midway: its batches are redone by the next) and the final REFRESH
+    assert passes >= 2, f"the scheduled table completed {passes} passes"
+    assert "ok" in refreshes, f"no REFRESH of crash.refreshed succeeded: {refreshes[-3:]}"
     assert reader.snapshots >= 5, f"the reader checked only {reader.snapshots} snapshots ({reader.errors} errors)"
     assert reader.violations == [], reader.violations[:3]
     from catalog.store import CatalogStore

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import land_json
 from gateway_process import GatewayProcess
 from pyhive_helpers import error_status
 
@@ -38,7 +37,7 @@ def _until_failed(cur: Any, name: str, deadline: float) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(600)
-def test_a_crash_looping_stream_ends_failed_and_the_others_run_on(tmp_path: Path) -> None:
+def test_a_crash_looping_stream_ends_failed_and_the_others_run_on(tmp_path: Path, land: Any) -> None:
     from pyhive import hive
 
     conf = tmp_path / "sluicegate.toml"
@@ -46,8 +45,8 @@ def test_a_crash_looping_stream_ends_failed_and_the_others_run_on(tmp_path: Path
                     f'\n[spark]\ndriver_memory = "1g"\n\n[security]\nallowed_paths = ["{tmp_path}"]\n')
     gateway = GatewayProcess(tmp_path / "warehouse", conf, tmp_path / "gateway.log")
     poison, fine = tmp_path / "poison", tmp_path / "fine"
-    land_json(poison, [{"s": "1"}, {"s": "abc"}])
-    land_json(fine, [{"x": 1}])
+    land(poison, [{"s": "1"}, {"s": "abc"}])
+    land(fine, [{"x": 1}])
     gateway.start()
     try:
         connection = hive.connect("127.0.0.1", gateway.port, username="tester")
@@ -65,7 +64,7 @@ def test_a_crash_looping_stream_ends_failed_and_the_others_run_on(tmp_path: Path
         assert info["Status"] == "FAILED" and info["Failures in a row"] == "2"
         assert info["Last error"] == shown["lastError"]
         # the others run on: a new file reaches the bystander; the failed stream is not retried meanwhile
-        land_json(fine, [{"x": 2}])
+        land(fine, [{"x": 2}])
         cur.execute("REFRESH STREAMING TABLE bystander")
         cur.execute("SELECT x FROM bystander")
         assert sorted(row[0] for row in cur.fetchall()) == [1, 2]

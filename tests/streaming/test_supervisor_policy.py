@@ -336,3 +336,15 @@ def test_a_refresh_during_a_pass_gets_one_more_pass_after_it(world) -> None:
     manager.drop("db", "busy")                          # a drop ends the wait, and says why
     with pytest.raises(StreamError, match="stopped before it ended"):
         manager.catch_up("db", "busy", lambda: False, pending)
+
+
+def test_a_continuous_refresh_notes_its_outcome(world) -> None:
+    manager, edge, _clock, store = world
+    manager.start(_persist(store, manager, "steady"))
+    manager.catch_up("db", "steady", lambda: False)
+    entry = store.get_stream("db", "steady")
+    assert entry.last_refresh_status == "COMPLETED" and entry.last_refresh_at is not None
+    _end(manager, edge, CAST_ERROR)
+    with pytest.raises(StreamError, match="not running"):
+        manager.catch_up("db", "steady", lambda: False)
+    assert store.get_stream("db", "steady").last_refresh_status == "FAILED"
