@@ -214,6 +214,7 @@ def load_config(
     _positive(raw, "server", "handshake_timeout", "max_message_bytes", "max_container_length")
     _positive(raw, "auth", "max_failures", "max_failures_per_address", "failure_window", "lockout_initial",
               "lockout_max", "ldap_timeout")
+    _positive(raw, "streams", "max_attempts", "tick_interval")
     server, auth = raw["server"], raw["auth"]
     tls_cert, tls_key = _optional_path(server["tls_cert"], base), _optional_path(server["tls_key"], base)
     if (tls_cert is None) != (tls_key is None):
@@ -288,6 +289,8 @@ def load_config(
             retry_max=float(raw["streams"]["retry_max"]),
             checkpoints=checkpoints,
             static_check_interval=float(raw["streams"]["static_check_interval"]),
+            max_attempts=int(raw["streams"]["max_attempts"]),
+            tick_seconds=float(raw["streams"]["tick_interval"]),
         ),
         security=_security(raw["security"], warehouse_path, (warehouse_path, checkpoints, password_file)),
         events=_events(raw["events"]),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from runtime.errors import RuntimeQueryError
 
 
@@ -41,3 +43,26 @@ class StreamStopTimeoutError(StreamError):
 
     error_class = "STREAM_STOP_TIMEOUT"
     sqlstate = "57014"
+
+
+# A failure of one of these error classes repeats however often the batch is retried (a rule the data breaks, a
+# source rewritten under the stream): the stream is FAILED at once instead of being retried.
+NON_RETRYABLE_ERROR_CLASSES = frozenset({"EXPECTATION_VIOLATION", SourceRewrittenError.error_class})
+
+# Spark's and the expectations' error texts start with `[ERROR_CLASS]` or `[ERROR_CLASS.SUB_CLASS]`.
+_BRACKETED_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)*\]")
+# A stream error raised in Python inside the batch reaches the listener as its class name, not its error class.
+_PYTHON_CLASSES = {cls.__name__: cls.error_class for cls in (SourceRewrittenError,)}
+
+
+def error_classes_in(message: str) -> set[str]:
+    """The error classes a failure's text names: `[CLASS...]` as Spark writes them, or a stream error's class."""
+    found = set(_BRACKETED_CLASS.findall(message))
+    found |= {error_class for name, error_class in _PYTHON_CLASSES.items() if name in message}
+    found |= {name for name in NON_RETRYABLE_ERROR_CLASSES if name in message}
+    return found
+
+
+def retryable(message: str) -> bool:
+    """Whether another attempt on the same batch could succeed (False: fail the stream at once)."""
+    return not (error_classes_in(message) & NON_RETRYABLE_ERROR_CLASSES)

@@ -1,80 +1,83 @@
-"""StreamManager: every streaming table's stream, started from the catalog and kept running.
+"""StreamManager: the stream supervisor. One thread takes commands from a queue and moves each streaming table's
+stream through the transition table of `runtime.streaming.lifecycle`; Spark calls stay in `spark_edge`.
+
+Commands: start (CREATE, CREATE OR REFRESH), resume (boot, a test), stop, drop, refresh (REFRESH without FULL),
+reschedule (ALTER ... SCHEDULE), failure (a start the caller saw fail), terminated (the listener: a query ended),
+committed (a batch is in Delta: the failures in a row are over), tick (due retries, due scheduled passes, static
+tables with a new version, a missed end), stop_all. A statement that needs the outcome waits on the command's reply
+(a Future); the listener and the batch never wait. Because one thread decides, there is no lock around a stream's
+state: a retry never revives a dropped stream, a pass never starts under a DROP. Statements on one name still take
+turns through `lifecycle()` (CREATE persists rows before it starts the stream).
 
 Persist before start (as Flink's materialized tables): the catalog row says what should run (desired_state) and what
-does (status). At boot every stream whose desired state is RUNNING resumes from its checkpoint. A stream that fails is
-marked FAILED with its error and an event, and started again after an exponential backoff; the others never notice.
-Stopping the gateway stops every stream cleanly and keeps its desired state, so the next boot resumes it.
+does (status, failures in a row, last error, next pass). At boot every stream whose desired state is RUNNING is taken
+on again: a continuous one resumes from its checkpoint, a scheduled one runs a pass missed while the gateway was down.
+A failure is retried after an exponential backoff, up to `streams.max_attempts` in a row; then, or at once for an
+error class in NON_RETRYABLE_ERROR_CLASSES, the stream stays FAILED with its error until REFRESH, CREATE OR REFRESH or
+a gateway restart (each grants a fresh set of attempts). The others never notice. Each failure is one warning line
+in the server log; the full trace is logged at DEBUG.
 
-Everything that starts, stops or drops one stream (a statement, a retry timer, the static-table watcher, the boot)
-holds that stream's lifecycle lock and re-reads the catalog under it: a retry never revives a dropped stream, and two
-CREATEs of one name cannot both build a table. A stream keeps one Spark session across its restarts (Spark never
-forgets a session's streaming listener bus, so a session per restart would grow without bound).
-
-Progress comes from a StreamingQueryListener on each stream's session: last batch, its time, rows/s, late rows
-dropped by the watermark (counted, never silent), and whether the sources are caught up.
+A table with a schedule (TableEntry.schedule) runs no continuous query: each pass is the same query on the same
+checkpoint with an available-now trigger (ordinary micro-batches, each one Delta commit with its txn), and between
+passes the stream is SCHEDULED with `next_run_at` in the catalog.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
+import queue
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.streaming import StreamingQueryListener
-
 from catalog.errors import PathOutsideWarehouseError
 from catalog.names import inside, name_problem, owned_table_folder, remove_folder
+from dialect.errors import SqlError
+from dialect.schedule import Schedule
 from dialect.streaming.plan import StreamingPlan
-from runtime.policy.sessions import new_user_session
-from runtime.streaming import events
+from runtime.streaming import events, lifecycle
 from runtime.streaming.errors import StreamError, StreamStopTimeoutError
-from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
+from runtime.streaming.lifecycle import RetryPolicy, StreamState
 from runtime.streaming.settings import StreamSettings
 from runtime.streaming.sink import BatchWritten
-from runtime.streaming.sources import TableLocations
+from runtime.streaming.spark_edge import LiveQuery, SparkEdge, error_text, one_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-    from pyspark.sql.streaming import StreamingQuery
 
     from catalog.store import CatalogStore, StreamEntry
+    from runtime.streaming.runner import BuiltStream
 
 log = logging.getLogger(__name__)
 
-RUNNING = "RUNNING"
-STARTING = "STARTING"
-FAILED = "FAILED"
-STOPPED = "STOPPED"
+RUNNING = StreamState.RUNNING.value
+STARTING = StreamState.STARTING.value
+FAILED = StreamState.FAILED.value
+STOPPED = StreamState.STOPPED.value
+SCHEDULED = StreamState.SCHEDULED.value
 
 Key = tuple[str, str]
 
 # After Spark's own stop timeout, how long to wait for a micro-batch still committing before giving up on a stop.
 STOP_WAIT_SECONDS = 300.0
 
+_STREAM_ID = re.compile(r"[0-9a-f]{32}")
 
-@dataclass
-class LiveStream:
-    key: Key
-    stream_id: str
-    plan: StreamingPlan
-    built: BuiltStream
-    query: StreamingQuery
-    started_at: dt.datetime
-    late_rows_dropped: int = 0
-    last_progress: dict[str, Any] = field(default_factory=dict)
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)
 class StreamStatus:
-    """What DESCRIBE STREAMING TABLE shows: the catalog's row and, while the stream runs, its live figures."""
+    """What DESCRIBE STREAMING TABLE shows: the catalog's row and, while a query runs, its live figures."""
 
     entry: StreamEntry
     plan: StreamingPlan
@@ -83,93 +86,111 @@ class StreamStatus:
     last_progress: dict[str, Any]
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+@dataclass
+class Supervised:
+    """The supervisor's own record of one stream (only its thread changes it; statements read it)."""
+
+    key: Key
+    stream_id: str
+    plan: StreamingPlan
+    schedule: Schedule | None
+    state: StreamState = StreamState.STOPPED
+    attempts: int = 0                                  # failures in a row
+    retry_at: dt.datetime | None = None                # RETRYING: when the next attempt starts
+    next_run_at: dt.datetime | None = None             # SCHEDULED: when the next pass starts
+    live: LiveQuery | None = None
+    last_pass_at: dt.datetime | None = None
+    pass_versions: dict[Key, int] = field(default_factory=dict)   # input versions when the last pass started
+    pass_done: Future[None] | None = None              # the current (or last) pass's outcome, for REFRESH SYNC
+    queued_pass: Future[None] | None = None            # a REFRESH came while a pass ran: one more pass after it
 
 
-_STREAM_ID = re.compile(r"[0-9a-f]{32}")
-_PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
+@dataclass
+class _Command:
+    name: str
+    handler: Callable[..., Any]
+    args: tuple[Any, ...]
+    reply: Future[Any] | None
 
 
-def error_text(message: str, limit: int = 2000) -> str:
-    """A stream's failure as a person reads it: the Python error raised inside Spark's batch when there is one
-    (Spark wraps it in a Java exception and a traceback), else Spark's message without the stack or query dump."""
-    if "Traceback (most recent call last)" in message:
-        raised = _PYTHON_ERROR.findall(message.split("Traceback (most recent call last)", 1)[1])
-        if raised:
-            kind, text = raised[-1]
-            message = f"{kind}: {text}"
-    message = message.split("\n\tat ")[0].split("\nJVM stacktrace:")[0].split("\n=== Streaming Query ===")[0]
-    message = message.strip()
-    return message if len(message) <= limit else message[:limit] + " ..."
-
-
-def table_locations(store: CatalogStore, plan: StreamingPlan) -> TableLocations:
-    """Where each catalog table the plan reads lives (absent names are left out: the runner says which)."""
-    names = {(s.database or "", s.table or "") for s in plan.sources if s.kind == "table"}
-    names |= {(s.database or "", s.table) for s in plan.static_tables}
-    locations = {}
-    for database, name in names:
-        entry = store.get_table(database, name)
-        if entry is not None and entry.location:
-            locations[(database, name)] = entry.location
-    return locations
-
-
-def _batch_after(progress: dict[str, Any], moment: dt.datetime) -> bool:
-    """Whether the last reported batch was planned at or after `moment` (its trigger's start)."""
-    stamp = progress.get("timestamp")
-    if not stamp:
-        return False
-    started = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    return started >= moment
-
-
-class _Listener(StreamingQueryListener):
-    def __init__(self, manager: StreamManager) -> None:
-        self.manager = manager
-
-    def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's names
-        pass
-
-    def onQueryProgress(self, event: Any) -> None:  # noqa: N802
-        try:
-            self.manager._progress(str(event.progress.runId), json.loads(event.progress.json))
-        except Exception:  # noqa: BLE001 - a listener that raises is dropped by Spark; log and keep listening
-            log.exception("recording stream progress failed")
-
-    def onQueryIdle(self, event: Any) -> None:  # noqa: N802
-        pass
-
-    def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
-        try:
-            self.manager._terminated(str(event.runId), event.exception)
-        except Exception:  # noqa: BLE001
-            log.exception("handling a stream's end failed")
+class _Quit:
+    pass
 
 
 class StreamManager:
-    def __init__(self, spark: SparkSession, store: CatalogStore, settings: StreamSettings,
-                 warehouse: Path | None = None) -> None:
+    def __init__(self, spark: SparkSession | None, store: CatalogStore, settings: StreamSettings,
+                 warehouse: Path | None = None, edge: Any = None,
+                 clock: Callable[[], dt.datetime] = _now) -> None:
         """`warehouse`: where the streaming tables' folders must lie; when given, a catalog row whose table folder
-        is elsewhere is not resumed at boot."""
+        is elsewhere is not resumed at boot. `edge` and `clock` replace Spark and the time in unit tests."""
         self.spark = spark
         self.store = store
         self.settings = settings
         self.warehouse = warehouse
-        self._lock = threading.RLock()
-        self._live: dict[Key, LiveStream] = {}
-        self._by_run: dict[str, Key] = {}   # by run id: a restart on the same checkpoint keeps the query id
-        self._timers: dict[Key, threading.Timer] = {}
-        self._lifecycles: dict[Key, threading.RLock] = {}
-        self._sessions: dict[Key, SparkSession] = {}
-        self._listener = _Listener(self)
+        self.edge = edge if edge is not None else SparkEdge(spark, store, self._progress, self._terminated)
+        self.clock = clock
+        self._records: dict[Key, Supervised] = {}
+        self._by_run: dict[str, Key] = {}       # by run id: a restart on the same checkpoint keeps the query id
+        self._statement_locks: dict[Key, threading.RLock] = {}
+        self._locks_lock = threading.Lock()
+        self._queue: queue.Queue[_Command | _Quit] = queue.Queue()
         self._stopping = False
-        self._quit = threading.Event()
-        if settings.static_check_interval > 0:
-            threading.Thread(target=self._watch_static_tables, name="sluicegate-static-tables", daemon=True).start()
+        self._closed = False
+        self._next_input_check = clock()
+        self._thread = threading.Thread(target=self._run, name="sluicegate-stream-supervisor", daemon=True)
+        self._thread.start()
 
-    # -- what the statements call ------------------------------------------------------------------------------
+    # -- the command loop ----------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        next_tick = time.monotonic() + self.settings.tick_seconds
+        while True:
+            try:
+                command = self._queue.get(timeout=max(0.0, next_tick - time.monotonic()))
+            except queue.Empty:
+                command = None
+            if isinstance(command, _Quit):
+                return
+            if command is not None:
+                self._execute(command)
+            if time.monotonic() >= next_tick:
+                self._execute(_Command("tick", self._on_tick, (), None))
+                next_tick = time.monotonic() + self.settings.tick_seconds
+
+    def _execute(self, command: _Command) -> None:
+        try:
+            result = command.handler(*command.args)
+        except BaseException as exc:  # noqa: BLE001 - the command's caller gets it; the supervisor goes on
+            if command.reply is not None:
+                command.reply.set_exception(exc)
+            else:
+                log.exception("stream supervisor: command %s failed", command.name)
+            return
+        if command.reply is not None:
+            command.reply.set_result(result)
+
+    def _post(self, name: str, handler: Callable[..., Any], *args: Any) -> None:
+        """A command nobody waits for (the listener, a batch)."""
+        if not self._closed:
+            self._queue.put(_Command(name, handler, args, None))
+
+    def _call(self, name: str, handler: Callable[..., Any], *args: Any) -> Any:
+        """A command whose outcome the caller waits for (run at once when the supervisor itself asks)."""
+        if threading.current_thread() is self._thread:
+            return handler(*args)
+        if self._closed:
+            raise StreamError("the stream supervisor has stopped (the gateway is shutting down)",
+                              error_class="STREAM_SUPERVISOR_STOPPED", sqlstate="55000",
+                              hint="run the statement again once the gateway has restarted")
+        reply: Future[Any] = Future()
+        self._queue.put(_Command(name, handler, args, reply))
+        return reply.result()
+
+    def tick(self) -> None:
+        """Run one tick now (tests with a fake clock; the loop ticks every `streams.tick_interval` by itself)."""
+        self._call("tick", self._on_tick)
+
+    # -- what the statements call --------------------------------------------------------------------------------
 
     def checkpoint_for(self, stream_id: str) -> str:
         """The checkpoint folder of a new stream: named by its generated id, never by a user's name, and checked to
@@ -204,67 +225,26 @@ class StreamManager:
 
     @contextmanager
     def lifecycle(self, database: str, name: str) -> Iterator[None]:
-        """Hold the stream's lifecycle lock: whoever starts, stops, drops or creates it waits for the others."""
-        with self._lock:
-            lock = self._lifecycles.setdefault((database, name), threading.RLock())
+        """Statements on one name take turns (a CREATE persists rows before it starts the stream; a concurrent
+        CREATE or DROP of that name waits for it). The supervisor itself never takes this lock."""
+        with self._locks_lock:
+            lock = self._statement_locks.setdefault((database, name), threading.RLock())
         with lock:
             yield
 
-    def _session(self, key: Key) -> SparkSession:
-        with self._lock:
-            session = self._sessions.get(key)
-            if session is None:
-                session = new_user_session(self.spark)  # a stream's query is a user's query
-                session.streams.addListener(self._listener)
-                self._sessions[key] = session
-            return session
-
-    def _forget_session(self, key: Key) -> None:
-        with self._lock:
-            session = self._sessions.pop(key, None)
-        if session is not None:
-            session.streams.removeListener(self._listener)
-
     def build(self, plan: StreamingPlan) -> BuiltStream:
         """The stream's query, analysed by Spark but not started: for CREATE to learn the table's schema."""
-        key = ((plan.database or "").lower(), plan.name.lower())
-        return build(self._session(key), plan, table_locations(self.store, plan))
+        return self.edge.build(((plan.database or "").lower(), plan.name.lower()), plan)
 
     def start(self, entry: StreamEntry, built: BuiltStream | None = None) -> StreamEntry:
-        """Start a persisted stream; raises when it cannot start (CREATE undoes what it persisted)."""
-        key = (entry.database, entry.name)
-        with self.lifecycle(*key):
-            self.stop(*key, desired=None)
-            entry = self.store.update_stream(*key, status=STARTING)
-            plan = StreamingPlan.from_json(entry.plan_json)
-            table = self.store.require_table(*key)
-            built = built if built is not None else self.build(plan)
-            trigger = plan.trigger_seconds if plan.trigger_seconds is not None else self.settings.trigger_seconds
-            target = StreamTarget(entry.stream_id, str(table.location), entry.checkpoint, f"{key[0]}.{key[1]}")
-            try:
-                query = start(built.result, plan, target, trigger, merge_keys(plan, built.result.columns),
-                              on_batch=lambda written: self._batch_written(key, entry.stream_id, written))
-            except Exception:
-                built.release()
-                raise
-            run_id = str(query.runId)
-            with self._lock:  # the listener's end-of-query handling waits until the stream is registered as running
-                self._live[key] = LiveStream(key, entry.stream_id, plan, built, query, _now())
-                self._by_run[run_id] = key
-                entry = self.store.update_stream(*key, status=RUNNING, query_id=str(query.id), last_error=None)
-            self.store.record_event(*key, "STARTED", f"query {query.id} from checkpoint {entry.checkpoint}")
-            if not query.isActive:  # it ended before its listener was told of it: handle the end here
-                ended = query.exception()
-                self._terminated(run_id, str(ended) if ended is not None else None)
-            return entry
+        """Start a persisted stream (a scheduled table: its first pass); raises when it cannot start (CREATE undoes
+        what it persisted, CREATE OR REFRESH records the failure)."""
+        return self._call("start", self._on_start, entry, built)
 
     def resume(self, entry: StreamEntry) -> None:
-        """Start a stream at boot or after a failure; a failure to start is the stream's, not the caller's."""
-        try:
-            self.start(entry)
-        except Exception as exc:  # noqa: BLE001 - recorded on the stream and retried
-            self.record_failure((entry.database, entry.name), entry.stream_id,
-                                getattr(exc, "message", None) or str(exc))
+        """Take a stream on at boot (or in a test): resume it, or wait for its next pass; a failure to start is the
+        stream's, recorded and retried, not the caller's."""
+        self._call("resume", self._on_resume, entry)
 
     def stop(self, database: str, name: str, desired: str | None = STOPPED,
              wait_seconds: float = STOP_WAIT_SECONDS) -> None:
@@ -272,140 +252,149 @@ class StreamManager:
 
         Returns only once the query has ended: nothing may remove a checkpoint or table under a batch still
         committing. Raises StreamStopTimeoutError (and forgets nothing) if it does not end within `wait_seconds`
-        after Spark's own stop timeout.
-        """
-        key = (database, name)
-        with self.lifecycle(*key):
-            with self._lock:
-                timer = self._timers.pop(key, None)
-                live = self._live.get(key)
-                if live is not None:
-                    self._by_run.pop(str(live.query.runId), None)  # its end is this stop's: the listener ignores it
-            if timer is not None:
-                timer.cancel()
-            if live is not None:
-                try:
-                    self._halt(live, wait_seconds)
-                except StreamStopTimeoutError:
-                    with self._lock:
-                        self._by_run[str(live.query.runId)] = key
-                    raise
-                with self._lock:
-                    self._live.pop(key, None)
-                live.built.release()
-            if self.store.get_stream(database, name) is None:
-                return
-            changes: dict[str, Any] = {"status": STOPPED}
-            if desired is not None:
-                changes["desired_state"] = desired
-            self.store.update_stream(database, name, **changes)
-            if live is not None:
-                self.store.record_event(database, name, "STOPPED", "stopped" if desired else "stopped with the gateway")
-
-    @staticmethod
-    def _halt(live: LiveStream, wait_seconds: float) -> None:
-        """Stop the query and wait for it to end. Spark's stop gives up after its timeout while a batch's Delta
-        commit runs on (a commit cannot be interrupted): wait for that batch rather than pull files from under it."""
-        try:
-            live.query.stop()
-        except Exception as exc:  # noqa: BLE001 - a query that failed while stopping has ended all the same
-            log.warning("stream %s.%s did not stop within Spark's timeout: %s", *live.key, exc)
-        # isActive turns false before Spark removes the query from its session's active queries; its termination
-        # latch counts down after that, and only then may the stream start again in the same session
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                if live.query.awaitTermination(max(0.1, min(5.0, deadline - time.monotonic()))):
-                    return
-            except Exception:  # noqa: BLE001 - it ended with an error: ended is all a stop needs
-                return
-            if time.monotonic() >= deadline:
-                raise StreamStopTimeoutError(
-                    f"the stream of `{live.key[0]}`.`{live.key[1]}` is still running a micro-batch after "
-                    f"{wait_seconds:g} s; nothing was removed",
-                    hint="run the statement again once the batch has finished (DESCRIBE STREAMING TABLE shows it)")
+        after Spark's own stop timeout."""
+        self._call("stop", self._on_stop, (database, name), desired, wait_seconds)
 
     def drop(self, database: str, name: str, keep_session: bool = False) -> None:
         """Stop the stream and remove its checkpoint (the caller drops the table). A full refresh keeps the
         stream's session: the new definition was built in it."""
-        key = (database, name)
-        with self.lifecycle(*key):
-            entry = self.store.get_stream(database, name)
-            self.stop(database, name)
-            checkpoint = self._owned_checkpoint(entry.checkpoint) if entry is not None else None
-            if checkpoint is not None:
-                remove_folder(checkpoint, "the checkpoint of a dropped stream")
-            if not keep_session:
-                self._forget_session(key)
+        self._call("drop", self._on_drop, (database, name), keep_session)
+
+    def refresh(self, database: str, name: str) -> Future[None] | None:
+        """REFRESH without FULL: a scheduled table runs one pass now (or right after the one under way, which may
+        have started before the input the statement must see); a failed, retrying or stopped stream starts again
+        with a fresh set of attempts; a running one goes on. Returns the pass to wait for (catch_up's `until`)."""
+        return self._call("refresh", self._on_refresh, (database, name))
+
+    def reschedule(self, database: str, name: str) -> None:
+        """After ALTER STREAMING TABLE ... ADD | ALTER | DROP SCHEDULE changed the table row: switch the stream
+        between continuous and scheduled (or to its new schedule) on the same checkpoint."""
+        self._call("reschedule", self._on_reschedule, (database, name))
+
+    def record_failure(self, key: Key, stream_id: str, message: str) -> None:
+        """Mark the stream failed with its error and an event; retried after the backoff while attempts remain."""
+        self._call("failure", self._on_failure, key, stream_id, message)
 
     def status(self, database: str, name: str) -> StreamStatus | None:
         entry = self.store.get_stream(database, name)
         if entry is None:
             return None
-        with self._lock:
-            live = self._live.get((database, name))
-            active = live is not None and live.query.isActive
-            return StreamStatus(entry, StreamingPlan.from_json(entry.plan_json), active,
-                                live.late_rows_dropped if live else 0, dict(live.last_progress) if live else {})
+        record = self._records.get((database, name))
+        live = record.live if record is not None and record.stream_id == entry.stream_id else None
+        active = live is not None and not self.edge.ended(live)[0]
+        return StreamStatus(entry, StreamingPlan.from_json(entry.plan_json), active,
+                            live.late_rows_dropped if live else 0, dict(live.last_progress) if live else {})
+
+    def schedule_of(self, database: str, name: str) -> Schedule | None:
+        record = self._records.get((database, name))
+        return record.schedule if record is not None else None
 
     def wait_for(self, database: str, name: str) -> None:
-        """Process everything available now (tests, and a user's REFRESH): returns when the stream caught up."""
-        with self._lock:
-            live = self._live.get((database, name))
-        if live is not None:
-            live.query.processAllAvailable()
+        """Process everything available now (tests): returns when the stream caught up, or its pass ended."""
+        record = self._records.get((database, name))
+        live = record.live if record is not None else None
+        if live is None:
+            return
+        if live.available_now and record is not None and record.pass_done is not None:
+            try:
+                record.pass_done.result()
+            except StreamError:
+                pass  # the stream's failure is on its row; waiting is all this asks
+            return
+        self.edge.process_all_available(live)
 
-    def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], poll_seconds: float = 0.2) -> None:
-        """REFRESH STREAMING TABLE without FULL: return once the stream has processed the input that was there when
-        called (Spark's processAllAvailable, run aside so that a cancel or timeout of the statement ends the wait;
-        a stream of time-driven sources only, which never runs out of input, once a batch planned after the call has
-        committed). Raises StreamError if the stream is not running or fails meanwhile."""
+    def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], until: Future[None] | None = None,
+                 poll_seconds: float = 0.2) -> None:
+        """REFRESH STREAMING TABLE SYNC: return once the stream has processed the input that was there when called
+        (a scheduled table: once its pass has ended; a continuous one: Spark's processAllAvailable, run aside so
+        that a cancel or timeout of the statement ends the wait; a stream of time-driven sources only, which never
+        runs out of input, once a batch planned after the call has committed). Raises StreamError if the stream is
+        not running, or fails meanwhile."""
         key = (database, name)
+        record = self._records.get(key)
+        live = record.live if record is not None else None
+        if until is not None or (record is not None and (live.available_now if live is not None
+                                                         else record.schedule is not None)):
+            self._wait_for_pass(key, until or (record.pass_done if record is not None else None), cancelled,
+                                poll_seconds)
+            return
+        self._note_refresh(key, "RUNNING", at=_now())
+        try:
+            outcome = self._catch_up_continuous(key, cancelled, poll_seconds)
+        except StreamError:
+            self._note_refresh(key, "FAILED")
+            raise
+        self._note_refresh(key, outcome)
+
+    def _note_refresh(self, key: Key, status: str, at: dt.datetime | None = None) -> None:
+        """A continuous stream's REFRESH SYNC in the row's last refresh (a pass records its own)."""
+        changes: dict[str, Any] = {"last_refresh_status": status}
+        if at is not None:
+            changes["last_refresh_at"] = at
+        try:
+            self.store.update_stream(*key, **changes)
+        except SqlError:  # dropped meanwhile: nothing to note
+            pass
+
+    def _catch_up_continuous(self, key: Key, cancelled: Callable[[], bool], poll_seconds: float) -> str:
+        """Wait until the continuous stream has caught up: COMPLETED, or CANCELED when the statement was."""
         called = dt.datetime.now(dt.timezone.utc)
         while True:
-            with self._lock:
-                live = self._live.get(key)
-            if live is None or not live.query.isActive:
+            record = self._records.get(key)
+            live = record.live if record is not None else None
+            if live is None or self.edge.ended(live)[0]:
                 raise self._not_running(key)
             drained = threading.Event()
             failures: list[BaseException] = []
 
-            def drain(query: StreamingQuery = live.query) -> None:
+            def drain(current: LiveQuery = live) -> None:
                 try:
-                    query.processAllAvailable()
+                    self.edge.process_all_available(current)
                 except BaseException as exc:  # noqa: BLE001 - reported below, after a restart check
                     failures.append(exc)
                 finally:
                     drained.set()
 
-            threading.Thread(target=drain, name=f"sluicegate-refresh-{name}", daemon=True).start()
+            threading.Thread(target=drain, name=f"sluicegate-refresh-{key[1]}", daemon=True).start()
             while not drained.wait(poll_seconds):
                 if cancelled():
-                    return  # the statement was cancelled or timed out: the stream runs on, as before
+                    return "CANCELED"  # the statement was cancelled or timed out: the stream runs on, as before
                 if all(s.kind == "rate" for s in live.plan.sources) and _batch_after(live.last_progress, called):
-                    return
+                    return "COMPLETED"
             if not failures:
-                return
-            with self._lock:
-                current = self._live.get(key)
-            if current is None or current.query.runId == live.query.runId:
-                raise self._not_running(key)
+                return "COMPLETED"
+            record = self._records.get(key)
+            current = record.live if record is not None else None
+            if current is None or current.run_id == live.run_id:
+                raise self._not_running(key, error_text(str(failures[0])))
             # restarted meanwhile on the same checkpoint (a static table changed): wait on the new query
 
-    def _not_running(self, key: Key) -> StreamError:
+    def _wait_for_pass(self, key: Key, done: Future[None] | None, cancelled: Callable[[], bool],
+                       poll_seconds: float) -> None:
+        if done is None:
+            raise self._not_running(key)
+        while True:
+            try:
+                done.result(timeout=poll_seconds)
+                return
+            except TimeoutError:
+                if cancelled():
+                    return  # the pass runs on; DESCRIBE shows how it ends
+            except StreamError as exc:
+                raise self._not_running(key, exc.message) from None
+
+    def _not_running(self, key: Key, error: str | None = None) -> StreamError:
         entry = self.store.get_stream(*key)
         status = entry.status if entry is not None else "DROPPED"
-        error = f": {entry.last_error}" if entry is not None and entry.last_error else ""
+        error = error or (entry.last_error if entry is not None else None)
         return StreamError(
-            f"the stream of `{key[0]}`.`{key[1]}` is not running ({status}{error})",
+            f"the stream of `{key[0]}`.`{key[1]}` is not running ({status}{f': {error}' if error else ''})",
             error_class="STREAM_NOT_RUNNING", sqlstate="55000",
-            hint="DESCRIBE STREAMING TABLE shows its last error; a failed stream is retried, or fix the cause and "
-                 "REFRESH STREAMING TABLE ... FULL")
-
-    # -- lifecycle ---------------------------------------------------------------------------------------------
+            hint="DESCRIBE STREAMING TABLE shows its last error and attempts; fix the cause and REFRESH STREAMING "
+                 "TABLE (it starts a failed stream again), or REFRESH STREAMING TABLE ... FULL")
 
     def restart_all(self) -> int:
-        """Start every stream that should run (at boot); returns how many were found."""
+        """Take on every stream that should run (at boot); returns how many were found."""
         entries = self.store.list_streams(desired_state=RUNNING)
         for entry in entries:
             problem = self.boot_problem(entry)
@@ -420,77 +409,364 @@ class StreamManager:
         return len(entries)
 
     def stop_all(self) -> None:
-        """Stop every stream, keeping its desired state: the next boot resumes it from its checkpoint."""
-        self._quit.set()
-        with self._lock:
-            self._stopping = True
-            keys = list(self._live) + [k for k in self._timers if k not in self._live]
-        for key in keys:
-            try:
-                # no wait past Spark's stop timeout: the process may end mid-batch, its checkpoint and the batch's
-                # txn make the next boot redo that batch exactly once
-                self.stop(*key, desired=None, wait_seconds=0)
-            except StreamStopTimeoutError as exc:
-                log.warning("%s", exc.message)
+        """Stop every stream, keeping its desired state: the next boot resumes it from its checkpoint. Ends the
+        supervisor's thread."""
+        if self._closed:
+            return
+        self._stopping = True
+        try:
+            self._call("stop_all", self._on_stop_all)
+        finally:
+            self._closed = True
+            self._queue.put(_Quit())
+            self._thread.join(timeout=60)
 
     def running(self) -> list[Key]:
-        with self._lock:
-            return sorted(self._live)
+        """The streams with a query running now (a continuous query or a pass)."""
+        return sorted(key for key, record in list(self._records.items()) if record.live is not None)
 
-    # -- static tables -----------------------------------------------------------------------------------------
+    # -- handlers: only the supervisor's thread runs these ---------------------------------------------------------
 
-    def _watch_static_tables(self) -> None:
+    def _policy(self) -> RetryPolicy:
+        return RetryPolicy(self.settings.retry_initial, self.settings.retry_max, self.settings.max_attempts)
+
+    def _move(self, record: Supervised, state: StreamState, **changes: Any) -> None:
+        """One transition: checked against the table, then written to the catalog row."""
+        if state != record.state:
+            lifecycle.check_transition(record.state, state)
+        record.state = state
+        if self.store.get_stream(*record.key) is not None:
+            self.store.update_stream(*record.key, status=state.value, **changes)
+
+    def _record_for(self, entry: StreamEntry) -> Supervised:
+        """The record of the catalog row's stream (a new one when the row has a new stream id)."""
+        record = self._records.get((entry.database, entry.name))
+        table = self.store.get_table(entry.database, entry.name)
+        schedule = Schedule.from_json(table.schedule) if table is not None else None
+        plan = StreamingPlan.from_json(entry.plan_json)
+        if record is None or record.stream_id != entry.stream_id:
+            record = Supervised((entry.database, entry.name), entry.stream_id, plan, schedule,
+                                next_run_at=entry.next_run_at)
+            self._records[record.key] = record
+        else:
+            record.plan, record.schedule = plan, schedule
+        return record
+
+    def _on_start(self, entry: StreamEntry, built: BuiltStream | None) -> StreamEntry:
+        key = (entry.database, entry.name)
+        if key in self._records:
+            self._halt(self._records[key], STOP_WAIT_SECONDS)
+        record = self._record_for(entry)
+        record.attempts, record.retry_at = 0, None
+        try:
+            self._launch(record, built, pass_now=record.schedule is not None)
+        except BaseException:
+            if record.state != StreamState.STOPPED:
+                self._move(record, StreamState.STOPPED)
+            raise
+        return self.store.get_stream(*key) or entry
+
+    def _on_resume(self, entry: StreamEntry) -> None:
+        current = self.store.get_stream(entry.database, entry.name)
+        if current is None or current.stream_id != entry.stream_id:
+            return
+        record = self._record_for(current)
+        if record.live is not None:
+            return
+        record.attempts, record.retry_at = 0, None     # a boot grants a fresh set of attempts
+        if record.schedule is not None:
+            first = lifecycle.first_pass_at(record.schedule, current.next_run_at, self.clock())
+            if first > self.clock():
+                self._wait_for_next_pass(record, first)
+                return
+        self._start_or_fail(record, pass_now=record.schedule is not None)
+
+    def _launch(self, record: Supervised, built: BuiltStream | None, pass_now: bool) -> None:
+        """Start the query: continuous, or one available-now pass of a scheduled table. Raises if Spark refuses."""
+        self._move(record, StreamState.STARTING)
+        entry = self.store.get_stream(*record.key)
+        table = self.store.require_table(*record.key)
+        if entry is None or entry.stream_id != record.stream_id:
+            raise self._not_running(record.key)
+        plan = StreamingPlan.from_json(entry.plan_json)
+        record.plan = plan
+        if pass_now:
+            record.pass_versions = self.edge.input_versions(plan)
+        built = built if built is not None else self.edge.build(record.key, plan)
+        trigger = plan.trigger_seconds if plan.trigger_seconds is not None else self.settings.trigger_seconds
+        key, stream_id = record.key, record.stream_id
+        live = self.edge.launch(key, stream_id, plan, built, str(table.location), entry.checkpoint, trigger,
+                                pass_now, lambda written: self._batch_written(key, stream_id, written))
+        record.live = live
+        self._by_run[live.run_id] = key
+        kept = {} if record.attempts else {"last_error": None, "failures": 0}
+        if pass_now:
+            record.last_pass_at, record.next_run_at = self.clock(), None
+            record.pass_done, record.queued_pass = record.queued_pass or Future(), None
+            self._move(record, StreamState.REFRESHING, query_id=str(live.query.id) if live.query else None,
+                       next_run_at=None, last_refresh_at=record.last_pass_at, last_refresh_status="RUNNING", **kept)
+            self.store.record_event(*key, "STARTED", f"a refresh pass from checkpoint {entry.checkpoint}")
+        else:
+            self._move(record, StreamState.RUNNING, query_id=str(live.query.id) if live.query else None, **kept)
+            self.store.record_event(*key, "STARTED", f"query {live.query.id if live.query else live.run_id} from "
+                                                     f"checkpoint {entry.checkpoint}")
+
+    def _start_or_fail(self, record: Supervised, pass_now: bool) -> None:
+        try:
+            self._launch(record, None, pass_now)
+        except Exception as exc:  # noqa: BLE001 - recorded on the stream and retried
+            if self.store.get_stream(*record.key) is not None:
+                self._fail(record, getattr(exc, "message", None) or str(exc))
+
+    def _wait_for_next_pass(self, record: Supervised, at: dt.datetime | None) -> None:
+        record.next_run_at = at
+        self._move(record, StreamState.SCHEDULED, next_run_at=at)
+        when = f"next pass at {at.replace(microsecond=0).isoformat(sep=' ')} UTC" if at is not None else \
+            "next pass when an input table changes"
+        self.store.record_event(*record.key, "SCHEDULED", f"{when} ({record.schedule.describe()})"
+                                if record.schedule is not None else when)
+
+    def _halt(self, record: Supervised, wait_seconds: float) -> bool:
+        """Stop the record's query if it has one (its end is this stop's: the listener's report is ignored)."""
+        live = record.live
+        if live is None:
+            return False
+        self._by_run.pop(live.run_id, None)
+        try:
+            self.edge.halt(live, wait_seconds)
+        except StreamStopTimeoutError:
+            self._by_run[live.run_id] = record.key
+            raise
+        record.live = None
+        if live.available_now:
+            self._end_pass(record, "CANCELED", StreamError("the refresh pass was stopped before it ended",
+                                                           error_class="STREAM_REFRESH_CANCELED", sqlstate="57014"))
+        return True
+
+    def _end_pass(self, record: Supervised, status: str, failure: StreamError | None) -> None:
+        if self.store.get_stream(*record.key) is not None:
+            self.store.update_stream(*record.key, last_refresh_status=status)
+        ending = [record.pass_done]
+        if failure is not None and (status == "CANCELED" or record.state == StreamState.FAILED):
+            ending.append(record.queued_pass)      # no pass follows: a REFRESH waiting for one learns why
+            record.queued_pass = None
+        for done in ending:
+            if done is not None and not done.done():
+                if failure is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(failure)
+
+    def _on_stop(self, key: Key, desired: str | None, wait_seconds: float) -> None:
+        record = self._records.get(key)
+        halted = self._halt(record, wait_seconds) if record is not None else False
+        if self.store.get_stream(*key) is None:
+            return
+        changes: dict[str, Any] = {} if desired is None else {"desired_state": desired}
+        if record is not None:
+            record.retry_at = None
+            if record.state != StreamState.STOPPED:
+                self._move(record, StreamState.STOPPED, **changes)
+            elif changes:
+                self.store.update_stream(*key, **changes)
+        else:
+            self.store.update_stream(*key, status=STOPPED, **changes)
+        if halted:
+            self.store.record_event(*key, "STOPPED", "stopped" if desired else "stopped with the gateway")
+
+    def _on_drop(self, key: Key, keep_session: bool) -> None:
+        entry = self.store.get_stream(*key)
+        self._on_stop(key, STOPPED, STOP_WAIT_SECONDS)
+        checkpoint = self._owned_checkpoint(entry.checkpoint) if entry is not None else None
+        if checkpoint is not None:
+            remove_folder(checkpoint, "the checkpoint of a dropped stream")
+        record = self._records.pop(key, None)
+        if record is not None:
+            lifecycle.check_transition(record.state, StreamState.DROPPED)
+            record.state = StreamState.DROPPED
+            self._end_pass(record, "CANCELED", StreamError("the table was dropped", error_class="STREAM_DROPPED",
+                                                           sqlstate="55000"))
+        if not keep_session:
+            self.edge.forget_session(key)
+
+    def _on_refresh(self, key: Key) -> Future[None] | None:
+        entry = self.store.get_stream(*key)
+        if entry is None:
+            raise self._not_running(key)
+        record = self._record_for(entry)
+        if record.live is not None and record.live.available_now:   # one more pass once this one has ended
+            record.queued_pass = record.queued_pass or Future()
+            return record.queued_pass
+        if record.live is not None:
+            return None  # a running continuous stream: catch_up waits until it has caught up
+        record.attempts, record.retry_at = 0, None      # REFRESH grants a fresh set of attempts
+        if entry.desired_state != RUNNING:
+            self.store.update_stream(*key, desired_state=RUNNING)
+        self.store.record_event(*key, "REFRESH", "a refresh pass, now" if record.schedule is not None else
+                                "REFRESH of a stream that was not running: started again")
+        try:
+            self._launch(record, None, pass_now=record.schedule is not None)
+        except Exception as exc:
+            self._fail(record, getattr(exc, "message", None) or str(exc))
+            raise
+        return record.pass_done if record.schedule is not None else None
+
+    def _on_reschedule(self, key: Key) -> None:
+        """Decided by what runs, not by what the record knew: any command may have read the new row first."""
+        entry = self.store.get_stream(*key)
+        if entry is None:
+            return
+        record = self._records.get(key)
+        old = record.schedule if record is not None else None
+        record = self._record_for(entry)
+        new, live = record.schedule, record.live
+        if new != old:
+            self.store.record_event(*key, "SCHEDULE", new.describe() if new is not None else "continuous")
+        if new is None:
+            self.store.update_stream(*key, next_run_at=None)
+            if record.state == StreamState.SCHEDULED:          # scheduled -> continuous, on the same checkpoint
+                self._start_or_fail(record, pass_now=False)
+            # a pass under way goes continuous when it ends; a retry or a REFRESH starts what the row says
+        elif live is not None and not live.available_now:     # continuous -> scheduled, on the same checkpoint
+            self._halt(record, STOP_WAIT_SECONDS)
+            record.pass_versions = self.edge.input_versions(record.plan)
+            self._wait_for_next_pass(record, lifecycle.next_pass_at(new, self.clock()))
+        elif record.state == StreamState.SCHEDULED and new != old:   # another schedule: the next pass by it
+            self._wait_for_next_pass(record, lifecycle.next_pass_at(new, self.clock()))
+
+    def _on_failure(self, key: Key, stream_id: str, message: str) -> None:
+        entry = self.store.get_stream(*key)
+        if entry is None or entry.stream_id != stream_id:
+            return
+        record = self._record_for(entry)
+        if record.live is None:
+            self._fail(record, message)
+
+    def _fail(self, record: Supervised, message: str) -> None:
+        """A failed attempt: RETRYING after the backoff, or FAILED for good; one warning line in the log."""
+        text = error_text(message)
+        now = self.clock()
+        outcome = lifecycle.after_failure(record.attempts, text, now, self._policy())
+        record.attempts, record.retry_at = outcome.attempts, outcome.retry_at
+        state = outcome.state
+        if self._stopping and state == StreamState.RETRYING:
+            state = StreamState.FAILED  # no retries while the gateway stops; the next boot resumes it
+        log.warning("stream %s.%s failed (%s): %s", *record.key, outcome.reason, one_line(text))
+        log.debug("stream %s.%s failure in full:\n%s", *record.key, message)
+        self._move(record, state, last_error=text, failures=outcome.attempts)
+        self.store.record_event(*record.key, "FAILED", f"{text} ({outcome.reason})")
+        if record.schedule is not None:
+            self._end_pass(record, "FAILED", StreamError(text, error_class="STREAM_REFRESH_FAILED",
+                                                         sqlstate="XX000"))
+
+    def _on_terminated(self, run_id: str, exception: str | None) -> None:
+        key = self._by_run.pop(run_id, None)
+        record = self._records.get(key) if key is not None else None
+        if record is None or record.live is None or record.live.run_id != run_id:
+            return  # stopped on purpose, or already handled
+        live, record.live = record.live, None
+        live.built.release()
+        if exception:
+            self._fail(record, exception)
+        elif live.available_now:
+            record.attempts = 0
+            self.store.update_stream(*record.key, failures=0, last_error=None)
+            self.store.record_event(*record.key, "REFRESH_COMPLETED", "the refresh pass processed all available "
+                                                                      "input")
+            self._end_pass(record, "COMPLETED", None)
+            if record.schedule is None:               # rescheduled to continuous while the pass ran
+                if record.queued_pass is not None:
+                    record.queued_pass.set_result(None)
+                    record.queued_pass = None
+                self._start_or_fail(record, pass_now=False)
+            elif record.queued_pass is not None:      # a REFRESH asked for a pass while this one ran
+                self._start_or_fail(record, pass_now=True)
+            else:
+                self._wait_for_next_pass(record, lifecycle.next_pass_at(record.schedule, self.clock()))
+        else:
+            self._move(record, StreamState.STOPPED)
+            self.store.record_event(*record.key, "STOPPED", "the query ended")
+
+    def _on_committed(self, key: Key, stream_id: str) -> None:
+        record = self._records.get(key)
+        if record is None or record.stream_id != stream_id or not record.attempts:
+            return
+        record.attempts = 0                           # a batch went through: the failures in a row are over
+        self.store.update_stream(*key, failures=0, last_error=None)
+
+    def _on_tick(self) -> None:
+        now = self.clock()
+        check_inputs = now >= self._next_input_check
+        if check_inputs:
+            interval = self.settings.static_check_interval or self.settings.tick_seconds
+            self._next_input_check = now + dt.timedelta(seconds=interval)
+        for record in list(self._records.values()):
+            if self._stopping:
+                return
+            try:
+                self._tick_one(record, now, check_inputs)
+            except Exception:  # noqa: BLE001 - one stream's bad look must not stop the others' ticks
+                log.exception("stream supervisor: the tick of %s.%s failed", *record.key)
+
+    def _tick_one(self, record: Supervised, now: dt.datetime, check_inputs: bool) -> None:
+        live = record.live
+        if live is not None:
+            ended, failure = self.edge.ended(live)
+            if ended:   # a safety net: the listener's report of the end was lost
+                self._on_terminated(live.run_id, failure)
+            elif record.state == StreamState.RUNNING and check_inputs and self.settings.static_check_interval > 0:
+                changed = self.edge.static_change(live)
+                if changed is not None:
+                    self._restart_for_static(record, changed)
+            return
+        if record.state == StreamState.RETRYING and lifecycle.retry_due(record.retry_at, now):
+            self.store.record_event(*record.key, "RETRY", f"attempt {record.attempts + 1} of "
+                                                          f"{self.settings.max_attempts}")
+            self._start_or_fail(record, pass_now=record.schedule is not None)
+        elif record.state == StreamState.SCHEDULED and record.schedule is not None:
+            changed = False
+            if record.schedule.kind == "on_update" and check_inputs:
+                changed = self.edge.input_versions(record.plan) != record.pass_versions
+            if lifecycle.pass_due(record.schedule, record.next_run_at, now, changed, record.last_pass_at):
+                self._start_or_fail(record, pass_now=True)
+
+    def _restart_for_static(self, record: Supervised, changed: str) -> None:
         """Spark fixes a static table's file list when the stream starts; Databricks' stream-static join reads the
         table's latest version at each batch. A new version restarts the stream on its checkpoint (nothing lost or
         repeated), so the batches after it join with the new rows."""
-        while not self._quit.wait(self.settings.static_check_interval):
+        log.info("stream %s.%s: static table %s changed; restarting it on its checkpoint", *record.key, changed)
+        self.store.record_event(*record.key, "RESTART", f"static table {changed} has a new version")
+        self._halt(record, STOP_WAIT_SECONDS)
+        self._start_or_fail(record, pass_now=False)
+
+    def _on_stop_all(self) -> None:
+        for key, record in list(self._records.items()):
             try:
-                for key, stream_id, changed in self._static_changes():
-                    if self._stopping:
-                        return
-                    with self.lifecycle(*key):  # a DROP or a full refresh since the look wins: re-check under it
-                        entry = self.store.get_stream(*key)
-                        if entry is None or entry.stream_id != stream_id or entry.desired_state != RUNNING:
-                            continue
-                        log.info("stream %s.%s: static table %s changed; restarting it on its checkpoint", *key,
-                                 changed)
-                        self.store.record_event(*key, "RESTART", f"static table {changed} has a new version")
-                        self.resume(entry)  # start() stops the running query first
-            except Exception:  # noqa: BLE001 - the watcher must outlive one bad look
-                log.exception("checking static tables failed")
+                # no wait past Spark's stop timeout: the process may end mid-batch, its checkpoint and the batch's
+                # txn make the next boot redo that batch exactly once
+                if self._halt(record, 0):
+                    self._move(record, StreamState.STOPPED)
+                    self.store.record_event(*key, "STOPPED", "stopped with the gateway")
+            except StreamStopTimeoutError as exc:
+                log.warning("%s", exc.message)
 
-    def _static_changes(self) -> list[tuple[Key, str, str]]:
-        from deltalake import DeltaTable
-
-        with self._lock:
-            watched = [(key, live.stream_id, dict(live.built.static_versions)) for key, live in self._live.items()
-                       if live.built.static_versions]
-        changes = []
-        for key, stream_id, versions in watched:
-            for (database, table), version in versions.items():
-                entry = self.store.get_table(database, table)
-                if entry is not None and entry.location and DeltaTable(entry.location).version() != version:
-                    changes.append((key, stream_id, f"{database}.{table}"))
-                    break
-        return changes
-
-    # -- listener ----------------------------------------------------------------------------------------------
+    # -- what Spark calls: the batch and the listener (they never wait for the supervisor) ------------------------
 
     def _batch_written(self, key: Key, stream_id: str, written: BatchWritten) -> None:
         """Called in the batch itself, once its commit is in the Delta log: the catalog's last batch is exact."""
         events.batch_written(stream_id, written)  # its flow_progress event is written with Spark's progress
-        self.store.update_stream(*key, status=RUNNING, failures=0, last_batch_id=written.batch_id,
-                                 last_batch_at=_now())
+        self.store.update_stream(*key, last_batch_id=written.batch_id, last_batch_at=_now())
+        self._post("committed", self._on_committed, key, stream_id)
 
     def _progress(self, run_id: str, progress: dict[str, Any]) -> None:
-        with self._lock:
-            key = self._by_run.get(run_id)
-            live = self._live.get(key) if key is not None else None
-            if live is None:
-                return
-            dropped = sum(int(op.get("numRowsDroppedByWatermark") or 0) for op in progress.get("stateOperators", []))
-            live.late_rows_dropped += dropped
-            live.last_progress = progress
+        key = self._by_run.get(run_id)
+        record = self._records.get(key) if key is not None else None
+        live = record.live if record is not None else None
+        if key is None or live is None or live.run_id != run_id:
+            return
+        dropped = sum(int(op.get("numRowsDroppedByWatermark") or 0) for op in progress.get("stateOperators", []))
+        live.late_rows_dropped += dropped
+        live.last_progress = progress
         self.store.update_stream(*key, rows_per_second=progress.get("processedRowsPerSecond"))
         if dropped:
             self.store.record_event(*key, "LATE_ROWS_DROPPED",
@@ -498,60 +774,19 @@ class StreamManager:
         events.batch_progress(self.store, key, live.stream_id, progress)  # the batch's flow_progress event
 
     def _terminated(self, run_id: str, exception: str | None) -> None:
-        with self._lock:
-            key = self._by_run.pop(run_id, None)
-            live = self._live.get(key) if key is not None else None
-            if key is None or live is None or str(live.query.runId) != run_id:
-                return  # stopped on purpose, or already handled
-            del self._live[key]
-        live.built.release()
-        if exception:
-            self.record_failure(key, live.stream_id, exception)
-        else:
-            self.store.update_stream(*key, status=STOPPED)
-            self.store.record_event(*key, "STOPPED", "the query ended")
-
-    def record_failure(self, key: Key, stream_id: str, message: str) -> None:
-        """Mark the stream FAILED with its error and an event, and retry it after the backoff."""
-        entry = self.store.get_stream(*key)
-        if entry is None or entry.stream_id != stream_id:
-            return
-        failures = entry.failures + 1
-        delay = min(self.settings.retry_initial * 2 ** (failures - 1), self.settings.retry_max)
-        message = error_text(message)
-        log.warning("stream %s.%s failed (%d in a row), retrying in %.1f s: %s", *key, failures, delay, message)
-        self.store.update_stream(*key, status=FAILED, last_error=message, failures=failures)
-        self.store.record_event(*key, "FAILED", f"{message} (attempt {failures}; retry in {delay:g} s)")
-        with self._lock:
-            if self._stopping or entry.desired_state != RUNNING:
-                return
-            timer = threading.Timer(delay, self._retry, (key, stream_id))
-            timer.daemon = True
-            self._timers[key] = timer
-        timer.start()
-
-    def _retry(self, key: Key, stream_id: str) -> None:
-        with self.lifecycle(*key):  # a DROP, stop or refresh meanwhile decides: re-read the catalog under the lock
-            with self._lock:
-                if self._timers.get(key) is threading.current_thread():
-                    del self._timers[key]
-                if self._stopping or key in self._live:
-                    return
-            entry = self.store.get_stream(*key)
-            if entry is not None and entry.stream_id == stream_id and entry.desired_state == RUNNING:
-                self.resume(entry)
+        self._post("terminated", self._on_terminated, run_id, exception)
 
 
-    def reschedule(self, database: str, name: str) -> None:
-        """The table's schedule changed (ALTER STREAMING TABLE ... SCHEDULE): switch its stream between continuous
-        and scheduled. Placeholder until the supervisor's version lands: restarts the stream on its checkpoint."""
-        entry = self.store.get_stream(database, name)
-        if entry is not None and entry.desired_state == RUNNING:
-            self.resume(entry)
+def _batch_after(progress: dict[str, Any], moment: dt.datetime) -> bool:
+    """Whether the last reported batch was planned at or after `moment` (its trigger's start)."""
+    stamp = progress.get("timestamp")
+    if not stamp:
+        return False
+    started = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    return started >= moment
 
 
 def new_stream_id() -> str:
     import uuid
 
     return uuid.uuid4().hex
-

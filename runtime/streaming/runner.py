@@ -95,11 +95,17 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations) ->
 
 
 def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
-          keys: tuple[str, ...], on_batch: Callable[[BatchWritten], None] | None = None) -> StreamingQuery:
+          keys: tuple[str, ...], on_batch: Callable[[BatchWritten], None] | None = None,
+          available_now: bool = False) -> StreamingQuery:
+    """`available_now`: one pass of a scheduled table (everything available now, in micro-batches, then the query
+    ends); otherwise a continuous query triggered every `trigger_seconds`. Same sink, same checkpoint either way."""
     sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch)
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
-              .option("checkpointLocation", target.checkpoint).queryName(target.query_name)
-              .trigger(processingTime=f"{int(round(trigger_seconds * 1000))} milliseconds"))
+              .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{int(round(trigger_seconds * 1000))} milliseconds")
     return writer.start()
 
 

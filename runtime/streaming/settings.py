@@ -13,3 +13,5 @@ class StreamSettings:
     retry_max: float                # the longest wait
     checkpoints: Path               # where stream checkpoints live
     static_check_interval: float = 5.0  # how often joined static tables are checked for new versions; 0 = never
+    max_attempts: int = 5           # failures in a row (no batch committed between them) before a stream is FAILED
+    tick_seconds: float = 1.0       # how often the supervisor looks for due retries and scheduled passes

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
 from catalog.store import StreamEntry, TableEntry, pattern_matcher
 from dialect import statements as st
+from dialect.schedule import Schedule
 from dialect.errors import SqlError
 from dialect.streaming.analyze import analyze
 from dialect.streaming.explain import explain
@@ -241,7 +242,8 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
 
 def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResult:
     """`REFRESH [STREAMING] TABLE t [FULL] [SYNC | ASYNC]`. Without FULL, SYNC (the default) returns once the stream
-    has processed the input there when the statement started. FULL empties the table in one Delta commit (history
+    has processed the input there when the statement started (a scheduled table runs one available-now pass; a
+    failed stream starts again with a fresh set of attempts). FULL empties the table in one Delta commit (history
     and time travel stay), starts a new checkpoint with the current definition and processes all input again,
     unless the table says `'pipelines.reset.allowed' = 'false'`. ASYNC returns at once."""
     database, name = ctx.qualify(statement.table)
@@ -268,9 +270,17 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
                 hint="ALTER TABLE ... SET TBLPROPERTIES ('pipelines.reset.allowed' = 'true') first, or REFRESH "
                      "without FULL")
         with streams.lifecycle(database, name):
-            _full_refresh(ctx, streams, entry)
+            _full_refresh(ctx, streams, entry)   # a scheduled table's first pass starts with the new stream
+        pending = None
+    else:
+        try:
+            pending = streams.refresh(database, name)  # a scheduled table: one pass; a failed stream: started again
+        except Exception as exc:
+            if isinstance(exc, SqlError):
+                raise
+            raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     if not statement.asynchronous:
-        streams.catch_up(database, name, ctx.cancelled)
+        streams.catch_up(database, name, ctx.cancelled, pending)
     return no_result()
 
 
@@ -332,10 +342,10 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
             continue
         plan = StreamingPlan.from_json(entry.plan_json)
         rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
-                     _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error))
+                     _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
     columns = [("namespace", "string"), ("tableName", "string"), ("status", "string"), ("outputMode", "string"),
                ("lastBatchId", "bigint"), ("lastBatchAt", "string"), ("rowsPerSecond", "double"),
-               ("lastError", "string")]
+               ("lastError", "string"), ("failures", "int")]
     return rows_result(columns, rows)
 
 
@@ -383,6 +393,10 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Watermark", (progress.get("eventTime") or {}).get("watermark")),
         ("Late rows dropped", status.late_rows_dropped),
         ("Failures in a row", entry.failures),
+        ("Refresh schedule", Schedule.from_json(table.schedule).describe() if table.schedule else "continuous"),
+        ("Next refresh at", _iso(entry.next_run_at)),
+        ("Last refresh", f"{_iso(entry.last_refresh_at)} {entry.last_refresh_status}" if entry.last_refresh_at
+         else None),
         ("Last error", entry.last_error),
         ("Checkpoint", entry.checkpoint),
         ("Location", table.location),

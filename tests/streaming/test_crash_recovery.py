@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -21,11 +17,16 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
+from gateway_process import GatewayProcess
 
 FILES = 36
 ROWS_PER_FILE = 50
 KEYS = ("a", "b", "c", "d", "e")
 KILLS = 3
+# `scheduled` runs available-now passes (its schedule is written on its row while the gateway is down, and each boot
+# finds a missed pass); `refreshed` gets REFRESH STREAMING TABLE statements all along, kills or not.
+APPENDED = ("appended", "scheduled")
+AGGREGATED = ("per_key", "refreshed")
 
 
 def _file_rows(index: int) -> list[dict[str, Any]]:
@@ -43,47 +44,6 @@ def _aggregate(files: int) -> dict[str, tuple[int, int]]:
     return {k: (counts[k], sums[k]) for k in counts}
 
 
-class GatewayProcess:
-    """`sluicegate serve` in a process group of its own, on a free port, over one warehouse."""
-
-    def __init__(self, warehouse: Path, conf: Path, log: Path) -> None:
-        self.warehouse, self.conf, self.log = warehouse, conf, log
-        self.process: subprocess.Popen[str] | None = None
-        self.port = 0
-
-    def start(self) -> None:
-        output = open(self.log, "a", encoding="utf-8")  # noqa: SIM115 - kept open by the child
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse", str(self.warehouse),
-             "--conf", str(self.conf)],
-            stdout=subprocess.PIPE, stderr=output, text=True, start_new_session=True,
-        )
-        deadline = time.monotonic() + 180
-        assert self.process.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                raise AssertionError(f"the gateway exited before it was ready; see {self.log}")
-            found = re.search(r"ready on [\d.]+:(\d+)", line)
-            if found:
-                self.port = int(found.group(1))
-                return
-        raise AssertionError("the gateway did not print its ready line in 180 s")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=60)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-
-
 class Reader(threading.Thread):
     """Polls both tables through the gateway and checks every snapshot against the results over input prefixes."""
 
@@ -97,16 +57,18 @@ class Reader(threading.Thread):
         self.prefixes = [_aggregate(n) for n in range(FILES + 1)]
 
     def _check(self, cursor: Any) -> None:
-        cursor.execute("SELECT id FROM crash.appended")
-        ids = [row[0] for row in cursor.fetchall()]
-        files = Counter(i // 1000 for i in ids)
-        whole = len(ids) == len(set(ids)) and all(n == ROWS_PER_FILE for n in files.values())
-        if not whole or sorted(files) != list(range(len(files))):
-            self.violations.append(f"appended: {len(ids)} rows from files {sorted(files)}: not a prefix")
-        cursor.execute("SELECT k, n, total FROM crash.per_key")
-        seen = {k: (n, total) for k, n, total in cursor.fetchall()}
-        if seen not in self.prefixes:
-            self.violations.append(f"per_key: {seen} is no prefix's result")
+        for table in APPENDED:
+            cursor.execute(f"SELECT id FROM crash.{table}")
+            ids = [row[0] for row in cursor.fetchall()]
+            files = Counter(i // 1000 for i in ids)
+            whole = len(ids) == len(set(ids)) and all(n == ROWS_PER_FILE for n in files.values())
+            if not whole or sorted(files) != list(range(len(files))):
+                self.violations.append(f"{table}: {len(ids)} rows from files {sorted(files)}: not a prefix")
+        for table in AGGREGATED:
+            cursor.execute(f"SELECT k, n, total FROM crash.{table}")
+            seen = {k: (n, total) for k, n, total in cursor.fetchall()}
+            if seen not in self.prefixes:
+                self.violations.append(f"{table}: {seen} is no prefix's result")
         self.snapshots += 1
 
     def run(self) -> None:
@@ -148,6 +110,34 @@ def _land(folder: Path, index: int) -> None:
     os.rename(hidden, folder / name)
 
 
+def _pass_missed(warehouse: Path) -> None:
+    """While the gateway is down: crash.scheduled has a schedule (as ALTER ... ADD SCHEDULE writes it) and its next
+    pass is overdue, so the next boot runs it."""
+    import datetime as dt
+
+    from catalog.store import CatalogStore
+    from dialect.schedule import Schedule
+
+    store = CatalogStore.for_warehouse(warehouse)
+    try:
+        store.update_table("crash", "scheduled", schedule=Schedule("every", every=1, unit="HOUR").to_json())
+        store.update_stream("crash", "scheduled", next_run_at=dt.datetime.utcnow() - dt.timedelta(minutes=1))
+    finally:
+        store.close()
+
+
+def _scheduled_passes(warehouse: Path) -> int:
+    from catalog.store import CatalogStore
+
+    store = CatalogStore.for_warehouse(warehouse)
+    try:
+        entry = store.get_stream("crash", "scheduled")
+        assert entry.status == "SCHEDULED" and entry.last_refresh_status == "COMPLETED", entry
+        return sum(kind == "REFRESH_COMPLETED" for _, kind, _ in store.events("crash", "scheduled", 500))
+    finally:
+        store.close()
+
+
 @pytest.mark.timeout(900)
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     rng = random.Random(int(os.environ.get("SLUICEGATE_CRASH_SEED", "0")) or None)
@@ -163,8 +153,23 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
              f"CREATE STREAMING TABLE crash.appended AS SELECT id, k FROM STREAM "
              f"read_files('{source}', format => 'json', {schema})",
              f"CREATE STREAMING TABLE crash.per_key AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
+             f"read_files('{source}', format => 'json', {schema}) GROUP BY k",
+             f"CREATE STREAMING TABLE crash.scheduled AS SELECT id, k FROM STREAM "
+             f"read_files('{source}', format => 'json', {schema})",
+             f"CREATE STREAMING TABLE crash.refreshed AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
              f"read_files('{source}', format => 'json', {schema}) GROUP BY k")
     landed = 0
+    refreshes: list[str] = []   # each REFRESH's outcome
+    done = threading.Event()
+
+    def refresh() -> None:
+        while not done.is_set():
+            try:
+                _execute(gateway.port, "REFRESH STREAMING TABLE crash.refreshed")
+                refreshes.append("ok")
+            except Exception as exc:  # noqa: BLE001 - killed under the statement: the next one tries again
+                refreshes.append(str(exc)[:300])
+                time.sleep(0.3)
 
     def feed() -> None:
         nonlocal landed
@@ -175,15 +180,19 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
 
     feeder = threading.Thread(target=feed, daemon=True)
     reader = Reader(gateway)
+    refresher = threading.Thread(target=refresh, daemon=True)
     feeder.start()
     reader.start()
+    refresher.start()
     try:
         for _ in range(KILLS):
             time.sleep(rng.uniform(1.5, 6.0))  # after boot: mid-batch, between batches, mid-commit
             gateway.kill()
+            _pass_missed(warehouse)
             gateway.start()
         feeder.join(timeout=120)
         assert landed == FILES
+        _execute(gateway.port, "REFRESH STREAMING TABLE crash.scheduled", "REFRESH STREAMING TABLE crash.refreshed")
         expected_ids = sorted(index * 1000 + row for index in range(FILES) for row in range(ROWS_PER_FILE))
         appended = str(warehouse / "crash.db" / "appended")
         deadline = time.monotonic() + 240
@@ -197,19 +206,29 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
             if {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES):
                 break
             time.sleep(0.3)
+        passes = _scheduled_passes(warehouse)
+        done.set()
+        refresher.join(timeout=300)
         snapshots = reader.snapshots
         while reader.snapshots < snapshots + 5 and time.monotonic() < deadline:
             time.sleep(0.2)  # a few more triggers, read through the gateway: anything written twice would show now
     finally:
+        done.set()
         reader.stop.set()
         reader.join(timeout=30)
         gateway.stop()
-    ids = sorted(DeltaTable(appended).to_pyarrow_table(columns=["id"]).column("id").to_pylist())
-    assert len(ids) == len(expected_ids), f"{len(ids)} rows for {len(expected_ids)} input rows"
-    assert ids == expected_ids
-    rows = DeltaTable(per_key).to_pyarrow_table().to_pylist()
-    assert {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES)
-    assert len(rows) == len(KEYS)
+    for table in APPENDED:
+        location = str(warehouse / "crash.db" / table)
+        ids = sorted(DeltaTable(location).to_pyarrow_table(columns=["id"]).column("id").to_pylist())
+        assert len(ids) == len(expected_ids), f"{table}: {len(ids)} rows for {len(expected_ids)} input rows"
+        assert ids == expected_ids, table
+    for table in AGGREGATED:
+        rows = DeltaTable(str(warehouse / "crash.db" / table)).to_pyarrow_table().to_pylist()
+        assert {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES), table
+        assert len(rows) == len(KEYS)
+    # a pass at each boot (a kill may end one midway: its batches are redone by the next) and the final REFRESH
+    assert passes >= 2, f"the scheduled table completed {passes} passes"
+    assert "ok" in refreshes, f"no REFRESH of crash.refreshed succeeded: {refreshes[-3:]}"
     assert reader.snapshots >= 5, f"the reader checked only {reader.snapshots} snapshots ({reader.errors} errors)"
     assert reader.violations == [], reader.violations[:3]
     from catalog.store import CatalogStore

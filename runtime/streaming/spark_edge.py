@@ -1,0 +1,262 @@
+"""The supervisor's edge to Spark: each stream's session, building and starting its query, stopping it, the listener
+that reports progress and ends, and the Delta versions of the tables it reads. Everything here calls Spark or
+delta-rs; the supervisor decides, this module does.
+
+A stream keeps one Spark session across its restarts (Spark never forgets a session's streaming listener bus, so a
+session per restart would grow without bound).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.streaming import StreamingQueryListener
+
+from dialect.streaming.plan import StreamingPlan
+from runtime.policy.sessions import new_user_session
+from runtime.streaming.errors import StreamStopTimeoutError
+from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
+from runtime.streaming.sink import BatchWritten
+from runtime.streaming.sources import TableLocations
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from catalog.store import CatalogStore
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]
+
+_PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def error_text(message: str, limit: int = 2000) -> str:
+    """A stream's failure as a person reads it: the Python error raised inside Spark's batch when there is one
+    (Spark wraps it in a Java exception and a traceback), else Spark's message without the stack or query dump."""
+    if "Traceback (most recent call last)" in message:
+        raised = _PYTHON_ERROR.findall(message.split("Traceback (most recent call last)", 1)[1])
+        if raised:
+            kind, text = raised[-1]
+            message = f"{kind}: {text}"
+    message = message.split("\n\tat ")[0].split("\nJVM stacktrace:")[0].split("\n=== Streaming Query ===")[0]
+    message = message.strip()
+    return message if len(message) <= limit else message[:limit] + " ..."
+
+
+def one_line(message: str, limit: int = 500) -> str:
+    """A failure for the server log's single warning line."""
+    text = " | ".join(part.strip() for part in message.splitlines() if part.strip())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def table_locations(store: CatalogStore, plan: StreamingPlan) -> TableLocations:
+    """Where each catalog table the plan reads lives (absent names are left out: the runner says which)."""
+    locations = {}
+    for database, name in input_tables(plan):
+        entry = store.get_table(database, name)
+        if entry is not None and entry.location:
+            locations[(database, name)] = entry.location
+    return locations
+
+
+def input_tables(plan: StreamingPlan) -> set[Key]:
+    """The catalog tables a plan streams from or joins with."""
+    names = {(s.database or "", s.table or "") for s in plan.sources if s.kind == "table"}
+    return names | {(s.database or "", s.table) for s in plan.static_tables}
+
+
+def delta_versions(store: CatalogStore, tables: set[Key] | dict[Key, Any]) -> dict[Key, int]:
+    """The current Delta version of each table (a table gone or unreadable is left out)."""
+    from deltalake import DeltaTable
+
+    versions = {}
+    for database, name in tables:
+        entry = store.get_table(database, name)
+        if entry is None or not entry.location:
+            continue
+        try:
+            versions[(database, name)] = DeltaTable(entry.location).version()
+        except Exception as exc:  # noqa: BLE001 - the stream itself reports a source it cannot read
+            log.debug("reading the version of %s.%s failed: %s", database, name, exc)
+    return versions
+
+
+@dataclass
+class LiveQuery:
+    """A started query and its live figures (written by the listener, read by DESCRIBE)."""
+
+    key: Key
+    stream_id: str
+    plan: StreamingPlan
+    built: BuiltStream
+    query: StreamingQuery
+    run_id: str
+    started_at: dt.datetime
+    available_now: bool
+    late_rows_dropped: int = 0
+    last_progress: dict[str, Any] = field(default_factory=dict)
+
+
+# The JVM's loggers that write a full stack for each failed micro-batch (the query's end, the task that failed, the
+# job and write it aborted). A stream's failure is the supervisor's one warning line; these are kept for DEBUG.
+# (The task-level ones also log failing batch statements, whose errors the gateway returns to the client.)
+JVM_FAILURE_LOGGERS = (
+    "org.apache.spark.sql.execution.streaming",
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.util.Utils",
+    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+)
+
+
+class _CallbackTraceFilter(logging.Filter):
+    """py4j logs the trace of every Python callback that raised (a foreachBatch batch that failed) at ERROR: the
+    query's end reports the same failure, which the supervisor logs in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "exception while executing the Python Proxy" not in record.getMessage()
+
+
+def quiet_failure_logs(spark: SparkSession) -> None:
+    """One line per stream failure in the server log: the JVM's and py4j's traces of it are silenced unless the
+    streams' logger is at DEBUG (then they stay, and the supervisor logs each failure in full too)."""
+    if logging.getLogger("runtime.streaming").isEnabledFor(logging.DEBUG):
+        return
+    py4j = logging.getLogger("py4j.clientserver")
+    if not any(isinstance(f, _CallbackTraceFilter) for f in py4j.filters):
+        py4j.addFilter(_CallbackTraceFilter())
+    try:
+        jvm = spark.sparkContext._jvm
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        for name in JVM_FAILURE_LOGGERS:
+            configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.OFF)
+    except Exception as exc:  # noqa: BLE001 - a Spark without log4j 2 logs more; streams run all the same
+        log.info("could not quiet Spark's failure logs: %s", exc)
+
+
+class _Listener(StreamingQueryListener):
+    def __init__(self, progress: Callable[[str, dict[str, Any]], None],
+                 terminated: Callable[[str, str | None], None]) -> None:
+        self.progress, self.terminated = progress, terminated
+
+    def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's names
+        pass
+
+    def onQueryProgress(self, event: Any) -> None:  # noqa: N802
+        try:
+            self.progress(str(event.progress.runId), json.loads(event.progress.json))
+        except Exception:  # noqa: BLE001 - a listener that raises is dropped by Spark; log and keep listening
+            log.exception("recording stream progress failed")
+
+    def onQueryIdle(self, event: Any) -> None:  # noqa: N802
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
+        try:
+            self.terminated(str(event.runId), event.exception)
+        except Exception:  # noqa: BLE001
+            log.exception("handling a stream's end failed")
+
+
+class SparkEdge:
+    """What the supervisor asks of Spark. A fake with the same methods drives the supervisor in unit tests."""
+
+    def __init__(self, spark: SparkSession, store: CatalogStore, progress: Callable[[str, dict[str, Any]], None],
+                 terminated: Callable[[str, str | None], None]) -> None:
+        self.spark = spark
+        self.store = store
+        self._sessions: dict[Key, SparkSession] = {}
+        self._lock = threading.Lock()   # sessions are made by statements' threads (CREATE builds) and the supervisor
+        self._listener = _Listener(progress, terminated)
+        quiet_failure_logs(spark)
+
+    def session(self, key: Key) -> SparkSession:
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is None:
+                session = new_user_session(self.spark)  # a stream's query is a user's query
+                session.streams.addListener(self._listener)
+                self._sessions[key] = session
+            return session
+
+    def forget_session(self, key: Key) -> None:
+        with self._lock:
+            session = self._sessions.pop(key, None)
+        if session is not None:
+            session.streams.removeListener(self._listener)
+
+    def build(self, key: Key, plan: StreamingPlan) -> BuiltStream:
+        return build(self.session(key), plan, table_locations(self.store, plan))
+
+    def launch(self, key: Key, stream_id: str, plan: StreamingPlan, built: BuiltStream, location: str,
+               checkpoint: str, trigger_seconds: float, available_now: bool,
+               on_batch: Callable[[BatchWritten], None]) -> LiveQuery:
+        """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses."""
+        target = StreamTarget(stream_id, location, checkpoint, f"{key[0]}.{key[1]}")
+        try:
+            query = start(built.result, plan, target, trigger_seconds, merge_keys(plan, built.result.columns),
+                          on_batch=on_batch, available_now=available_now)
+        except BaseException:
+            built.release()
+            raise
+        return LiveQuery(key, stream_id, plan, built, query, str(query.runId),
+                         dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), available_now)
+
+    @staticmethod
+    def ended(live: LiveQuery) -> tuple[bool, str | None]:
+        """Whether the query has ended, and its error if it failed (a safety net for a missed listener event)."""
+        if live.query.isActive:
+            return False, None
+        failure = live.query.exception()
+        return True, str(failure) if failure is not None else None
+
+    @staticmethod
+    def halt(live: LiveQuery, wait_seconds: float) -> None:
+        """Stop the query and wait for it to end. Spark's stop gives up after its timeout while a batch's Delta
+        commit runs on (a commit cannot be interrupted): wait for that batch rather than pull files from under it."""
+        try:
+            live.query.stop()
+        except Exception as exc:  # noqa: BLE001 - a query that failed while stopping has ended all the same
+            log.warning("stream %s.%s did not stop within Spark's timeout: %s", *live.key, one_line(str(exc)))
+        # isActive turns false before Spark removes the query from its session's active queries; its termination
+        # latch counts down after that, and only then may the stream start again in the same session
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                if live.query.awaitTermination(max(0.1, min(5.0, deadline - time.monotonic()))):
+                    break
+            except Exception:  # noqa: BLE001 - it ended with an error: ended is all a stop needs
+                break
+            if time.monotonic() >= deadline:
+                raise StreamStopTimeoutError(
+                    f"the stream of `{live.key[0]}`.`{live.key[1]}` is still running a micro-batch after "
+                    f"{wait_seconds:g} s; nothing was removed",
+                    hint="run the statement again once the batch has finished (DESCRIBE STREAMING TABLE shows it)")
+        live.built.release()
+
+    def static_change(self, live: LiveQuery) -> str | None:
+        """The first static table the stream joins that has a version newer than the one it was started with."""
+        if not live.built.static_versions:
+            return None
+        now = delta_versions(self.store, live.built.static_versions)
+        for table, version in live.built.static_versions.items():
+            if table in now and now[table] != version:
+                return f"{table[0]}.{table[1]}"
+        return None
+
+    def input_versions(self, plan: StreamingPlan) -> dict[Key, int]:
+        return delta_versions(self.store, input_tables(plan))
+
+    @staticmethod
+    def process_all_available(live: LiveQuery) -> None:
+        live.query.processAllAvailable()
