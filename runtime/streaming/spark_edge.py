@@ -47,7 +47,8 @@ def error_text(message: str, limit: int = 2000) -> str:
         raised = _PYTHON_ERROR.findall(message.split("Traceback (most recent call last)", 1)[1])
         if raised:
             kind, text = raised[-1]
-            message = f"{kind}: {text}"
+            # one of the gateway's typed errors already reads `[ERROR_CLASS] message`: the Python type adds nothing
+            message = text if text.startswith("[") else f"{kind}: {text}"
     message = message.split("\n\tat ")[0].split("\nJVM stacktrace:")[0].split("\n=== Streaming Query ===")[0]
     message = message.strip()
     return message if len(message) <= limit else message[:limit] + " ..."
