@@ -305,7 +305,7 @@ def check_expectation_expressions(ctx: Context) -> None:
     function, nothing non-deterministic."""
     for found in found_expectations(ctx.create):
         condition = found.node.this
-        subquery = condition.find(exp.Subquery, exp.Select, exp.Exists)
+        subquery = condition.find(exp.Select)  # EXISTS (SELECT ...), IN (SELECT ...), (SELECT ...); not exists(arr, f)
         if subquery is not None:
             raise ctx.error(ExpectationWithSubquery,
                             f"The expectation `{found.name}` contains a subquery; an expectation reads one row of "

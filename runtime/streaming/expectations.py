@@ -66,6 +66,14 @@ def _condition(spec: ExpectationSpec) -> Column:
     return F.coalesce(F.expr(spec.expression_sql), F.lit(False))
 
 
+def with_conditions(result: DataFrame, specs: Sequence[ExpectationSpec]) -> DataFrame:
+    """The result with every condition as a column (nothing runs): what the policy judges, as it judges the query,
+    before an expectation ever reaches a batch."""
+    from pyspark.sql import functions as F
+
+    return result.select("*", *[F.expr(spec.expression_sql).alias(_FLAG.format(i)) for i, spec in enumerate(specs)])
+
+
 def check_against(result: DataFrame, specs: Sequence[ExpectationSpec]) -> None:
     """Analyse every expectation over the result's columns (nothing runs): a missing column is named, a condition
     that is not a boolean is refused, and any other analysis error of Spark's carries the expectation's name."""
@@ -90,10 +98,11 @@ def check_against(result: DataFrame, specs: Sequence[ExpectationSpec]) -> None:
                     hint="name a column of the query's result (as its SELECT list names it)")
         try:
             kind = result.select(F.expr(spec.expression_sql).alias("c")).schema["c"].dataType
-        except (AnalysisException, ParseException) as exc:
+        except (AnalysisException, ParseException) as exc:  # Spark's class and SQLSTATE pass through
             raise InvalidExpectationError(
                 f"The expectation `{spec.name}` does not analyse over the table's result: "
                 f"{str(exc).splitlines()[0]}", expectation=spec.name,
+                error_class=exc.getCondition() or None, sqlstate=exc.getSqlState() or None,
                 hint="write a condition over the query's result columns") from exc
         if not isinstance(kind, BooleanType):
             raise InvalidExpectationError(

@@ -28,7 +28,7 @@ from runtime.delta.write import commit_files
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.sql import StatementResult
 from runtime.streaming import refresh
-from runtime.streaming.expectations import TOTALS, InvalidExpectationError, quarantine_schema
+from runtime.streaming.expectations import TOTALS, InvalidExpectationError, quarantine_schema, with_conditions
 from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
 from runtime.streaming.sources import infer_schema
 from runtime.warehouse import locations
@@ -114,6 +114,8 @@ def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     try:
         ctx.policy.check_query(built.result, ctx.principal)
+        if plan.expectations:  # conditions Spark evaluates are judged as the query is
+            ctx.policy.check_query(with_conditions(built.result, plan.expectations), ctx.principal)
     except BaseException:
         built.release()
         database = (plan.database or ctx.current_database).lower()

@@ -119,3 +119,8 @@ def test_quarantine_needed_only_for_drop_row_and_named_beside_the_table() -> Non
     assert not needs_quarantine(warn.expectations, warn.properties)
     assert needs_quarantine(drop.expectations, drop.properties)
     assert quarantine_name("orders") == "orders__quarantine"
+
+
+def test_higher_order_functions_are_no_subqueries() -> None:
+    plan = analyze(create("CONSTRAINT c EXPECT (exists(array(id), x -> x > 0))"))
+    assert plan.expectations[0].expression_sql == "exists(array(id), x -> x > 0)"
