@@ -278,7 +278,7 @@ class _Total:
 
 @dataclass
 class QualityTotals:
-    """Counts per stream since it started in this process, for DESCRIBE STREAMING TABLE (the event log keeps each
+    """Counts per stream since the gateway started, for DESCRIBE STREAMING TABLE (the event log keeps each
     batch's)."""
 
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -302,7 +302,7 @@ class QualityTotals:
         for spec in specs:
             total = totals.get(spec.name, _Total(spec.action))
             out.append((spec.name, f"EXPECT ({spec.expression_sql}) {labels[spec.action]}: passed {total.passed}, "
-                                   f"failed {total.failed} (since the stream started)"))
+                                   f"failed {total.failed} (since the gateway started)"))
         return out
 
 

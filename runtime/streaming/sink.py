@@ -225,11 +225,10 @@ class DeltaSink:
                 batch_id)
         if table_done:
             return None, checks.quality(counts)
-        keep = checks.keep_column()
+        keep = checks.keep_column() if counts.dropped else None  # with a row to keep out: MERGE deletes its group
         table_rows = rows.select([n for n in rows.column_names if not n.startswith("__sg_") or n == keep])
         txn = AppTransaction(self.stream_id, batch_id)
-        return self._merge(batch, txn, self._parameters(batch_id), table_rows,
-                           keep if counts.dropped else None), checks.quality(counts)
+        return self._merge(batch, txn, self._parameters(batch_id), table_rows, keep), checks.quality(counts)
 
     @staticmethod
     def _fail_if_violated(checks: BatchChecks, counts: Counts,

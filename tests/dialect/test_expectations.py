@@ -9,7 +9,7 @@ import json
 import pytest
 
 from dialect.dialect import StreamingSpark
-from dialect.errors import StatementSyntaxError
+from dialect.errors import DialectError, StatementSyntaxError
 from dialect.references import parse
 from dialect.statements import CreateStreamingTable, classify
 from dialect.streaming import errors
@@ -124,3 +124,11 @@ def test_quarantine_needed_only_for_drop_row_and_named_beside_the_table() -> Non
 def test_higher_order_functions_are_no_subqueries() -> None:
     plan = analyze(create("CONSTRAINT c EXPECT (exists(array(id), x -> x > 0))"))
     assert plan.expectations[0].expression_sql == "exists(array(id), x -> x > 0)"
+
+
+def test_an_expectation_on_a_plain_table_is_refused_not_ignored() -> None:
+    sql = "CREATE TABLE plain (a INT, CONSTRAINT c EXPECT (a > 0)) USING delta"
+    with pytest.raises(DialectError) as raised:
+        classify(sql)
+    assert raised.value.error_class == "EXPECTATION_NOT_SUPPORTED" and raised.value.sqlstate == "0A000"
+    assert (raised.value.line, raised.value.column) == at(sql, "c EXPECT")
