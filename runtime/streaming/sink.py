@@ -14,7 +14,8 @@ update   the batch holds only the groups it changed: it comes to the driver as A
          global aggregate) is a single row: the commit replaces it.
 
 Expectations (runtime/streaming/expectations.py) are judged on the result rows before anything commits. A FAIL
-UPDATE that a row fails raises before either commit. Rows a DROP ROW keeps out go to the quarantine table in a
+UPDATE that a row fails raises before either commit (the batch is cached, counted, then written); without one, the
+counts ride on the table's write as observed metrics. Rows a DROP ROW keeps out go to the quarantine table in a
 commit of their own carrying the same txn(stream id, batch id); each table checks its own txn version on replay, so
 a crash between the two commits writes the missing one only. In complete mode the quarantine holds the rejected
 rows of the current result (overwritten with it); in update mode a changed group that now fails a DROP ROW is
@@ -189,6 +190,8 @@ class DeltaSink:
             return version, checks.quality(checks.counts_from(observation.get))
         flagged = checks.flagged(batch).persist()
         try:
+            if not checks.fails and not table_done:
+                return self._write_dropping(checks, flagged, batch_id, quarantine_done)
             counts = checks.counts_from(flagged.agg(*checks.count_columns()).collect()[0].asDict())
             self._fail_if_violated(checks, counts, lambda names: checks.offending_record(flagged, names))
             at = dt.datetime.now(dt.timezone.utc)
@@ -199,6 +202,22 @@ class DeltaSink:
             version = None if table_done else self._write(checks.kept(flagged), batch_id)
         finally:
             flagged.unpersist()
+        return version, checks.quality(counts)
+
+    def _write_dropping(self, checks: BatchChecks, flagged: DataFrame, batch_id: int,
+                        quarantine_done: bool) -> tuple[int | None, dict[str, Any]]:
+        """DROP ROW without FAIL UPDATE: nothing has to be known before the table's commit, so the counts ride on
+        its write (which also fills the cache) and the quarantine is written from the cache only when a row was
+        kept out. A crash between the two commits is healed by the replay: each table checks its own txn."""
+        from pyspark.sql import Observation
+
+        observation = Observation(f"sluicegate_expectations_{self.stream_id}_{batch_id}")
+        observed = flagged.observe(observation, *checks.count_columns())
+        version = self._write(checks.kept(observed), batch_id)
+        counts = checks.counts_from(observation.get)
+        if not quarantine_done and self.quarantine is not None and (counts.dropped or self.mode == "complete"):
+            self._write_quarantine(checks.quarantined(flagged, batch_id, dt.datetime.now(dt.timezone.utc)),
+                                   batch_id)
         return version, checks.quality(counts)
 
     def _merge_checked(self, checks: BatchChecks, batch: DataFrame, batch_id: int, table_done: bool,

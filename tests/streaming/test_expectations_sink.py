@@ -58,6 +58,14 @@ def test_replays_write_each_table_once(spark: Any, tmp_path: Path) -> None:
     assert _rows(table, "name", "amount") == sorted([("a", 1.0), (None, 2.0), ("d", 4.0)], key=repr)
     assert _rows(quarantine, "name", "_batch_id") == [("b", 0), ("c", 1)]
     assert DeltaTable(table).transaction_version(STREAM) == DeltaTable(quarantine).transaction_version(STREAM) == 1
+    # and the other way round: the table's commit of batch 2 made, the quarantine's not: the replay writes it only
+    third = spark.createDataFrame([("e", -4.0), ("f", 5.0)], schema)
+    sink._write(checks.kept(checks.flagged(third)), 2)
+    sink(third, 2)
+    assert DeltaTable(table).version() == 3 and DeltaTable(quarantine).version() == 3
+    assert [r for r in _rows(table, "name") if r[0] in ("e", "f")] == [("f",)]
+    assert _rows(quarantine, "name", "_batch_id") == [("b", 0), ("c", 1), ("e", 2)]
+    assert written[-1].replayed and written[-1].quality is None  # counted once, with the table's commit
 
 
 def test_fail_update_commits_neither_table(spark: Any, tmp_path: Path) -> None:
