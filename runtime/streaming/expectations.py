@@ -33,7 +33,6 @@ BATCH_COLUMN = "_batch_id"
 TIME_COLUMN = "_quarantined_at"
 QUARANTINE_COLUMNS = (FAILED_COLUMN, BATCH_COLUMN, TIME_COLUMN)
 _FLAG = "__sg_expect_{}"
-_FAILED = "__sg_failed"
 _KEEP = "__sg_keep"
 _RECORD_LIMIT = 1000
 
@@ -146,19 +145,18 @@ class BatchChecks:
     # -- one projection ------------------------------------------------------------------------------------------
 
     def flagged(self, batch: DataFrame) -> DataFrame:
-        """The batch with one boolean per expectation, whether the row is kept in the table, and the names of the
-        expectations it failed."""
+        """The batch with one boolean per expectation and whether the row is kept in the table."""
         from pyspark.sql import functions as F
 
         flags = [_condition(spec).alias(_FLAG.format(i)) for i, spec in enumerate(self.specs)]
-        named = F.array(*[F.when(~F.col(_FLAG.format(i)), F.lit(spec.name)) for i, spec in enumerate(self.specs)])
-        drops = [F.col(_FLAG.format(i)) for i in self._indexes("drop")]
         keep = F.lit(True)
-        for flag in drops:
-            keep = keep & flag
-        return (batch.select("*", *flags)
-                .withColumn(_FAILED, F.filter(named, lambda name: name.isNotNull()))
-                .withColumn(_KEEP, keep))
+        for i in self._indexes("drop"):
+            keep = keep & F.col(_FLAG.format(i))
+        return batch.select("*", *flags).withColumn(_KEEP, keep)
+
+    def failed_names(self, row: dict[str, Any]) -> list[str]:
+        """The expectations a flagged row (as a dict) failed."""
+        return [spec.name for i, spec in enumerate(self.specs) if not row.get(_FLAG.format(i))]
 
     def count_columns(self) -> list[Column]:
         """Aggregates over a flagged batch: rows, failures per expectation, rows kept out."""
@@ -228,8 +226,7 @@ class BatchChecks:
 
     @staticmethod
     def row_columns(flagged: DataFrame) -> list[str]:
-        return [quote_identifier(c) for c in flagged.columns
-                if not (c.startswith("__sg_expect_") or c in (_FAILED, _KEEP))]
+        return [quote_identifier(c) for c in flagged.columns if not (c.startswith("__sg_expect_") or c == _KEEP)]
 
     def kept(self, flagged: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
@@ -241,8 +238,9 @@ class BatchChecks:
         and the time."""
         from pyspark.sql import functions as F
 
+        named = F.array(*[F.when(~F.col(_FLAG.format(i)), F.lit(spec.name)) for i, spec in enumerate(self.specs)])
         return flagged.filter(~F.col(_KEEP)).select(
-            *self.row_columns(flagged), F.col(_FAILED).alias(FAILED_COLUMN),
+            *self.row_columns(flagged), F.filter(named, lambda name: name.isNotNull()).alias(FAILED_COLUMN),
             F.lit(batch_id).cast("bigint").alias(BATCH_COLUMN),
             F.lit(at).cast("timestamp").alias(TIME_COLUMN))
 
@@ -250,9 +248,6 @@ class BatchChecks:
     def keep_column() -> str:
         return _KEEP
 
-    @staticmethod
-    def failed_column() -> str:
-        return _FAILED
 
 
 def quarantine_schema(result: StructType) -> StructType:

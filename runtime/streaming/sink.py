@@ -231,7 +231,7 @@ class DeltaSink:
 
         def record(names: list[str]) -> dict[str, Any] | None:
             for row in rows.to_pylist():
-                if set(names) & set(row.get(checks.failed_column()) or []):
+                if set(names) & set(checks.failed_names(row)):
                     return {k: v for k, v in row.items() if not k.startswith("__sg_")}
             return None
 
