@@ -132,3 +132,11 @@ def test_an_expectation_on_a_plain_table_is_refused_not_ignored() -> None:
         classify(sql)
     assert raised.value.error_class == "EXPECTATION_NOT_SUPPORTED" and raised.value.sqlstate == "0A000"
     assert (raised.value.line, raised.value.column) == at(sql, "c EXPECT")
+
+
+def test_explain_lists_the_expectations_and_what_a_failing_row_does() -> None:
+    from dialect.streaming.explain import explain
+
+    text = explain(analyze(create("CONSTRAINT c EXPECT (id > 0) ON VIOLATION DROP ROW, CONSTRAINT d EXPECT (id < 9)")))
+    assert "  c: EXPECT (id > 0) -> keep out of the table" in text
+    assert "  d: EXPECT (id < 9) -> write and count" in text
