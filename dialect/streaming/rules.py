@@ -337,8 +337,8 @@ def check_quarantine_name(ctx: Context) -> None:
         raise ctx.error(QuarantineNameTooLong,
                         f"The quarantine table `{name}` of this table's DROP ROW expectations would have a name "
                         f"longer than {MAX_NAME_LENGTH} characters.", table,
-                        f"shorten the table's name to at most {MAX_NAME_LENGTH - len(QUARANTINE_SUFFIX)} characters, or set "
-                        "TBLPROPERTIES ('sluicegate.quarantine' = 'false') to only count dropped rows")
+                        f"shorten the table's name to at most {MAX_NAME_LENGTH - len(QUARANTINE_SUFFIX)} "
+                        "characters, or set TBLPROPERTIES ('sluicegate.quarantine' = 'false') to only count dropped rows")
 
 
 RULES: tuple[Rule, ...] = (
