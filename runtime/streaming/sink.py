@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.names import quote_identifier
@@ -179,6 +180,8 @@ class DeltaSink:
 
     def _write_checked(self, checks: BatchChecks, batch: DataFrame, batch_id: int, table_done: bool,
                        quarantine_done: bool) -> tuple[int | None, dict[str, Any]]:
+        if not quarantine_done:
+            self._require_quarantine()
         if self.mode == "update" and self.keys:
             return self._merge_checked(checks, batch, batch_id, table_done, quarantine_done)
         if checks.warn_only:  # counted while the batch is written: no second pass over it
@@ -256,14 +259,18 @@ class DeltaSink:
         if violated:
             raise checks.violation(violated, record(violated))
 
-    def _write_quarantine(self, rows: DataFrame, batch_id: int) -> None:
+    def _require_quarantine(self) -> None:
+        """Before anything commits: a batch whose dropped rows would have nowhere to go commits nothing."""
         from deltalake import DeltaTable
 
-        assert self.quarantine is not None
-        if not DeltaTable.is_deltatable(self.quarantine):
+        if self.quarantine is not None and not DeltaTable.is_deltatable(self.quarantine):
+            folder = Path(self.quarantine)
             raise QuarantineMissingError(
-                f"the quarantine table at {self.quarantine} is missing, so the rows DROP ROW keeps out of the table "
-                "would be lost; CREATE OR REFRESH STREAMING TABLE creates it again")
+                f"the quarantine table {folder.parent.name.removesuffix('.db')}.{folder.name} is missing, so the rows "
+                "DROP ROW keeps out of the table would be lost; CREATE OR REFRESH STREAMING TABLE creates it again")
+
+    def _write_quarantine(self, rows: DataFrame, batch_id: int) -> None:
+        assert self.quarantine is not None
         txn = AppTransaction(self.stream_id, batch_id)
         parameters = {**self._parameters(batch_id), "quarantine": "true"}
         if self.mode == "complete":

@@ -15,7 +15,7 @@ from deltalake import DeltaTable
 from dialect.streaming.plan import ExpectationSpec
 from runtime.delta.write import commit_files
 from runtime.streaming.expectations import BatchChecks, ExpectationViolationError, quarantine_schema
-from runtime.streaming.sink import BatchWritten, DeltaSink
+from runtime.streaming.sink import BatchWritten, DeltaSink, QuarantineMissingError
 
 STREAM = "0123456789abcdef0123456789abcdef"
 DROP = (ExpectationSpec("positive", "amount > 0", "drop"), ExpectationSpec("named", "name IS NOT NULL", "warn"))
@@ -90,3 +90,12 @@ def test_complete_mode_replaces_the_quarantine_with_the_current_rejects(spark: A
     assert _rows(quarantine, "name", "_batch_id") == [("c", 1)]
     sink(spark.createDataFrame([("a", 2.0)], schema), 2)
     assert _rows(quarantine, "name") == []  # the result has no rejected row any more
+
+
+def test_a_missing_quarantine_table_stops_the_batch_before_any_commit(spark: Any, tmp_path: Path) -> None:
+    table, quarantine, schema = _tables(spark, tmp_path)
+    gone = str(tmp_path / "db.db" / "t__quarantine")  # a quarantine table dropped by hand
+    sink = DeltaSink(table, STREAM, "append", (), None, BatchChecks(DROP, "db.t"), gone)
+    with pytest.raises(QuarantineMissingError, match="db.t__quarantine is missing"):
+        sink(spark.createDataFrame([("a", 1.0), ("b", -1.0)], schema), 0)
+    assert DeltaTable(table).version() == 0  # nothing committed: the replay, once it exists again, writes both
