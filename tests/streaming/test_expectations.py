@@ -206,3 +206,25 @@ def test_create_or_refresh_adding_drop_row_creates_the_quarantine(stream_cursor,
     streams.wait_for(cur.database, "later")
     assert [row[0] for row in sorted_rows(cur, "SELECT id FROM later")] == [1, 2]  # new rules, new rows only
     assert [row[0] for row in sorted_rows(cur, "SELECT id FROM later__quarantine")] == [7]
+
+
+def test_a_windowed_append_quarantines_closed_windows_that_fail(stream_cursor, streams, tmp_path, land, batches):
+    """A stateful query in append mode: a window is judged once, when the watermark closes it."""
+    cur = stream_cursor
+    folder = tmp_path / "windows"
+    land(folder, [{"k": "a", "ts": "2026-01-01 00:00:01"}, {"k": "b", "ts": "2026-01-01 00:00:02"},
+                  {"k": "b", "ts": "2026-01-01 00:00:03"}])
+    cur.execute(f"CREATE STREAMING TABLE busy_windows (CONSTRAINT busy EXPECT (n > 1) ON VIOLATION DROP ROW) "
+                f"TBLPROPERTIES ('sluicegate.output_mode' = 'append') AS "
+                f"SELECT k, window(ts, '10 seconds') AS w, count(*) AS n FROM STREAM read_files('{folder}', "
+                f"format => 'json', schema => 'k STRING, ts TIMESTAMP') WATERMARK ts DELAY OF INTERVAL 5 SECONDS "
+                f"GROUP BY k, window(ts, '10 seconds')")
+    streams.wait_for(cur.database, "busy_windows")
+    land(folder, [{"k": "c", "ts": "2026-01-01 00:01:00"}])  # moves the watermark past the first window
+    streams.wait_for(cur.database, "busy_windows")
+    land(folder, [{"k": "c", "ts": "2026-01-01 00:01:01"}])  # a batch after the watermark moved emits it
+    streams.wait_for(cur.database, "busy_windows")
+    assert sorted_rows(cur, "SELECT k, n FROM busy_windows") == [("b", 2)]
+    assert sorted_rows(cur, "SELECT k, n, _failed_expectations FROM busy_windows__quarantine") == \
+        [("a", 1, '["busy"]')]
+    assert sum(b.quality["dropped_records"] for b in batches["busy_windows"]) == 1
