@@ -77,7 +77,7 @@ EVENT_SPAN_SECONDS = 300          # the backlog's event times cover 5 minutes: 3
 JITTER_MS = 2000                  # events arrive up to 2 s out of order: well inside the 10 s watermark delay
 
 YAHOO_SQL = (
-    "CREATE STREAMING TABLE {name} TBLPROPERTIES ({properties}) AS "
+    "CREATE STREAMING TABLE {name} {columns}TBLPROPERTIES ({properties}) AS "
     "SELECT c.campaign_id, window(e.event_time, '10 seconds') AS w, count(*) AS views "
     "FROM STREAM read_files('{source}', format => 'json', schema => '{schema}', maxFilesPerTrigger => {max_files}) "
     "WATERMARK event_time DELAY OF INTERVAL 10 SECONDS AS e "
@@ -85,6 +85,11 @@ YAHOO_SQL = (
     "WHERE e.event_type = 'view' "
     "GROUP BY c.campaign_id, window(e.event_time, '10 seconds')"
 )
+# --pipelines gateway_update,gateway_update_expect,...: the same query guarded by three expectations every row passes
+# (two warn, one DROP ROW), so the figure is their evaluation's cost and the result is still checked exactly
+EXPECTATIONS = ("(CONSTRAINT has_campaign EXPECT (campaign_id IS NOT NULL), "
+                "CONSTRAINT counted EXPECT (views > 0), "
+                "CONSTRAINT whole_window EXPECT (w.end > w.start) ON VIOLATION DROP ROW) ")
 FRESH_SQL = ("CREATE STREAMING TABLE fresh TBLPROPERTIES ('pipelines.trigger.interval' = '500 milliseconds') AS "
              "SELECT * FROM STREAM read_files('{source}', format => 'json', "
              "schema => 'marker STRING, seq INT, landed_at DOUBLE')")
@@ -106,7 +111,11 @@ PIPELINES = {
     "gateway_append": "sluicegate CREATE STREAMING TABLE, append",
     "hand_delta_append": "hand-written PySpark -> DeltaSink, append",
     "hand_parquet_append": "hand-written PySpark -> Spark Parquet sink, append",
+    "gateway_update_expect": "sluicegate CREATE STREAMING TABLE, update, 3 expectations",
+    "gateway_append_expect": "sluicegate CREATE STREAMING TABLE, append, 3 expectations",
 }
+DEFAULT_PIPELINES = ("gateway_update", "hand_delta_update", "gateway_append", "hand_delta_append",
+                     "hand_parquet_append")
 PARTS = ("throughput", "freshness", "size")
 
 
@@ -296,14 +305,15 @@ def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
             "batch_s_median": statistics.median(durations) if durations else None}
 
 
-def run_gateway_yahoo(bench: Bench, source: Path, mode: str, name: str) -> dict[str, Any]:
+def run_gateway_yahoo(bench: Bench, source: Path, mode: str, name: str, expectations: bool = False) -> dict[str, Any]:
     from deltalake import DeltaTable
 
     properties = ["'pipelines.trigger.interval' = '0 seconds'"]
     if mode == "append":
         properties.append("'sluicegate.output_mode' = 'append'")
     statement = YAHOO_SQL.format(name=name, properties=", ".join(properties), source=source, schema=EVENT_SCHEMA,
-                                 max_files=bench.plan.max_files_per_trigger)
+                                 max_files=bench.plan.max_files_per_trigger,
+                                 columns=EXPECTATIONS if expectations else "")
     start = time.perf_counter()
     bench.sql(statement)
     started = time.perf_counter() - start
@@ -375,9 +385,9 @@ def run_hand_yahoo(bench: Bench, source: Path, sink: str, mode: str, name: str) 
 
 
 def run_pipeline(bench: Bench, key: str, source: Path, name: str) -> dict[str, Any]:
-    mode = "update" if key.endswith("update") else "append"
+    mode = "update" if "update" in key else "append"
     if key.startswith("gateway"):
-        return run_gateway_yahoo(bench, source, mode, name)
+        return run_gateway_yahoo(bench, source, mode, name, expectations=key.endswith("_expect"))
     return run_hand_yahoo(bench, source, "parquet" if "parquet" in key else "delta", mode, name)
 
 
@@ -392,17 +402,17 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
     bench.sql("CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) USING DELTA")
     bench.sql("INSERT INTO campaigns VALUES " + ", ".join(f"('{a}', '{c}')" for a, c in backlog.campaigns))
     explain = [row[0] for row in bench.sql("EXPLAIN " + YAHOO_SQL.format(
-        name="yahoo", properties="'pipelines.trigger.interval' = '0 seconds'", source=backlog.folder,
+        name="yahoo", columns="", properties="'pipelines.trigger.interval' = '0 seconds'", source=backlog.folder,
         schema=EVENT_SCHEMA, max_files=plan.max_files_per_trigger))]
     results: dict[str, Any] = {}
-    for key in PIPELINES:
+    for key in bench.pipelines:
         say(f"(a) warm-up: {PIPELINES[key]} over {plan.warmup_files} files")
         run_pipeline(bench, key, warm, f"{key}_warm")
         results[key] = {"label": PIPELINES[key], "runs": []}
     for run in range(plan.runs):
-        for key in PIPELINES:
+        for key in bench.pipelines:
             done = run_pipeline(bench, key, backlog.folder, f"{key}_{run}")
-            check = check_windows(done.pop("found"), backlog, "update" if key.endswith("update") else "append")
+            check = check_windows(done.pop("found"), backlog, "update" if "update" in key else "append")
             done.update(check, rows=backlog.rows, rows_per_s=backlog.rows / done["seconds"])
             results[key]["runs"].append(done)
             say(f"(a) run {run + 1}/{plan.runs} {PIPELINES[key]}: {done['seconds']:.2f} s, "
@@ -563,12 +573,17 @@ def report(plan: Plan, results: dict[str, Any]) -> str:
         rate = {key: entry["rows_per_s"] for key, entry in pipelines.items()}
         rows.append([f"**(a) Yahoo query, {plan.backlog_rows:,}-row backlog, "
                      f"{plan.files // plan.max_files_per_trigger} micro-batches, median of {plan.runs}**", "", ""])
+        rate = dict.fromkeys(PIPELINES, 0.0) | rate
         notes = {
             "gateway_update": f"gateway / hand-written: {ratio(rate['gateway_update'], rate['hand_delta_update'])}",
             "gateway_append": f"gateway / hand-written: {ratio(rate['gateway_append'], rate['hand_delta_append'])}; "
                               f"gateway / Parquet sink: {ratio(rate['gateway_append'], rate['hand_parquet_append'])}",
             "hand_delta_append": "DeltaSink / Parquet sink: "
                                  f"{ratio(rate['hand_delta_append'], rate['hand_parquet_append'])}",
+            "gateway_update_expect": "with / without expectations: "
+                                     f"{ratio(rate['gateway_update_expect'], rate['gateway_update'])}",
+            "gateway_append_expect": "with / without expectations: "
+                                     f"{ratio(rate['gateway_append_expect'], rate['gateway_append'])}",
         }
         for key, entry in pipelines.items():
             rows.append([entry["label"], f"{entry['rows_per_s']:,.0f} rows/s ({entry['seconds']:.2f} s, "
@@ -610,7 +625,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-modes", default="append,update",
                         help="tables of (c): append, update or both (comma-separated)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (input, warehouse) for a look")
+    parser.add_argument("--pipelines", default=",".join(DEFAULT_PIPELINES),
+                        help=f"(a) pipelines to run, comma-separated, of: {', '.join(PIPELINES)}")
     args = parser.parse_args(argv)
+    pipelines = tuple(p.strip() for p in args.pipelines.split(",") if p.strip())
+    if not pipelines or set(pipelines) - set(PIPELINES):
+        parser.error(f"--pipelines takes {', '.join(PIPELINES)}")
     plan = plan_for(args)
     parts = tuple(args.only or PARTS)
     size_modes = tuple(m.strip() for m in args.size_modes.split(",") if m.strip())
@@ -627,6 +647,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results: dict[str, Any] = {}
     bench = Bench(work, plan)
+    bench.pipelines = pipelines
     try:
         say(f"gateway on 127.0.0.1:{bench.server.port}, warehouse {work / 'warehouse'}")
         if "throughput" in parts:

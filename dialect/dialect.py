@@ -18,7 +18,7 @@ from dialect.commands import (
     alter_schedule_sql, explain_streaming_sql, refresh_schedule_sql, refresh_table_sql, show_grants_sql, show_sql,
     unset_properties_sql, vacuum_sql,
 )
-from dialect.streaming.grammar import Watermark, watermark_sql
+from dialect.streaming.grammar import Expectation, Watermark, expectation_sql, watermark_sql
 
 
 class StreamingSpark(Databricks):
@@ -55,6 +55,11 @@ class StreamingSpark(Databricks):
             **Databricks.Parser.PROPERTY_PARSERS,
             "SCHEDULE": lambda self: self._parse_refresh_schedule(),
             "TRIGGER": lambda self: self._parse_trigger_on_update(),
+        }
+
+        CONSTRAINT_PARSERS = {
+            **Databricks.Parser.CONSTRAINT_PARSERS,
+            "EXPECT": lambda self: self._parse_expectation(),
         }
 
         ALTER_PARSERS = {
@@ -161,6 +166,28 @@ class StreamingSpark(Databricks):
             else:
                 self.raise_error(f"Expected SCHEDULE or TRIGGER ON UPDATE after {action}")
             return self.expression(AlterSchedule(this=table, kind=kind, action=action, schedule=schedule))
+
+        def _parse_expectation(self) -> Expectation:
+            """`CONSTRAINT name EXPECT (bool_expr) [ON VIOLATION DROP ROW | FAIL UPDATE]` (Databricks' expectations)."""
+            if not self._match(TokenType.L_PAREN):
+                self.raise_error("Expected (condition) after EXPECT")
+            first = self._curr
+            condition = self._parse_assignment()
+            if condition is None or first is None:
+                self.raise_error("Expected a condition in EXPECT (...)")
+            last = self._prev
+            self._match_r_paren()
+            action = "warn"
+            if self._match_text_seq("ON", "VIOLATION"):
+                if self._match_text_seq("DROP", "ROW"):
+                    action = "drop"
+                elif self._match_text_seq("FAIL", "UPDATE"):
+                    action = "fail"
+                else:
+                    self.raise_error("Expected DROP ROW or FAIL UPDATE after ON VIOLATION")
+            node = self.expression(Expectation(this=condition, action=action))
+            node.meta.update(text_start=first.start, text_end=last.end + 1)
+            return node
 
         # --- statements sqlglot leaves as exp.Command -------------------------------------------------------------
 
@@ -338,6 +365,7 @@ class StreamingSpark(Databricks):
         TRANSFORMS = {
             **Databricks.Generator.TRANSFORMS,
             Watermark: watermark_sql,
+            Expectation: expectation_sql,
             Vacuum: vacuum_sql,
             RefreshTable: refresh_table_sql,
             UnsetProperties: unset_properties_sql,

@@ -499,6 +499,20 @@ def _owned(sql: str) -> bool:
                for prefix in _OWNED)
 
 
+def _refuse_expectations(sql: str, tree: exp.Create) -> None:
+    """EXPECT guards a streaming table's (or materialized view's) result; on a plain table it would be ignored."""
+    from dialect.streaming.expectations import found_expectations
+
+    found = found_expectations(tree)
+    if found:
+        error = _error(sql, found[0].constraint, f"The expectation `{found[0].name}` is on a plain table: "
+                       "expectations guard the rows a streaming table's query produces.",
+                       "write CREATE STREAMING TABLE ... (CONSTRAINT ... EXPECT (...)) AS SELECT ..., or leave "
+                       "the constraint out")
+        error.error_class, error.sqlstate = "EXPECTATION_NOT_SUPPORTED", "0A000"
+        raise error
+
+
 def _error(sql: str, node: exp.Expression, message: str, hint: str) -> DialectError:
     start = start_of(node)
     line, column = line_column(sql, start) if start is not None else (None, None)
@@ -755,6 +769,7 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         if kind == "TABLE" and (streaming := _streaming(sql, tree)) is not None:
             return streaming
         if kind == "TABLE":
+            _refuse_expectations(sql, tree)
             partition_by, comment, properties, using = _properties(tree)
             table = _table_name(tree.this)
             columns = _column_specs(tree.this) if isinstance(tree.this, exp.Schema) else ()

@@ -9,6 +9,7 @@ from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError
 from dialect.references import parse
 from dialect.statements import _column_specs, _table_name
+from dialect.streaming.expectations import expectation_specs
 from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
 from dialect.streaming.keys import distinct_keys, group_keys
 from dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
@@ -124,4 +125,5 @@ def analyze(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPla
         trigger_seconds=trigger_seconds(trigger) if trigger is not None else None,
         operators=_operators(ctx, sources), state=_state(ctx, mode),
         or_refresh=bool(create.args.get("refresh")), if_not_exists=bool(create.args.get("exists")),
+        expectations=expectation_specs(sql, create),
     )

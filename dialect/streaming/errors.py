@@ -99,3 +99,35 @@ class CreateOrReplaceNotAllowed(StreamingQueryError):
 
 class WatermarkNotOnColumn(StreamingQueryError):
     error_class = "STREAMING_WATERMARK_EXPRESSION_NOT_SUPPORTED"
+
+
+class InvalidExpectation(StreamingQueryError):
+    """An expectation that cannot be checked row by row, the same on every replay."""
+
+    error_class = "INVALID_EXPECTATION"
+    sqlstate = "42000"
+
+
+class DuplicateExpectationName(InvalidExpectation):
+    error_class = "INVALID_EXPECTATION.DUPLICATE_NAME"
+    sqlstate = "42710"
+
+
+class ExpectationWithSubquery(InvalidExpectation):
+    error_class = "INVALID_EXPECTATION.SUBQUERY"
+    sqlstate = "0A000"
+
+
+class ExpectationWithAggregate(InvalidExpectation):
+    error_class = "INVALID_EXPECTATION.AGGREGATE"
+    sqlstate = "42903"
+
+
+class ExpectationNotDeterministic(InvalidExpectation):
+    error_class = "INVALID_EXPECTATION.NON_DETERMINISTIC"
+    sqlstate = "42K0E"
+
+
+class QuarantineNameTooLong(InvalidExpectation):
+    error_class = "INVALID_EXPECTATION.QUARANTINE_NAME"
+    sqlstate = "42602"

@@ -31,5 +31,9 @@ def explain(plan: StreamingPlan) -> str:
     lines.append(f"State: {plan.state}")
     trigger = f"every {plan.trigger_seconds:g} s" if plan.trigger_seconds is not None else "the configured default"
     lines.append(f"Trigger: {trigger}")
+    if plan.expectations:
+        actions = {"warn": "write and count", "drop": "keep out of the table", "fail": "fail the micro-batch"}
+        lines.append("Expectations (a row that does not pass):")
+        lines.extend(f"  {e.name}: EXPECT ({e.expression_sql}) -> {actions[e.action]}" for e in plan.expectations)
     lines.append(f"Query: {plan.query_sql}")
     return "\n".join(lines)

@@ -23,3 +23,19 @@ def watermark_sql(generator: object, node: Watermark) -> str:
     text = f"{sql(node, 'this')} WATERMARK {column} DELAY OF {sql(node, 'delay')}"
     alias = sql(node, "alias")
     return f"{text} AS {alias}" if alias else text
+
+
+class Expectation(exp.Expression):
+    """`EXPECT (bool_expr) [ON VIOLATION DROP ROW | FAIL UPDATE]`, the kind of a named `exp.Constraint` in the column
+    list of CREATE STREAMING TABLE (and materialized views): `this` is the condition, `action` "warn" (no ON
+    VIOLATION), "drop" or "fail". The node's meta `text_start`/`text_end` span the condition as typed, which is what
+    Spark evaluates (sqlglot's printing normalises functions)."""
+
+    arg_types = {"this": True, "action": True}
+
+
+EXPECTATION_ACTIONS = {"warn": "", "drop": " ON VIOLATION DROP ROW", "fail": " ON VIOLATION FAIL UPDATE"}
+
+
+def expectation_sql(generator: object, node: Expectation) -> str:
+    return f"EXPECT ({getattr(generator, 'sql')(node, 'this')}){EXPECTATION_ACTIONS[node.args['action']]}"

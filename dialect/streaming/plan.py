@@ -39,6 +39,20 @@ class StaticTableSpec:
     table: str
 
 
+EXPECTATION_ACTIONS = ("warn", "drop", "fail")
+
+
+@dataclass(frozen=True)
+class ExpectationSpec:
+    """`CONSTRAINT name EXPECT (expression_sql) [ON VIOLATION DROP ROW | FAIL UPDATE]`: the condition as the user
+    typed it (Spark evaluates that text over each result row); `action` "warn" writes and counts a failing row,
+    "drop" keeps it out of the table (in its quarantine table), "fail" fails the micro-batch."""
+
+    name: str
+    expression_sql: str
+    action: str = "warn"
+
+
 @dataclass(frozen=True)
 class StreamingPlan:
     database: str | None
@@ -57,6 +71,7 @@ class StreamingPlan:
     state: str
     or_refresh: bool
     if_not_exists: bool
+    expectations: tuple[ExpectationSpec, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -75,4 +90,6 @@ class StreamingPlan:
             "static_tables": tuple(StaticTableSpec(**static) for static in data["static_tables"]),
             "keys": tuple(data["keys"]),
             "operators": tuple(data["operators"]),
+            # a plan stored before expectations existed has none
+            "expectations": tuple(ExpectationSpec(**e) for e in data.get("expectations") or ()),
         })

@@ -12,11 +12,15 @@ from dialect.streaming.context import (
     Context, TRIGGER_KEY, aggregates, function_name, is_aggregating, left_of,
 )
 from dialect.streaming.errors import (
-    ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported, GroupKeyNotInOutput,
-    InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
-    NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, RewrittenSource, SortNotSupported,
-    UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
+    ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported,
+    DuplicateExpectationName, ExpectationNotDeterministic, ExpectationWithAggregate, ExpectationWithSubquery,
+    GroupKeyNotInOutput, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
+    NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, QuarantineNameTooLong, RewrittenSource,
+    SortNotSupported, UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
     UnsupportedStreamingJoin, WatermarkNotOnColumn,
+)
+from dialect.streaming.expectations import (
+    MAX_NAME_LENGTH, QUARANTINE_SUFFIX, expectation_specs, found_expectations, needs_quarantine, quarantine_name,
 )
 from dialect.streaming.keys import group_keys
 from dialect.streaming.modes import check_output_mode, chosen_mode, stream_stream_join
@@ -111,16 +115,25 @@ def check_sources_append_only(ctx: Context) -> None:
                             "table it is computed from", keyword=("STREAM",))
 
 
-def check_deterministic(ctx: Context) -> None:
-    for func in ctx.query.find_all(exp.Func):
+def non_deterministic(tree: exp.Expression) -> exp.Func | None:
+    """The first call in `tree` whose value can differ between two runs over the same row."""
+    for func in tree.find_all(exp.Func):
         name = function_name(func)
         if isinstance(func, _NON_DETERMINISTIC_CLASSES) or name in NON_DETERMINISTIC:
             if name == "unix_timestamp" and func.this is not None:
                 continue
-            raise ctx.error(NonDeterministicFunction,
+            return func
+    return None
+
+
+def check_deterministic(ctx: Context) -> None:
+    func = non_deterministic(ctx.query)
+    if func is not None:
+        name = function_name(func)
+        raise ctx.error(NonDeterministicFunction,
                             f"{name}() is not deterministic: a replayed micro-batch would produce different rows.",
-                            func, "compute the value from the input (an event-time column, a hash of the row's "
-                                  "columns) instead")
+                        func, "compute the value from the input (an event-time column, a hash of the row's "
+                              "columns) instead")
 
 
 def check_no_window_functions(ctx: Context) -> None:
@@ -283,6 +296,58 @@ def check_trigger_interval(ctx: Context) -> None:
                         ctx.property_values.get(TRIGGER_KEY), "write a duration such as '1 second' or '500 ms'")
 
 
+def check_expectation_names(ctx: Context) -> None:
+    seen: set[str] = set()
+    for found in found_expectations(ctx.create):
+        if found.name.lower() in seen:
+            raise ctx.error(DuplicateExpectationName,
+                            f"The expectation name `{found.name}` is used twice: names identify an expectation's "
+                            "counts and must be unique in a table.", found.constraint.this,
+                            "give each CONSTRAINT ... EXPECT its own name")
+        seen.add(found.name.lower())
+
+
+def check_expectation_expressions(ctx: Context) -> None:
+    """An expectation is judged on one row at a time, the same on every replay: no subquery, no aggregate or window
+    function, nothing non-deterministic."""
+    for found in found_expectations(ctx.create):
+        condition = found.node.this
+        subquery = condition.find(exp.Select)  # EXISTS (SELECT ...), IN (SELECT ...), (SELECT ...); not exists(arr, f)
+        if subquery is not None:
+            raise ctx.error(ExpectationWithSubquery,
+                            f"The expectation `{found.name}` contains a subquery; an expectation reads one row of "
+                            "the table.", subquery, "join what the check needs in the query, then test the column "
+                                                    "in EXPECT", keyword=("SELECT",))
+        over = condition.find(exp.Window)
+        aggregate = over if over is not None else condition.find(exp.AggFunc)
+        if aggregate is not None:
+            what = "a window function" if over is not None else "an aggregate function"
+            raise ctx.error(ExpectationWithAggregate,
+                            f"The expectation `{found.name}` uses {what}; an expectation is evaluated on each row "
+                            "on its own.", aggregate, "compute the value in the query (a column), then test that "
+                                                      "column in EXPECT")
+        func = non_deterministic(condition)
+        if func is not None:
+            raise ctx.error(ExpectationNotDeterministic,
+                            f"The expectation `{found.name}` calls {function_name(func)}(), which is not "
+                            "deterministic: a replayed micro-batch could keep other rows.", func,
+                            "test only the row's columns and deterministic functions")
+
+
+def check_quarantine_name(ctx: Context) -> None:
+    """A DROP ROW expectation keeps the rows it drops in `<table>__quarantine`, which must be a valid name."""
+    if not needs_quarantine(expectation_specs(ctx.sql, ctx.create), ctx.properties):
+        return
+    table = ctx.create.this.this if isinstance(ctx.create.this, exp.Schema) else ctx.create.this
+    name = quarantine_name(table.name)
+    if len(name) > MAX_NAME_LENGTH:
+        raise ctx.error(QuarantineNameTooLong,
+                        f"The quarantine table `{name}` of this table's DROP ROW expectations would have a name "
+                        f"longer than {MAX_NAME_LENGTH} characters.", table,
+                        f"shorten the table's name to at most {MAX_NAME_LENGTH - len(QUARANTINE_SUFFIX)} "
+                        "characters, or set TBLPROPERTIES ('sluicegate.quarantine' = 'false') to only count dropped rows")
+
+
 RULES: tuple[Rule, ...] = (
     check_not_replace,
     check_source_functions,
@@ -301,4 +366,7 @@ RULES: tuple[Rule, ...] = (
     check_limit,
     check_keys_in_output,
     check_trigger_interval,
+    check_expectation_names,
+    check_expectation_expressions,
+    check_quarantine_name,
 )

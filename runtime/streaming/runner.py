@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from catalog.names import quote_identifier
+from dialect.streaming.expectations import needs_quarantine, quarantine_name
 from dialect.streaming.plan import StreamingPlan
 from runtime.streaming.errors import StreamDefinitionError
+from runtime.streaming.expectations import BatchChecks, check_against
 from runtime.streaming.sink import BatchWritten, DeltaSink
 from runtime.streaming.sources import TableLocations, source_dataframe, static_dataframe
 
@@ -32,6 +34,7 @@ class StreamTarget:
     location: str
     checkpoint: str
     query_name: str
+    quarantine: str | None = None    # the quarantine table's folder; None: beside the table, when the plan has one
 
 
 def _shaped(result: DataFrame, plan: StreamingPlan) -> DataFrame:
@@ -87,6 +90,7 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations) ->
             cached.append(frame)
             versions[(static.database or "", static.table)] = version
         result = _shaped(session.sql(plan.query_sql), plan)
+        check_against(result, plan.expectations)
     except BaseException:
         for frame in cached:
             frame.unpersist()
@@ -99,7 +103,13 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
           available_now: bool = False) -> StreamingQuery:
     """`available_now`: one pass of a scheduled table (everything available now, in micro-batches, then the query
     ends); otherwise a continuous query triggered every `trigger_seconds`. Same sink, same checkpoint either way."""
-    sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch)
+    quarantine = target.quarantine
+    if quarantine is None and needs_quarantine(plan.expectations, plan.properties):
+        from runtime.warehouse.locations import sibling_table_folder
+
+        quarantine = str(sibling_table_folder(target.location, quarantine_name(plan.name)))
+    checks = BatchChecks(plan.expectations, f"{plan.database}.{plan.name}" if plan.database else plan.name)
+    sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch, checks, quarantine)
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
     if available_now:

@@ -12,18 +12,29 @@ complete the batch is the whole result; one commit replaces every file.
 update   the batch holds only the groups it changed: it comes to the driver as Arrow (bounded by the groups one batch
          touches, not by the table) and delta-rs MERGEs it on the keys in one commit. A result with no keys (a
          global aggregate) is a single row: the commit replaces it.
+
+Expectations (runtime/streaming/expectations.py) are judged on the result rows before anything commits. A FAIL
+UPDATE that a row fails raises before either commit (the batch is cached, counted, then written); without one, the
+counts ride on the table's write as observed metrics. Rows a DROP ROW keeps out go to the quarantine table in a
+commit of their own carrying the same txn(stream id, batch id); each table checks its own txn version on replay, so
+a crash between the two commits writes the missing one only. In complete mode the quarantine holds the rejected
+rows of the current result (overwritten with it); in update mode a changed group that now fails a DROP ROW is
+deleted from the table (its old value is no longer the result) and its new row quarantined.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.names import quote_identifier
 from runtime.delta.write import AppTransaction, committed_version
+from runtime.streaming.expectations import TOTALS, BatchChecks, Counts
 from runtime.warehouse import commit
 
 if TYPE_CHECKING:
@@ -75,11 +86,26 @@ def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:
     return " AND ".join(terms)
 
 
+def _done(location: str | None, stream_id: str, batch_id: int) -> bool:
+    """Whether the table at `location` (None: no such table to write) already has this batch's commit."""
+    if location is None:
+        return True
+    done = committed_version(location, stream_id)
+    return done is not None and batch_id <= done
+
+
+class QuarantineMissingError(RuntimeError):
+    """The quarantine table of DROP ROW expectations is gone: its rows would be lost, so the batch stops."""
+
+
 class DeltaSink:
-    """`foreachBatch` target writing a stream's result into the Delta table at `location`."""
+    """`foreachBatch` target writing a stream's result into the Delta table at `location`; with `checks`, the
+    table's expectations judge each batch first and `quarantine` (a Delta table folder, or None when
+    'sluicegate.quarantine' = 'false') receives the rows DROP ROW keeps out."""
 
     def __init__(self, location: str, stream_id: str, mode: str, keys: Sequence[str],
-                 on_batch: Callable[[BatchWritten], None] | None = None) -> None:
+                 on_batch: Callable[[BatchWritten], None] | None = None, checks: BatchChecks | None = None,
+                 quarantine: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"output mode must be one of {MODES}, got {mode!r}")
         self.location = location
@@ -87,42 +113,169 @@ class DeltaSink:
         self.mode = mode
         self.keys = tuple(keys)
         self.on_batch = on_batch
+        self.checks = checks if checks is not None and checks.specs else None
+        self.quarantine = quarantine if self.checks is not None and self.checks.drops else None
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
-        done = committed_version(self.location, self.stream_id)
-        if done is not None and batch_id <= done:
+        table_done = _done(self.location, self.stream_id, batch_id)
+        quarantine_done = _done(self.quarantine, self.stream_id, batch_id)
+        quality = None
+        if table_done and quarantine_done:
             batch.write.format("noop").mode("overwrite").save()
             version = None
             replayed = True
             log.info("stream %s: batch %d was committed before a restart; replayed without writing",
                      self.stream_id, batch_id)
-        else:
+        elif self.checks is None:
             version = self._write(batch, batch_id)
             replayed = False
+        else:
+            version, quality = self._write_checked(self.checks, batch, batch_id, table_done, quarantine_done)
+            replayed = table_done
+            if replayed:
+                quality = None  # counted when the table's commit was made
+            else:
+                TOTALS.add(self.stream_id, self.checks.specs, quality)
         if self.on_batch is not None:
-            self.on_batch(BatchWritten(batch_id, replayed, version, time.perf_counter() - started))
+            self.on_batch(BatchWritten(batch_id, replayed, version, time.perf_counter() - started, quality))
+
+    def _parameters(self, batch_id: int) -> dict[str, str]:
+        return {"outputMode": self.mode.capitalize(), "queryId": self.stream_id, "epochId": str(batch_id)}
 
     def _write(self, batch: DataFrame, batch_id: int) -> int:
         txn = AppTransaction(self.stream_id, batch_id)
-        parameters = {"outputMode": self.mode.capitalize(), "queryId": self.stream_id, "epochId": str(batch_id)}
+        parameters = self._parameters(batch_id)
         if self.mode == "append":
             return commit.append(self.location, batch, OPERATION, parameters, txn)
         if self.mode == "complete" or not self.keys:
             return commit.overwrite(self.location, batch, OPERATION, parameters, txn)
         return self._merge(batch, txn, parameters)
 
-    def _merge(self, batch: DataFrame, txn: AppTransaction, parameters: dict[str, str]) -> int:
+    def _merge(self, batch: DataFrame, txn: AppTransaction, parameters: dict[str, str],
+               rows: pa.Table | None = None, keep: str | None = None) -> int:
+        """MERGE the changed groups on the keys. With `keep` (a boolean column of `rows`), a group whose row is not
+        kept is deleted from the table instead of updated, and not inserted."""
         from deltalake import DeltaTable
 
-        rows = batch.toArrow()
+        rows = batch.toArrow() if rows is None else rows
         table = DeltaTable(self.location)
         if rows.num_rows == 0:  # nothing changed: still one commit, so the batch is known as done
             return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn)
         # streamed_exec=False: the batch is already in memory, and delta-rs derives its file pruning from the
         # source's key ranges only when the source is not streamed
-        (table.merge(rows, merge_predicate(self.keys, rows), source_alias="s", target_alias="t",
-                     streamed_exec=False, commit_properties=commit.commit_properties(OPERATION, parameters, txn))
-         .when_matched_update_all().when_not_matched_insert_all().execute())
+        merger = table.merge(rows, merge_predicate(self.keys, rows), source_alias="s", target_alias="t",
+                             streamed_exec=False,
+                             commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+        if keep is None:
+            merger = merger.when_matched_update_all().when_not_matched_insert_all()
+        else:
+            kept = f"s.{_quoted(keep)}"
+            values = {_quoted(name): f"s.{_quoted(name)}" for name in rows.column_names if name != keep}
+            merger = (merger.when_matched_delete(f"NOT {kept}").when_matched_update(values, kept)
+                      .when_not_matched_insert(values, kept))
+        merger.execute()
         return DeltaTable(self.location).version()
+
+    # -- with expectations -------------------------------------------------------------------------------------
+
+    def _write_checked(self, checks: BatchChecks, batch: DataFrame, batch_id: int, table_done: bool,
+                       quarantine_done: bool) -> tuple[int | None, dict[str, Any]]:
+        if not quarantine_done:
+            self._require_quarantine()
+        if self.mode == "update" and self.keys:
+            return self._merge_checked(checks, batch, batch_id, table_done, quarantine_done)
+        if checks.warn_only:  # counted while the batch is written: no second pass over it
+            from pyspark.sql import Observation
+
+            observation = Observation(f"sluicegate_expectations_{self.stream_id}_{batch_id}")
+            observed = batch.observe(observation, *checks.observed_columns())
+            version = self._write(observed, batch_id)  # warn-only has no quarantine: here the table is not done
+            return version, checks.quality(checks.counts_from(observation.get))
+        flagged = checks.flagged(batch).persist()
+        try:
+            if not checks.fails and not table_done:
+                return self._write_dropping(checks, flagged, batch_id, quarantine_done)
+            counts = checks.counts_from(flagged.agg(*checks.count_columns()).collect()[0].asDict())
+            self._fail_if_violated(checks, counts, lambda names: checks.offending_record(flagged, names))
+            at = dt.datetime.now(dt.timezone.utc)
+            # no rows kept out, no quarantine commit (a replay recomputes the same nothing); complete mode
+            # replaces the quarantine with the current result's rejected rows, even none
+            if not quarantine_done and self.quarantine is not None and (counts.dropped or self.mode == "complete"):
+                self._write_quarantine(checks.quarantined(flagged, batch_id, at), batch_id)
+            version = None if table_done else self._write(checks.kept(flagged), batch_id)
+        finally:
+            flagged.unpersist()
+        return version, checks.quality(counts)
+
+    def _write_dropping(self, checks: BatchChecks, flagged: DataFrame, batch_id: int,
+                        quarantine_done: bool) -> tuple[int | None, dict[str, Any]]:
+        """DROP ROW without FAIL UPDATE: nothing has to be known before the table's commit, so the counts ride on
+        its write (which also fills the cache) and the quarantine is written from the cache only when a row was
+        kept out. A crash between the two commits is healed by the replay: each table checks its own txn."""
+        from pyspark.sql import Observation
+
+        observation = Observation(f"sluicegate_expectations_{self.stream_id}_{batch_id}")
+        observed = flagged.observe(observation, *checks.count_columns())
+        version = self._write(checks.kept(observed), batch_id)
+        counts = checks.counts_from(observation.get)
+        if not quarantine_done and self.quarantine is not None and (counts.dropped or self.mode == "complete"):
+            self._write_quarantine(checks.quarantined(flagged, batch_id, dt.datetime.now(dt.timezone.utc)),
+                                   batch_id)
+        return version, checks.quality(counts)
+
+    def _merge_checked(self, checks: BatchChecks, batch: DataFrame, batch_id: int, table_done: bool,
+                       quarantine_done: bool) -> tuple[int | None, dict[str, Any]]:
+        """Update mode: the changed groups come to the driver with their flags, are counted there, and MERGEd."""
+        import pyarrow.compute as pc
+
+        flagged = checks.flagged(batch)
+        rows = flagged.toArrow()
+        counts = checks.arrow_counts(rows)
+
+        def record(names: list[str]) -> dict[str, Any] | None:
+            for row in rows.to_pylist():
+                if set(names) & set(checks.failed_names(row)):
+                    return {k: v for k, v in row.items() if not k.startswith("__sg_")}
+            return None
+
+        self._fail_if_violated(checks, counts, record)
+        at = dt.datetime.now(dt.timezone.utc)
+        if not quarantine_done and self.quarantine is not None and counts.dropped:
+            rejected = rows.filter(pc.invert(rows.column(checks.keep_column())))
+            self._write_quarantine(
+                checks.quarantined(batch.sparkSession.createDataFrame(rejected, flagged.schema), batch_id, at),
+                batch_id)
+        if table_done:
+            return None, checks.quality(counts)
+        keep = checks.keep_column() if counts.dropped else None  # with a row to keep out: MERGE deletes its group
+        table_rows = rows.select([n for n in rows.column_names if not n.startswith("__sg_") or n == keep])
+        txn = AppTransaction(self.stream_id, batch_id)
+        return self._merge(batch, txn, self._parameters(batch_id), table_rows, keep), checks.quality(counts)
+
+    @staticmethod
+    def _fail_if_violated(checks: BatchChecks, counts: Counts,
+                          record: Callable[[list[str]], dict[str, Any] | None]) -> None:
+        violated = checks.violated(counts)
+        if violated:
+            raise checks.violation(violated, record(violated))
+
+    def _require_quarantine(self) -> None:
+        """Before anything commits: a batch whose dropped rows would have nowhere to go commits nothing."""
+        from deltalake import DeltaTable
+
+        if self.quarantine is not None and not DeltaTable.is_deltatable(self.quarantine):
+            folder = Path(self.quarantine)
+            raise QuarantineMissingError(
+                f"the quarantine table {folder.parent.name.removesuffix('.db')}.{folder.name} is missing, so the rows "
+                "DROP ROW keeps out of the table would be lost; CREATE OR REFRESH STREAMING TABLE creates it again")
+
+    def _write_quarantine(self, rows: DataFrame, batch_id: int) -> None:
+        assert self.quarantine is not None
+        txn = AppTransaction(self.stream_id, batch_id)
+        parameters = {**self._parameters(batch_id), "quarantine": "true"}
+        if self.mode == "complete":
+            commit.overwrite(self.quarantine, rows, OPERATION, parameters, txn)
+        else:
+            commit.append(self.quarantine, rows, OPERATION, parameters, txn)
 

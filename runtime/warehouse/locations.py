@@ -100,3 +100,12 @@ def restore_table_folder(moved_to: Path, location: str) -> None:
         os.rename(moved_to, location)
     except OSError as exc:
         log.error("could not move %s back to %s after a failed RENAME: %s; move it by hand", moved_to, location, exc)
+
+
+def sibling_table_folder(location: str, name: str) -> Path:
+    """The folder of the table `name` in the database of the table at `location` (a streaming table's quarantine
+    table lies beside it): checked to be a table folder of the warehouse that folder is in."""
+    folder = Path(location).resolve()
+    warehouse = folder.parent.parent
+    owned = owned_table_folder(warehouse, folder)
+    return table_folder(warehouse, owned.parent.name.removesuffix(".db"), name)

@@ -8,15 +8,21 @@ then starts the query; if Spark refuses to start it, everything persisted is und
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
 
 from catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
 from catalog.store import StreamEntry, TableEntry, pattern_matcher
 from dialect import statements as st
 from dialect.schedule import Schedule
 from dialect.errors import SqlError
+from dialect.references import parse
 from dialect.streaming.analyze import analyze
+from dialect.streaming.expectations import found_expectations, needs_quarantine, position_in, quarantine_name
 from dialect.streaming.explain import explain
 from dialect.streaming.plan import SourceSpec, StreamingPlan
 from dialect.streaming.sources import option
@@ -24,6 +30,7 @@ from runtime.delta.write import commit_files
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.sql import StatementResult
 from runtime.streaming import refresh
+from runtime.streaming.expectations import TOTALS, InvalidExpectationError, quarantine_schema, with_conditions
 from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
 from runtime.streaming.sources import infer_schema
 from runtime.warehouse import locations
@@ -124,6 +131,8 @@ def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     try:
         ctx.policy.check_query(built.result, ctx.principal)
+        if plan.expectations:  # conditions Spark evaluates are judged as the query is
+            ctx.policy.check_query(with_conditions(built.result, plan.expectations), ctx.principal)
     except BaseException:
         built.release()
         database = (plan.database or ctx.current_database).lower()
@@ -143,7 +152,25 @@ def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingT
         raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
                                   hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
     with streams.lifecycle(database, plan.name.lower()):  # a concurrent CREATE or DROP of the name waits its turn
-        return _create_or_refresh(ctx, streams, statement, plan, database, table_name)
+        try:
+            return _create_or_refresh(ctx, streams, statement, plan, database, table_name)
+        except InvalidExpectationError as exc:
+            raise _located(exc, statement.sql) from None
+
+
+def _located(error: InvalidExpectationError, sql: str) -> InvalidExpectationError:
+    """Point a Spark-side expectation error at the column (or the condition) in the statement."""
+    if error.line is not None:
+        return error
+    for found in found_expectations(parse(sql)):
+        if found.name.lower() != error.expectation.lower():
+            continue
+        wanted = (error.column_name or "").lower()
+        node = next((c for c in found.node.this.find_all(exp.Column) if c.parts[0].name.lower() == wanted),
+                    found.node.this)
+        error.line, error.column = position_in(sql, node)
+        break
+    return error
 
 
 def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement: st.CreateStreamingTable,
@@ -170,8 +197,9 @@ def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement:
         ctx.store.update_table(database, existing.name, schedule=schedule_json(ctx, statement.schedule))
         return _refresh(ctx, streams, existing, stored, plan, built, statement.sql)
     try:
-        with locations.new_table_folder(ctx.warehouse, database, plan.name, "streaming table") as folder:
-            # an error from here on removes the folder made here (and only it), once the steps below are undone
+        with locations.new_table_folder(ctx.warehouse, database, plan.name, "streaming table") as folder, \
+                _quarantine_for(ctx, plan, database, built):
+            # an error from here on removes the folders made here (and only them), once the steps below are undone
             _create_stream(ctx, streams, statement, plan, database, str(folder), built)
     except BaseException:
         built.release()
@@ -201,6 +229,46 @@ def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
 
 
+QUARANTINE_OF = "sluicegate.quarantine_of"
+
+
+@contextmanager
+def _quarantine_for(ctx: StatementContext, plan: StreamingPlan, database: str, built: BuiltStream) -> Iterator[None]:
+    """The quarantine table of a plan with DROP ROW expectations, created (empty, a plain Delta table owned by the
+    statement's user) unless it exists; if the block raises, what was made here is removed."""
+    name = quarantine_name(plan.name.lower())
+    if not needs_quarantine(plan.expectations, plan.properties) or _own_quarantine(ctx, database, plan.name):
+        yield
+        return
+    if ctx.store.get_table(database, name) is not None:
+        raise TableAlreadyExistsError(
+            f"Cannot create the quarantine table `{database}`.`{name}` for the DROP ROW expectations of "
+            f"`{plan.name.lower()}`: a table of that name already exists.",
+            hint="drop or rename that table, or set TBLPROPERTIES ('sluicegate.quarantine' = 'false') to only count "
+                 "dropped rows")
+    schema = quarantine_schema(built.result.schema)
+    with locations.new_table_folder(ctx.warehouse, database, name) as folder:
+        commit_files(str(folder), [], _arrow(schema), "append", create=True, name=name,
+                     description=f"rows kept out of {database}.{plan.name.lower()} by its DROP ROW expectations")
+        ctx.store.create_table(TableEntry(
+            database=database, name=name, kind="TABLE", location=str(folder), schema_json=schema.json(),
+            definition=None, properties={QUARANTINE_OF: f"{database}.{plan.name.lower()}"},
+            comment=f"Rows kept out of {database}.{plan.name.lower()} by its DROP ROW expectations", owner=ctx.user))
+        try:
+            yield
+        except BaseException:
+            ctx.store.drop_table(database, name)
+            raise
+
+
+def _own_quarantine(ctx: StatementContext, database: str, table: str) -> TableEntry | None:
+    """The quarantine table of `table`, if there is one (a table of that name made for another purpose is not)."""
+    entry = ctx.store.get_table(database, quarantine_name(table.lower()))
+    if entry is None or (entry.properties or {}).get(QUARANTINE_OF) != f"{database}.{table.lower()}":
+        return None
+    return entry
+
+
 def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, schema: StructType,
                  sql: str) -> TableEntry:
     return TableEntry(database=plan.database or "", name=plan.name, kind="STREAMING_TABLE", location=location,
@@ -215,10 +283,16 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     same_schema = existing.schema_json == built.result.schema.json()
     decision = forced or (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema)
                           if stored is not None else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
+    quarantine = _own_quarantine(ctx, database, name)
+    if quarantine is None and needs_quarantine(plan.expectations, plan.properties):
+        with _quarantine_for(ctx, plan, database, built):
+            pass  # a refresh that adds a DROP ROW expectation: its quarantine table, before the stream stops
     if decision.kind == refresh.FULL or stored is None:
         location = locations.existing_table_folder(ctx.warehouse, existing.location)
         streams.drop(database, name, keep_session=True)
         _create_delta(str(location), built.result.schema, plan, replace_existing=True)
+        if quarantine is not None:  # its rows came from the input processed again now: emptied with the table
+            _empty_quarantine(ctx, quarantine, built)
         stream_id = new_stream_id()
         checkpoint = streams.checkpoint_for(stream_id)
     else:
@@ -238,6 +312,14 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     return no_result()
+
+
+def _empty_quarantine(ctx: StatementContext, quarantine: TableEntry, built: BuiltStream) -> None:
+    schema = quarantine_schema(built.result.schema)
+    location = locations.existing_table_folder(ctx.warehouse, quarantine.location)
+    commit_files(str(location), [], _arrow(schema), "overwrite", create=True, name=quarantine.name,
+                 description=quarantine.comment)
+    ctx.store.update_table(quarantine.database, quarantine.name, schema_json=schema.json())
 
 
 def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResult:
@@ -325,8 +407,12 @@ def drop_stream_and_table(ctx: StatementContext, database: str, name: str) -> No
 
 
 def _drop_table_and_files(ctx: StatementContext, database: str, name: str) -> None:
+    quarantine = _own_quarantine(ctx, database, name)
     dropped = ctx.store.drop_table(database, name)
     locations.drop_table_folder(ctx.warehouse, dropped.location)
+    if quarantine is not None:  # the quarantine table goes with its streaming table
+        ctx.store.drop_table(database, quarantine.name)
+        locations.drop_table_folder(ctx.warehouse, quarantine.location)
 
 
 def _iso(value: dt.datetime | None) -> str | None:
@@ -403,6 +489,9 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Definition", table.definition),
     ]
     info += refresh_rows(table, entry)
+    info += [(f"Expectation {spec_name}", text) for spec_name, text in TOTALS.lines(entry.stream_id, plan.expectations)]
+    if needs_quarantine(plan.expectations, plan.properties):
+        info.append(("Quarantine table", f"{database}.{quarantine_name(name)}"))
     info += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database, name, 5)]
     return rows_result([("info_name", "string"), ("info_value", "string")],
                        [(key, None if value is None else str(value)) for key, value in info])
