@@ -1,8 +1,12 @@
-"""What the PyHive-driven test modules share: a statement's rows in a stable order, and a failing statement's
-HiveServer2 status (its errorMessage and sqlState are what the tests assert on)."""
+"""What the PyHive-driven test modules share: a statement's rows in a stable order, a failing statement's
+HiveServer2 status (its errorMessage and sqlState are what the tests assert on), bounded polling for what a stream
+does in the background, and files landed whole under a name."""
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,3 +30,22 @@ def cursor_in(connect: Any, database: str) -> Any:
     cursor.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
     cursor.execute(f"USE {database}")
     return cursor
+
+
+def poll_until(predicate: Any, what: str, timeout: float = 120.0) -> Any:
+    """`predicate()`'s first truthy value, polled every 0.1 s; fails the test naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def land_named(folder: Path, name: str, rows: list[dict[str, Any]]) -> None:
+    """JSON lines written under a hidden name, then renamed: a file source never sees half a file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{name}.tmp"
+    partial.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    partial.rename(folder / name)

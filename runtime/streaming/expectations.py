@@ -259,7 +259,7 @@ def quarantine_schema(result: StructType) -> StructType:
         raise InvalidExpectationError(
             f"The result has a column `{clash[0]}`, which the quarantine table of its DROP ROW expectations uses "
             "for its own.", expectation="", error_class="INVALID_EXPECTATION.QUARANTINE_COLUMN", sqlstate="42711",
-            hint=f"rename that column with AS, or set TBLPROPERTIES ('sluicegate.quarantine' = 'false')")
+            hint="rename that column with AS, or set TBLPROPERTIES ('sluicegate.quarantine' = 'false')")
     return StructType([*result.fields, StructField(FAILED_COLUMN, ArrayType(StringType(), True), True),
                        StructField(BATCH_COLUMN, LongType(), True), StructField(TIME_COLUMN, TimestampType(), True)])
 

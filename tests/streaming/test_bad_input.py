@@ -11,25 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from pyhive_helpers import error_status, sorted_rows
+from pyhive_helpers import error_status, poll_until, sorted_rows
 
 from dialect.streaming.plan import StreamingPlan
 
 BAD_JSON = [{"id": 1, "s": "a"}, {"id": "abc", "s": "b"}]
 
-
-def _poll(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def _described(cursor: Any, table: str) -> dict[str, Any]:
@@ -93,8 +83,8 @@ def test_the_column_can_be_renamed_and_failfast_still_fails(stream_cursor, strea
     cur.execute(f"CREATE STREAMING TABLE strict AS SELECT * FROM STREAM read_files('{source}', format => 'json', "
                 "schema => 'id INT, s STRING', mode => 'FAILFAST')")
     assert _columns(cur, "strict") == ["id", "s"]
-    failed = _poll(lambda: (e := streams.store.get_stream(cur.database, "strict")) and e.last_error and e, 120,
-                   "the FAILFAST stream to fail")
+    failed = poll_until(lambda: (e := streams.store.get_stream(cur.database, "strict")) and e.last_error and e,
+                        "the FAILFAST stream to fail")
     assert "FAILED_READ_FILE" in failed.last_error and "DeltaWriteError" not in failed.last_error
     assert sorted_rows(cur, "SELECT * FROM strict") == []
     cur.execute("DROP TABLE strict")
@@ -166,8 +156,8 @@ def test_a_bad_cast_reads_as_itself_in_an_insert_and_in_a_stream(stream_cursor, 
     land(source, [{"s": "1"}, {"s": "abc"}])
     cur.execute(f"CREATE STREAMING TABLE casted AS SELECT CAST(s AS INT) AS i FROM STREAM read_files('{source}', "
                 "format => 'json', schema => 's STRING')")
-    failed = _poll(lambda: (e := streams.store.get_stream(cur.database, "casted")) and e.last_error and e, 120,
-                   "the stream to fail on the cast")
+    failed = poll_until(lambda: (e := streams.store.get_stream(cur.database, "casted")) and e.last_error and e,
+                        "the stream to fail on the cast")
     assert "CAST_INVALID_INPUT" in failed.last_error and "22018" in failed.last_error
     assert "DeltaWriteError" not in failed.last_error and "writing data files" not in failed.last_error
     assert "CAST_INVALID_INPUT" in (_described(cur, "casted")["Last error"] or "")
@@ -187,7 +177,7 @@ def test_a_parquet_file_of_other_types_fails_with_spark_s_error(stream_cursor, s
     cur.execute(f"CREATE STREAMING TABLE from_parquet AS SELECT * FROM STREAM read_files('{source}', "
                 "format => 'parquet', schema => 'id INT')")
     assert _columns(cur, "from_parquet") == ["id"]
-    failed = _poll(lambda: (e := streams.store.get_stream(cur.database, "from_parquet")) and e.last_error and e, 120,
-                   "the parquet stream to fail")
+    failed = poll_until(lambda: (e := streams.store.get_stream(cur.database, "from_parquet")) and e.last_error and e,
+                        "the parquet stream to fail")
     assert "FAILED_READ_FILE" in failed.last_error and "a.parquet" in failed.last_error
     cur.execute("DROP TABLE from_parquet")

@@ -3,13 +3,12 @@ table in one Delta commit and processes everything again; the owner only; `pipel
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pyhive_helpers import cursor_in, error_status, sorted_rows
+from pyhive_helpers import cursor_in, error_status, land_named, sorted_rows
 
 DB = "st_refresh"
 
@@ -18,12 +17,6 @@ DB = "st_refresh"
 def cursor(connect: Any) -> Any:
     return cursor_in(connect, DB)
 
-
-def _land(folder: Path, name: str, rows: list[dict[str, Any]]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{name}.tmp"
-    partial.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    partial.rename(folder / name)
 
 
 def _create(cursor: Any, table: str, folder: Path, properties: str = "") -> None:
@@ -35,12 +28,12 @@ def _create(cursor: Any, table: str, folder: Path, properties: str = "") -> None
 
 def test_refresh_returns_once_what_landed_before_it_is_in_the_table(cursor: Any, landing_root: Path) -> None:
     folder = landing_root / "refresh_sync"
-    _land(folder, "a.json", [{"country": "fr"}, {"country": "de"}])
+    land_named(folder, "a.json", [{"country": "fr"}, {"country": "de"}])
     _create(cursor, "per_country", folder)
     cursor.execute("REFRESH STREAMING TABLE per_country")
     assert sorted_rows(cursor, "SELECT * FROM per_country") == [("de", 1), ("fr", 1)]
     for i in range(3):
-        _land(folder, f"b{i}.json", [{"country": "fr"}])
+        land_named(folder, f"b{i}.json", [{"country": "fr"}])
     cursor.execute("/* dbt */ REFRESH TABLE per_country SYNC")  # REFRESH TABLE on a streaming table: the same
     assert sorted_rows(cursor, "SELECT * FROM per_country") == [("de", 1), ("fr", 4)]
 
@@ -48,7 +41,7 @@ def test_refresh_returns_once_what_landed_before_it_is_in_the_table(cursor: Any,
 def test_full_refresh_empties_in_one_commit_and_processes_everything_again(cursor: Any, landing_root: Path,
                                                                             warehouse: Path) -> None:
     folder = landing_root / "refresh_full"
-    _land(folder, "a.json", [{"country": "fr"}, {"country": "fr"}])
+    land_named(folder, "a.json", [{"country": "fr"}, {"country": "fr"}])
     _create(cursor, "full_again", folder)
     cursor.execute("REFRESH STREAMING TABLE full_again")
     before = DeltaTable(str(warehouse / f"{DB}.db" / "full_again")).version()
@@ -69,7 +62,7 @@ def test_full_refresh_empties_in_one_commit_and_processes_everything_again(curso
 
 def test_async_returns_at_once_and_the_stream_still_catches_up(cursor: Any, landing_root: Path, streams: Any) -> None:
     folder = landing_root / "refresh_async"
-    _land(folder, "a.json", [{"country": "it"}])
+    land_named(folder, "a.json", [{"country": "it"}])
     _create(cursor, "later", folder)
     cursor.execute("REFRESH STREAMING TABLE later ASYNC")
     streams.wait_for(DB, "later")
@@ -78,7 +71,7 @@ def test_async_returns_at_once_and_the_stream_still_catches_up(cursor: Any, land
 
 def test_full_refresh_is_refused_when_the_table_says_so(cursor: Any, landing_root: Path) -> None:
     folder = landing_root / "refresh_guarded"
-    _land(folder, "a.json", [{"country": "es"}])
+    land_named(folder, "a.json", [{"country": "es"}])
     _create(cursor, "guarded", folder, "TBLPROPERTIES ('pipelines.reset.allowed' = 'false')")
     status = error_status(cursor, "REFRESH STREAMING TABLE guarded FULL")
     assert "FULL_REFRESH_NOT_ALLOWED" in status.errorMessage and status.sqlState == "42000"
@@ -88,7 +81,7 @@ def test_full_refresh_is_refused_when_the_table_says_so(cursor: Any, landing_roo
 
 def test_refresh_needs_the_owner_and_a_streaming_table(cursor: Any, connect: Any, landing_root: Path) -> None:
     folder = landing_root / "refresh_owned"
-    _land(folder, "a.json", [{"country": "pt"}])
+    land_named(folder, "a.json", [{"country": "pt"}])
     _create(cursor, "owned", folder)
     cursor.execute("GRANT SELECT ON TABLE owned TO mallory")
     other = connect(username="mallory").cursor()
@@ -106,7 +99,7 @@ def test_refresh_needs_the_owner_and_a_streaming_table(cursor: Any, connect: Any
 def test_describe_extended_of_a_streaming_table_has_what_dbt_databricks_reads(cursor: Any,
                                                                               landing_root: Path) -> None:
     folder = landing_root / "refresh_described"
-    _land(folder, "a.json", [{"country": "nl"}])
+    land_named(folder, "a.json", [{"country": "nl"}])
     _create(cursor, "described", folder)
     cursor.execute("REFRESH STREAMING TABLE described")
     cursor.execute("DESCRIBE TABLE EXTENDED described")
@@ -121,7 +114,7 @@ def test_a_full_refresh_upstream_then_downstream(cursor: Any, landing_root: Path
     """bronze -> silver: bronze's FULL refresh rewrites it, so silver's stream stops with an error that names the
     cure; silver's own FULL refresh starts from bronze as it is now (its snapshot, not its history)."""
     folder = landing_root / "refresh_chain"
-    _land(folder, "a.json", [{"country": "fr"}, {"country": "de"}])
+    land_named(folder, "a.json", [{"country": "fr"}, {"country": "de"}])
     cursor.execute("DROP TABLE IF EXISTS chain_silver")
     cursor.execute("DROP TABLE IF EXISTS chain_bronze")
     cursor.execute(f"CREATE STREAMING TABLE chain_bronze AS SELECT * FROM STREAM read_files('{folder}', "
@@ -135,7 +128,7 @@ def test_a_full_refresh_upstream_then_downstream(cursor: Any, landing_root: Path
     assert "STREAM_NOT_RUNNING" in status.errorMessage and "REFRESH STREAMING TABLE ... FULL" in status.errorMessage
     cursor.execute("REFRESH STREAMING TABLE chain_silver FULL")
     assert sorted_rows(cursor, "SELECT * FROM chain_silver") == [("DE",), ("FR",)]
-    _land(folder, "b.json", [{"country": "it"}])
+    land_named(folder, "b.json", [{"country": "it"}])
     cursor.execute("REFRESH STREAMING TABLE chain_bronze")
     cursor.execute("REFRESH STREAMING TABLE chain_silver")
     assert sorted_rows(cursor, "SELECT * FROM chain_silver") == [("DE",), ("FR",), ("IT",)]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deltalake import DeltaTable
+from pyhive_helpers import poll_until
 
 from dialect.streaming.analyze import analyze
 from runtime.delta.write import commit_files
@@ -93,15 +93,6 @@ def test_stopped_stream_resumes_from_its_checkpoint(stream_cursor, streams, tmp_
     assert sorted(row[0] for row in cur.fetchall()) == [1, 2, 3]
 
 
-def _poll(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-
 
 def test_failing_stream_is_marked_failed_and_the_others_go_on(stream_cursor, streams, tmp_path, land):
     cur = stream_cursor
@@ -116,8 +107,8 @@ def test_failing_stream_is_marked_failed_and_the_others_go_on(stream_cursor, str
     cur.execute("SELECT * FROM big_orders")
     assert cur.fetchall() == [(2, 20)]
     cur.execute("DELETE FROM orders WHERE id = 1")       # a rewrite: the stream cannot read it as new rows
-    failed = _poll(lambda: (e := streams.store.get_stream(cur.database, "big_orders")) and e.status == "FAILED"
-                   and e, 120, "the stream to fail")
+    failed = poll_until(lambda: (e := streams.store.get_stream(cur.database, "big_orders")) and e.status == "FAILED"
+                        and e, "the stream to fail")
     assert "rewrote rows in place" in failed.last_error and failed.failures >= 1
     cur.execute("DESCRIBE STREAMING TABLE big_orders")
     info = dict(cur.fetchall())

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from pathlib import Path
 from typing import Any
+from pyhive_helpers import poll_until
 
 from dialect.schedule import Schedule
 
@@ -32,15 +32,6 @@ def _txns(location: str) -> list[int]:
                      if '"txn"' in line]
     return versions
 
-
-def _poll(predicate: Any, what: str, timeout: float = 120) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def _schedule(streams: Any, db: str, name: str, schedule: Schedule | None) -> None:
@@ -73,15 +64,15 @@ def test_passes_refresh_boot_and_switching_back(stream_cursor, streams, tmp_path
     # ASYNC returns; the pass ends by itself
     land(source, [{"id": 3}])
     cur.execute("REFRESH STREAMING TABLE hourly ASYNC")
-    _poll(lambda: _ids(cur, "hourly") == [1, 2, 3], "the async pass")
+    poll_until(lambda: _ids(cur, "hourly") == [1, 2, 3], "the async pass")
     # a pass missed while the gateway was down runs when the stream is taken on again (as at boot)
-    _poll(lambda: streams.store.get_stream(db, "hourly").status == "SCHEDULED", "the pass to end")
+    poll_until(lambda: streams.store.get_stream(db, "hourly").status == "SCHEDULED", "the pass to end")
     streams.stop(db, "hourly", desired=None)
     streams.store.update_stream(db, "hourly", next_run_at=dt.datetime.utcnow() - dt.timedelta(minutes=5))
     land(source, [{"id": 4}])
     streams.resume(streams.store.get_stream(db, "hourly"))
-    _poll(lambda: _ids(cur, "hourly") == [1, 2, 3, 4], "the missed pass")
-    _poll(lambda: streams.store.get_stream(db, "hourly").status == "SCHEDULED", "the pass to end")
+    poll_until(lambda: _ids(cur, "hourly") == [1, 2, 3, 4], "the missed pass")
+    poll_until(lambda: streams.store.get_stream(db, "hourly").status == "SCHEDULED", "the pass to end")
     # back to continuous on the same checkpoint
     _schedule(streams, db, "hourly", None)
     assert (db, "hourly") in streams.running() and _describe(cur, "hourly")["Status"] == "RUNNING"
@@ -105,10 +96,10 @@ def test_trigger_on_update_runs_a_pass_when_its_source_changes(stream_cursor, st
     _schedule(streams, db, "follower", Schedule("on_update"))
     assert _describe(cur, "follower")["Status"] == "SCHEDULED"
     cur.execute("INSERT INTO events VALUES (2)")
-    _poll(lambda: _ids(cur, "follower") == [1, 2], "a pass after the source's new version")
+    poll_until(lambda: _ids(cur, "follower") == [1, 2], "a pass after the source's new version")
     cur.execute("INSERT INTO events VALUES (3)")
-    _poll(lambda: _ids(cur, "follower") == [1, 2, 3], "a pass after the next version")
-    info = _poll(lambda: (i := _describe(cur, "follower"))["Status"] == "SCHEDULED" and i, "the pass to end")
+    poll_until(lambda: _ids(cur, "follower") == [1, 2, 3], "a pass after the next version")
+    info = poll_until(lambda: (i := _describe(cur, "follower"))["Status"] == "SCHEDULED" and i, "the pass to end")
     assert info["Refresh schedule"] == "TRIGGER ON UPDATE" and info["Last refresh"].endswith("COMPLETED")
 
 

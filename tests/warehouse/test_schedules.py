@@ -4,13 +4,12 @@ rows, and CREATE OR REFRESH with only a new schedule keeping the table's rows.""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyhive_helpers import cursor_in, error_status, sorted_rows
+from pyhive_helpers import cursor_in, error_status, land_named, sorted_rows
 
 from dialect.schedule import Schedule
 
@@ -25,12 +24,6 @@ ON_UPDATE = re.compile(r"^TRIGGER ON UPDATE(?: AT MOST EVERY INTERVAL (\d+) SECO
 def cursor(connect: Any) -> Any:
     return cursor_in(connect, DB)
 
-
-def _land(folder: Path, name: str, rows: list[dict[str, Any]]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{name}.tmp"
-    partial.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    partial.rename(folder / name)
 
 
 def _create(cursor: Any, table: str, folder: Path, clauses: str = "", verb: str = "CREATE") -> None:
@@ -62,7 +55,7 @@ def _stored(streams: Any, table: str) -> Schedule | None:
 def test_create_with_a_schedule_describes_it_as_dbt_databricks_reads_it(
         cursor: Any, landing_root: Path, clause: str, pattern: re.Pattern[str], groups: tuple[str | None, ...]) -> None:
     folder = landing_root / "sched_create"
-    _land(folder, "a.json", [{"country": "fr"}])
+    land_named(folder, "a.json", [{"country": "fr"}])
     cursor.execute("DROP TABLE IF EXISTS created")
     _create(cursor, "created", folder, f"COMMENT 'scheduled' {clause}")
     details = _extended(cursor, "created")
@@ -77,7 +70,7 @@ def test_create_with_a_schedule_describes_it_as_dbt_databricks_reads_it(
 
 def test_no_schedule_is_manual_and_continuous(cursor: Any, landing_root: Path) -> None:
     folder = landing_root / "sched_none"
-    _land(folder, "a.json", [{"country": "fr"}, {"country": "de"}])
+    land_named(folder, "a.json", [{"country": "fr"}, {"country": "de"}])
     cursor.execute("DROP TABLE IF EXISTS continuous")
     _create(cursor, "continuous", folder)
     cursor.execute("REFRESH STREAMING TABLE continuous")
@@ -94,7 +87,7 @@ def test_no_schedule_is_manual_and_continuous(cursor: Any, landing_root: Path) -
 
 def test_cron_without_a_zone_stores_the_session_zone(cursor: Any, landing_root: Path, streams: Any) -> None:
     folder = landing_root / "sched_zone"
-    _land(folder, "a.json", [{"country": "fr"}])
+    land_named(folder, "a.json", [{"country": "fr"}])
     cursor.execute("DROP TABLE IF EXISTS zoned")
     cursor.execute("SET spark.sql.session.timeZone = America/New_York")
     try:
@@ -110,7 +103,7 @@ def test_cron_without_a_zone_stores_the_session_zone(cursor: Any, landing_root: 
 
 def test_alter_add_alter_drop_and_their_errors(cursor: Any, landing_root: Path, streams: Any) -> None:
     folder = landing_root / "sched_alter"
-    _land(folder, "a.json", [{"country": "fr"}])
+    land_named(folder, "a.json", [{"country": "fr"}])
     cursor.execute("DROP TABLE IF EXISTS altered")
     _create(cursor, "altered", folder)
     # first batch done before the restarts below: Spark 4.1 refuses to restart a stateful query stopped in its first
@@ -138,7 +131,7 @@ def test_alter_add_alter_drop_and_their_errors(cursor: Any, landing_root: Path, 
     assert any("SCHEDULE_CHANGED" in event for event in events), events
 
     # the stream still runs after each change (it was restarted on its checkpoint)
-    _land(folder, "b.json", [{"country": "fr"}])
+    land_named(folder, "b.json", [{"country": "fr"}])
     cursor.execute("REFRESH STREAMING TABLE altered")
     assert sorted_rows(cursor, "SELECT * FROM altered") == [("fr", 2)]
 
@@ -166,7 +159,7 @@ def test_alter_errors_on_other_objects_and_bad_clauses(cursor: Any) -> None:
 
 def test_create_with_a_bad_schedule_creates_nothing(cursor: Any, landing_root: Path) -> None:
     folder = landing_root / "sched_bad"
-    _land(folder, "a.json", [{"country": "fr"}])
+    land_named(folder, "a.json", [{"country": "fr"}])
     sql = (f"CREATE STREAMING TABLE never\n  SCHEDULE CRON '0 0 24 * * ?' AS SELECT * FROM STREAM read_files("
            f"'{folder}', format => 'json', schema => 'country STRING')")
     status = error_status(cursor, sql)
@@ -179,7 +172,7 @@ def test_create_with_a_bad_schedule_creates_nothing(cursor: Any, landing_root: P
 def test_create_or_refresh_with_only_a_new_schedule_keeps_the_rows(cursor: Any, landing_root: Path,
                                                                      streams: Any) -> None:
     folder = landing_root / "sched_refresh"
-    _land(folder, "a.json", [{"country": "fr"}, {"country": "fr"}, {"country": "de"}])
+    land_named(folder, "a.json", [{"country": "fr"}, {"country": "fr"}, {"country": "de"}])
     cursor.execute("DROP TABLE IF EXISTS kept")
     _create(cursor, "kept", folder)
     cursor.execute("REFRESH STREAMING TABLE kept")
@@ -191,6 +184,6 @@ def test_create_or_refresh_with_only_a_new_schedule_keeps_the_rows(cursor: Any, 
     # without the clause, CREATE OR REFRESH leaves no schedule (what dbt-databricks expects before ADD SCHEDULE)
     _create(cursor, "kept", folder, verb="CREATE OR REFRESH")
     assert _stored(streams, "kept") is None
-    _land(folder, "b.json", [{"country": "de"}])
+    land_named(folder, "b.json", [{"country": "de"}])
     cursor.execute("REFRESH STREAMING TABLE kept")
     assert sorted_rows(cursor, "SELECT * FROM kept") == [("de", 2), ("fr", 2)]
