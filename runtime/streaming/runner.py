@@ -47,6 +47,13 @@ def _shaped(result: DataFrame, plan: StreamingPlan) -> DataFrame:
     declared = {column.name.lower() for column in plan.columns}
     missing = [c.name for c in plan.columns if c.name.lower() not in produced]
     extra = [name for name in result.columns if name.lower() not in declared]
+    rescued = {s.rescued_data.lower() for s in plan.sources if s.rescued_data}
+    if extra and not missing and all(name.lower() in rescued for name in extra):
+        raise StreamDefinitionError(
+            f"The column list of `{plan.name}` does not declare {', '.join(f'`{n}`' for n in extra)}, which "
+            "read_files adds for records it cannot parse or cast.",
+            hint=f"declare {extra[0]} STRING in the column list to keep such records, or select the columns you want "
+                 "instead of *")
     if missing or extra:
         problems = []
         if missing:

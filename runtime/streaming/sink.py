@@ -170,8 +170,8 @@ class DeltaSink:
         if keep is None:
             merger = merger.when_matched_update_all().when_not_matched_insert_all()
         else:
-            kept = f"s.{_quoted(keep)}"
-            values = {_quoted(name): f"s.{_quoted(name)}" for name in rows.column_names if name != keep}
+            kept = f"s.{_quoted((keep,))}"
+            values = {_quoted((name,)): f"s.{_quoted((name,))}" for name in rows.column_names if name != keep}
             merger = (merger.when_matched_delete(f"NOT {kept}").when_matched_update(values, kept)
                       .when_not_matched_insert(values, kept))
         merger.execute()

@@ -53,6 +53,23 @@ def test_a_bad_json_value_is_rescued_and_the_stream_goes_on(stream_cursor, strea
     assert info["Status"] == "RUNNING" and not info["Last error"]
 
 
+def test_a_column_list_without_the_rescued_column_says_how_to_keep_it(stream_cursor, tmp_path, land):
+    """SELECT * of read_files has `_rescued_data` too: a column list that leaves it out is told what to do, and a
+    list that declares it keeps the bad records."""
+    cur = stream_cursor
+    source = tmp_path / "declared"
+    land(source, BAD_JSON)
+    files = f"STREAM read_files('{source}', format => 'json', schema => 'id INT, s STRING')"
+    status = error_status(cur, f"CREATE STREAMING TABLE declared (id INT, s STRING) AS SELECT * FROM {files}")
+    assert status.sqlState == "42000" and "[STREAMING_TABLE_DEFINITION]" in status.errorMessage, status
+    assert "`_rescued_data`" in status.errorMessage and "cannot parse or cast" in status.errorMessage
+    assert "declare _rescued_data STRING" in status.errorMessage  # the hint
+    assert "declared" not in [row[1] for row in sorted_rows(cur, "SHOW TABLES")]  # nothing left behind
+    cur.execute(f"CREATE STREAMING TABLE declared (id INT, s STRING, _rescued_data STRING) AS SELECT * FROM {files}")
+    cur.execute("REFRESH STREAMING TABLE declared")
+    assert sorted_rows(cur, "SELECT id, _rescued_data IS NULL FROM declared") == [(1, True), (None, False)]
+
+
 def test_csv_and_an_inferred_schema_rescue_too(stream_cursor, streams, tmp_path, land):
     cur = stream_cursor
     csv = tmp_path / "csv"
