@@ -10,6 +10,16 @@ from typing import Any
 from dialect.statements import ColumnSpec
 
 
+SKIP_CHANGE_COMMITS = "skipChangeCommits"
+
+
+def skips_change_commits(properties: dict[str, str]) -> bool:
+    """`TBLPROPERTIES ('skipChangeCommits' = 'true')`: the table's streams from Delta tables skip commits that rewrote
+    rows (a full refresh, UPDATE, DELETE, MERGE) instead of failing on them, as Databricks' reader option does."""
+    return any(key.lower() == SKIP_CHANGE_COMMITS.lower() and value.strip().lower() == "true"
+               for key, value in properties.items())
+
+
 @dataclass(frozen=True)
 class WatermarkSpec:
     column: str

@@ -24,6 +24,7 @@ from dialect.streaming.expectations import (
 )
 from dialect.streaming.keys import group_keys
 from dialect.streaming.modes import check_output_mode, chosen_mode, stream_stream_join
+from dialect.streaming.plan import skips_change_commits
 from dialect.streaming.sources import FILE_FORMATS, SOURCE_FUNCTIONS
 
 Rule = Callable[[Context], None]
@@ -101,7 +102,7 @@ def check_has_streaming_source(ctx: Context) -> None:
 
 
 def check_sources_append_only(ctx: Context) -> None:
-    if ctx.table_kind is None:
+    if ctx.table_kind is None or skips_change_commits(ctx.properties):
         return
     for source in ctx.sources:
         if source.function_name() is not None:
@@ -111,8 +112,9 @@ def check_sources_append_only(ctx: Context) -> None:
             raise ctx.error(RewrittenSource,
                             f"Cannot stream from {source.target.sql('spark')}: its rows are rewritten in place "
                             f"({kind}), so a stream would see them again as new rows.", source.target,
-                            "read it without STREAM (a stream-static join), or stream from the append-only "
-                            "table it is computed from", keyword=("STREAM",))
+                            "read it without STREAM (a stream-static join), stream from the append-only table it "
+                            "is computed from, or set TBLPROPERTIES ('skipChangeCommits' = 'true') to read only "
+                            "the commits that append", keyword=("STREAM",))
 
 
 def non_deterministic(tree: exp.Expression) -> exp.Func | None:
@@ -345,7 +347,8 @@ def check_quarantine_name(ctx: Context) -> None:
                         f"The quarantine table `{name}` of this table's DROP ROW expectations would have a name "
                         f"longer than {MAX_NAME_LENGTH} characters.", table,
                         f"shorten the table's name to at most {MAX_NAME_LENGTH - len(QUARANTINE_SUFFIX)} "
-                        "characters, or set TBLPROPERTIES ('sluicegate.quarantine' = 'false') to only count dropped rows")
+                        "characters, or set TBLPROPERTIES ('sluicegate.quarantine' = 'false') to only count dropped "
+                        "rows")
 
 
 RULES: tuple[Rule, ...] = (

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 FORMAT_NAME = "sg_delta"
+SKIP_OPTION = "skipChangeCommits"     # skip commits that removed files instead of failing
+READER_OPTION = "readerTable"         # the streaming table that reads: named in the rewrite error's hint
 START = -1                     # the offset before version 0: a new stream reads the snapshot it starts at
 FILES_PER_PARTITION = 16
 
@@ -54,8 +56,11 @@ def _absolute(table_path: str, path: str) -> str:
     return os.path.join(table_path, unquote(path))
 
 
-def added_files(table_path: str, version: int) -> list[AddedFile]:
-    """The data files commit `version` added; raises when it removed any (rows rewritten, not appended)."""
+def added_files(table_path: str, version: int, skip_change_commits: bool = False,
+                reader: str | None = None) -> list[AddedFile]:
+    """The data files commit `version` added; when it removed any (rows rewritten, not appended), none if
+    `skip_change_commits` (the whole commit is skipped, as Databricks' reader option does), else an error naming
+    what `reader` (the streaming table reading it) can do."""
     try:
         with open(_log_file(table_path, version), encoding="utf-8") as log:
             actions = [json.loads(line) for line in log if line.strip()]
@@ -65,14 +70,18 @@ def added_files(table_path: str, version: int) -> list[AddedFile]:
             hint="recreate the streaming table (CREATE OR REFRESH) to read the source from its current state",
         ) from exc
     removed = [a["remove"] for a in actions if "remove" in a and a["remove"].get("dataChange", True)]
+    if removed and skip_change_commits:
+        return []
     if removed:
         info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
         operation = info.get("sluicegate.operation") or info.get("operation")  # the gateway's SQL verb first
+        target = reader or "the table that streams from it"
         raise SourceRewrittenError(
             f"version {version} of the Delta table at {table_path} rewrote rows in place"
             f"{f' ({operation})' if operation else ''}; a stream only reads tables that are appended to",
-            hint="if the source was fully refreshed, run REFRESH STREAMING TABLE ... FULL on the table that streams "
-                 "from it; otherwise read the table without STREAM (a stream-static join)",
+            hint=f"if the source was fully refreshed, run REFRESH STREAMING TABLE {target} FULL to read it again "
+                 f"from its current state, or ALTER TABLE {target} SET TBLPROPERTIES ('skipChangeCommits' = "
+                 "'true') to skip such commits; otherwise read the source without STREAM (a stream-static join)",
         )
     files = []
     for action in actions:
@@ -123,9 +132,12 @@ def _read_file(file: AddedFile, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
 
 
 class DeltaStreamReader(DataSourceStreamReader):
-    def __init__(self, table_path: str, schema: StructType) -> None:
+    def __init__(self, table_path: str, schema: StructType, skip_change_commits: bool = False,
+                 reader: str | None = None) -> None:
         self.table_path = table_path
         self.schema = schema
+        self.skip_change_commits = skip_change_commits
+        self.reader = reader
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
         return {"version": START}
@@ -139,7 +151,7 @@ class DeltaStreamReader(DataSourceStreamReader):
             files = snapshot_files(self.table_path, int(end["version"]))
         else:
             for version in range(int(start["version"]) + 1, int(end["version"]) + 1):
-                files.extend(added_files(self.table_path, version))
+                files.extend(added_files(self.table_path, version, self.skip_change_commits, self.reader))
         return [FilesPartition(tuple(files[i:i + FILES_PER_PARTITION]))
                 for i in range(0, len(files), FILES_PER_PARTITION)]
 
@@ -165,7 +177,8 @@ class DeltaStreamSource(DataSource):
         return spark_schema(load_snapshot(self.options["path"]).schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
-        return DeltaStreamReader(self.options["path"], schema)
+        skip = self.options.get(SKIP_OPTION, "false").lower() == "true"
+        return DeltaStreamReader(self.options["path"], schema, skip, self.options.get(READER_OPTION))
 
 
 def register(spark: SparkSession) -> None:

@@ -24,7 +24,19 @@ class SourceNotFoundError(StreamError):
     sqlstate = "42P01"
 
 
-class SourceRewrittenError(StreamError):
+class RaisedInBatch:
+    """For errors raised inside a micro-batch (a data source's reader, the sink): Spark hands the stream's listener
+    only their text, so the text carries the error class and the hint, as Spark's own errors do."""
+
+    error_class: str
+    message: str
+    hint: str | None
+
+    def __str__(self) -> str:
+        return f"[{self.error_class}] {self.message}" + (f" Hint: {self.hint}" if self.hint else "")
+
+
+class SourceRewrittenError(RaisedInBatch, StreamError):
     """A commit of a streamed Delta table removed files: its rows were rewritten, not appended."""
 
     error_class = "DELTA_SOURCE_TABLE_REWRITTEN"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from catalog.names import quote_identifier
 from dialect.streaming.expectations import needs_quarantine, quarantine_name
-from dialect.streaming.plan import StreamingPlan
+from dialect.streaming.plan import StreamingPlan, skips_change_commits
 from runtime.streaming.errors import StreamDefinitionError
 from runtime.streaming.expectations import BatchChecks, check_against
 from runtime.streaming.sink import BatchWritten, DeltaSink
@@ -84,8 +84,10 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations) ->
     """The result as a streaming DataFrame in the stream's own session (nothing runs yet): its schema is the
     table's, and Spark's analysis errors surface here."""
     session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
+    reader = ".".join(quote_identifier(part) for part in (plan.database, plan.name) if part)
     for source in plan.sources:
-        source_dataframe(session, source, tables).createOrReplaceTempView(source.view_name)
+        source_dataframe(session, source, tables, reader, skips_change_commits(plan.properties)) \
+            .createOrReplaceTempView(source.view_name)
     cached: list[DataFrame] = []
     versions: dict[tuple[str, str], int] = {}
     try:

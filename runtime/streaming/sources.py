@@ -79,7 +79,9 @@ def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:
     return ddl(schema)
 
 
-def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocations) -> DataFrame:
+def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocations, reader: str | None = None,
+                     skip_change_commits: bool = False) -> DataFrame:
+    """`reader`, the streaming table reading a catalog table, and `skip_change_commits` go to the Delta source."""
     if spec.kind == "files":
         if spec.schema is None:
             raise SourceSchemaError(f"read_files('{spec.path}') has no schema", hint="give schema => '...'")
@@ -97,7 +99,10 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
             raise SourceNotFoundError(f"the streamed table `{spec.database}`.`{spec.table}` cannot be found",
                                       hint="create it first, or check the name (SHOW TABLES)")
         delta_source.register(spark)
-        df = spark.readStream.format(delta_source.FORMAT_NAME).load(location)
+        options = {delta_source.SKIP_OPTION: str(skip_change_commits).lower()}
+        if reader is not None:
+            options[delta_source.READER_OPTION] = reader
+        df = spark.readStream.format(delta_source.FORMAT_NAME).options(**options).load(location)
     if spec.watermark is not None:
         df = df.withWatermark(spec.watermark.column, spec.watermark.delay)
     return df
