@@ -229,3 +229,46 @@ def test_shell_reports_schedule_already_exists_with_caret_and_hint(shell_run: An
         "HINT: use ALTER SCHEDULE to change it, or DROP SCHEDULE first",
         f"in {shell_run.args[-1]}, statement at line {SCRIPT.splitlines().index(statement + ';') + 1}",
     ]
+
+
+def test_shell_e_runs_a_scheduled_create_with_comments_and_a_quartz_cron(gateway: Any, tmp_path: Path) -> None:
+    """One `-e` argument: a `;` inside a block comment, a `'` inside a line comment and the `/` and `?` of a
+    Quartz expression all stay inside their statement."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.json").write_text('{"id": 1}\n{"id": 2}\n')
+    db = "clients_shell_e"
+    _drop(gateway, db)
+    try:
+        done = run_shell(gateway.port, "-e", (
+            f"CREATE DATABASE {db}; CREATE STREAMING TABLE {db}.quarterly /* every quarter; on the hour too */\n"
+            "  SCHEDULE CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC' -- Quartz: seconds first; 'L' not used\n"
+            f"AS SELECT id FROM STREAM read_files('{folder}', format => 'json', schema => 'id INT');\n"
+            f"REFRESH STREAMING TABLE {db}.quarterly SYNC; SELECT count(*) AS n FROM {db}.quarterly;\n"
+            f"ALTER STREAMING TABLE {db}.quarterly DROP SCHEDULE; SHOW STREAMING TABLES IN {db}"), home=tmp_path)
+    finally:
+        _drop(gateway, db)
+    assert done.returncode == 0, done.stderr
+    head, show = done.stdout.split("OK\n n\n---\n 2\n(1 row)\n\nOK\n")
+    assert head == "OK\nOK\n"                                   # CREATE DATABASE, CREATE STREAMING TABLE, then REFRESH
+    header, *rows = shell_table(show)
+    assert header[:3] == ["namespace", "tableName", "status"] and [row[:3] for row in rows] == [
+        [db, "quarterly", "RUNNING"]]                             # DROP SCHEDULE: continuous again
+
+
+@pytest.mark.parametrize("text, statements", [
+    ("ALTER STREAMING TABLE t ADD SCHEDULE CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC';SELECT 1",
+     ["ALTER STREAMING TABLE t ADD SCHEDULE CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC'", "SELECT 1"]),
+    ("/* a scheduled table; refreshed */ REFRESH STREAMING TABLE t FULL; -- don't wait\nSELECT 2",
+     ["REFRESH STREAMING TABLE t FULL", "SELECT 2"]),
+    ("CREATE STREAMING TABLE t (\n  id INT,\n  CONSTRAINT positive EXPECT (id > 0) ON VIOLATION DROP ROW,\n"
+     "  CONSTRAINT named EXPECT (name <> ';') ON VIOLATION FAIL UPDATE\n) AS SELECT * FROM STREAM(src);\n"
+     "SELECT * FROM event_log(TABLE(t))",
+     ["CREATE STREAMING TABLE t (\n  id INT,\n  CONSTRAINT positive EXPECT (id > 0) ON VIOLATION DROP ROW,\n"
+      "  CONSTRAINT named EXPECT (name <> ';') ON VIOLATION FAIL UPDATE\n) AS SELECT * FROM STREAM(src)",
+      "SELECT * FROM event_log(TABLE(t))"]),
+])
+def test_shell_splitter_keeps_issue_13_statements_whole(text: str, statements: list[str]) -> None:
+    from gateway.shell.splitter import split
+
+    assert [statement.text for statement in split(text)] == statements
