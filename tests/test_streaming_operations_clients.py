@@ -139,8 +139,8 @@ def test_beeline_reports_schedule_already_exists_and_stops(beeline_run: Any,
                                                            beeline_out: dict[str, list[str]]) -> None:
     assert beeline_run.returncode != 0
     errors = [line for line in beeline_run.stderr.splitlines() if line.startswith("Error:")]
-    assert errors == ["Error: [SCHEDULE_ALREADY_EXISTS] `clients_beeline`.`events` already has a refresh schedule "
-                      "(CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC')"], beeline_run.stderr
+    assert errors == [("Error: [SCHEDULE_ALREADY_EXISTS] `clients_beeline`.`events` already has a refresh schedule "
+                       "(CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC')")], beeline_run.stderr
     assert "hint: use ALTER SCHEDULE to change it, or DROP SCHEDULE first (state=42710,code=0)" in beeline_run.stderr
     assert beeline_out["error"] == []       # nothing printed, and 'never' never ran
 
@@ -222,8 +222,8 @@ def test_shell_reports_schedule_already_exists_with_caret_and_hint(shell_run: An
     assert shell_out["error"] == ""
     statement = "ALTER STREAMING TABLE events ADD SCHEDULE EVERY 1 HOUR"
     assert shell_run.stderr.splitlines() == [
-        "ERROR [42710] SCHEDULE_ALREADY_EXISTS: `clients_shell`.`events` already has a refresh schedule "
-        "(CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC')",
+        ("ERROR [42710] SCHEDULE_ALREADY_EXISTS: `clients_shell`.`events` already has a refresh schedule "
+         "(CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC')"),
         f"LINE 1: {statement}",
         " " * len("LINE 1: ALTER STREAMING TABLE ") + "^",
         "HINT: use ALTER SCHEDULE to change it, or DROP SCHEDULE first",
@@ -256,17 +256,16 @@ def test_shell_e_runs_a_scheduled_create_with_comments_and_a_quartz_cron(gateway
         [db, "quarterly", "RUNNING"]]                             # DROP SCHEDULE: continuous again
 
 
+EXPECTING = ("CREATE STREAMING TABLE t (\n  id INT,\n  CONSTRAINT positive EXPECT (id > 0) ON VIOLATION DROP ROW,\n"
+             "  CONSTRAINT named EXPECT (name <> ';') ON VIOLATION FAIL UPDATE\n) AS SELECT * FROM STREAM(src)")
+
+
 @pytest.mark.parametrize("text, statements", [
     ("ALTER STREAMING TABLE t ADD SCHEDULE CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC';SELECT 1",
      ["ALTER STREAMING TABLE t ADD SCHEDULE CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC'", "SELECT 1"]),
     ("/* a scheduled table; refreshed */ REFRESH STREAMING TABLE t FULL; -- don't wait\nSELECT 2",
      ["REFRESH STREAMING TABLE t FULL", "SELECT 2"]),
-    ("CREATE STREAMING TABLE t (\n  id INT,\n  CONSTRAINT positive EXPECT (id > 0) ON VIOLATION DROP ROW,\n"
-     "  CONSTRAINT named EXPECT (name <> ';') ON VIOLATION FAIL UPDATE\n) AS SELECT * FROM STREAM(src);\n"
-     "SELECT * FROM event_log(TABLE(t))",
-     ["CREATE STREAMING TABLE t (\n  id INT,\n  CONSTRAINT positive EXPECT (id > 0) ON VIOLATION DROP ROW,\n"
-      "  CONSTRAINT named EXPECT (name <> ';') ON VIOLATION FAIL UPDATE\n) AS SELECT * FROM STREAM(src)",
-      "SELECT * FROM event_log(TABLE(t))"]),
+    (EXPECTING + ";\nSELECT * FROM event_log(TABLE(t))", [EXPECTING, "SELECT * FROM event_log(TABLE(t))"]),
 ])
 def test_shell_splitter_keeps_issue_13_statements_whole(text: str, statements: list[str]) -> None:
     from gateway.shell.splitter import split
