@@ -82,7 +82,8 @@ def test_a_cron_schedule_every_two_seconds_ingests_new_files_without_refresh(str
     assert info["Refresh Mode"].startswith("SCHEDULED")
     last, following = _time(info["Last Refreshed"]), _time(info["Next Refresh"])
     assert last < following and following.second % 2 == 0         # the pass after the last, on an even second
-    assert now - 3 * SECOND <= following <= now + 2 * SECOND       # due now or soon: the tick starts it within 1 s
+    # due now or soon (a busy supervisor may start it a few seconds late); never more than one period ahead
+    assert now - 10 * SECOND <= following <= now + 2 * SECOND
     counts = _poll(lambda: (c := _event_counts(cur, "every_2s")).get("flow_progress") == 3 and c,
                    "one flow_progress event per file's batch")
     assert counts["create_update"] == 1 and counts["update_progress"] >= passes + 2
