@@ -68,6 +68,9 @@ Key = tuple[str, str]
 # After Spark's own stop timeout, how long to wait for a micro-batch still committing before giving up on a stop.
 STOP_WAIT_SECONDS = 300.0
 
+# How long the tick leaves a query that has ended to the listener's own report before it handles the end itself.
+LISTENER_GRACE = dt.timedelta(seconds=10)
+
 _STREAM_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -713,7 +716,11 @@ class StreamManager:
         if live is not None:
             ended, failure = self.edge.ended(live)
             if ended:   # a safety net: the listener's report of the end was lost
-                self._on_terminated(live.run_id, failure)
+                # The listener reports the last batch's progress (its flow_progress event) before the end, but it
+                # runs behind the query: act only once it had time to, or the last batch's event is dropped.
+                live.ended_seen_at = live.ended_seen_at or now
+                if now - live.ended_seen_at >= LISTENER_GRACE:
+                    self._on_terminated(live.run_id, failure)
             elif record.state == StreamState.RUNNING and check_inputs and self.settings.static_check_interval > 0:
                 changed = self.edge.static_change(live)
                 if changed is not None:

@@ -106,6 +106,7 @@ class LiveQuery:
     available_now: bool
     late_rows_dropped: int = 0
     last_progress: dict[str, Any] = field(default_factory=dict)
+    ended_seen_at: dt.datetime | None = None   # when the supervisor's tick first found it ended (a safety net)
 
 
 # The JVM's loggers that write a full stack for each failed micro-batch (the query's end, the task that failed, the

@@ -67,6 +67,8 @@ def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
         return no_result()
     if in_spark and not stmt.cascade and ctx.spark.catalog.listTables(name):
         ctx.spark.sql(f"DROP DATABASE {quoted}")  # raises Spark's SCHEMA_NOT_EMPTY for its own tables
+    if stmt.cascade and ctx.store.get_database(name) is not None:
+        _drop_streams(ctx, name)
     dropped = ctx.store.drop_database(name, if_exists=stmt.if_exists, cascade=stmt.cascade)
     for entry in dropped:
         drop_table_folder(ctx.warehouse, entry.location)
@@ -75,6 +77,16 @@ def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
             ctx.spark.catalog.setCurrentDatabase("default")
         ctx.spark.sql(f"DROP DATABASE IF EXISTS {quoted} CASCADE")
     return no_result()
+
+
+def _drop_streams(ctx: StatementContext, database: str) -> None:
+    """CASCADE drops streaming tables as DROP TABLE does: each stream stops and its checkpoint goes first (a stream
+    left running would write into a removed folder, and fail the gateway's shutdown on a table it cannot find)."""
+    if ctx.streams is None:
+        return
+    for entry in ctx.store.list_tables(database, kinds=["STREAMING_TABLE"]):
+        with ctx.streams.lifecycle(database, entry.name):
+            ctx.streams.drop(database, entry.name)
 
 
 def use_database(ctx: StatementContext, stmt: UseDatabase) -> StatementResult:

@@ -267,6 +267,26 @@ def test_a_scheduled_table_runs_passes_on_its_schedule(world) -> None:
     assert store.get_stream("db", "hourly").last_refresh_status == "COMPLETED"
 
 
+def test_the_tick_leaves_an_ended_pass_to_the_listener_so_its_last_progress_is_kept(world) -> None:
+    """The listener runs behind the query: a pass's last batch is reported after isActive turned false. The tick's
+    safety net waits a grace period, or that batch's flow_progress event was dropped (seen through beeline)."""
+    manager, edge, clock, store = world
+    manager.start(_persist(store, manager, "lagging", Schedule("every", every=1, unit="HOUR")))
+    live = edge.launched[-1][0]
+    edge.ended_runs[live.run_id] = None                             # the query ended; its listener is behind
+    manager.tick()
+    assert store.get_stream("db", "lagging").status == "REFRESHING"
+    manager._progress(live.run_id, {"batchId": 0, "numInputRows": 2, "sources": []})   # the late report
+    assert [event.event_type for event in store.event_log("db", "lagging")].count("flow_progress") == 1
+    clock.advance(9)
+    manager.tick()
+    assert store.get_stream("db", "lagging").status == "REFRESHING"
+    clock.advance(2)
+    manager.tick()                                                  # the listener's end never came: the tick's
+    entry = store.get_stream("db", "lagging")
+    assert (entry.status, entry.last_refresh_status) == ("SCHEDULED", "COMPLETED")
+
+
 def test_a_failed_pass_fails_the_refresh_that_waits_for_it(world) -> None:
     manager, edge, _clock, store = world
     manager.start(_persist(store, manager, "sync", Schedule("every", every=1, unit="DAY")))
