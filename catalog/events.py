@@ -95,6 +95,10 @@ def _create(cause: str, full_refresh: bool = False) -> Callable[[str], dict[str,
     return lambda message: {CREATE_UPDATE: {"cause": cause, "full_refresh": full_refresh}}
 
 
+def _action(action: str) -> Callable[[str], dict[str, Any]]:
+    return lambda message: {"user_action": {"action": action, "message": message}}
+
+
 def _stopped(message: str) -> dict[str, Any]:
     return {UPDATE_PROGRESS: {"state": "COMPLETED" if message == "the query ended" else "CANCELED"}}
 
@@ -110,6 +114,14 @@ KINDS: dict[str, tuple[str, str, Callable[[str], dict[str, Any]]]] = {
     "REFRESH_CONTINUE": (CREATE_UPDATE, "INFO", _create("USER_ACTION")),
     "REFRESH_FULL": (CREATE_UPDATE, "INFO", _create("USER_ACTION", full_refresh=True)),
     "LATE_ROWS_DROPPED": ("late_rows_dropped", "WARN", lambda message: {"late_rows_dropped": {"message": message}}),
+    # the supervisor's: a REFRESH or a retry starts an update, a pass ends one, a scheduled table waits queued
+    "REFRESH": (CREATE_UPDATE, "INFO", _create("USER_ACTION")),
+    "RETRY": (CREATE_UPDATE, "INFO", _create("RETRY_ON_FAILURE")),
+    "REFRESH_COMPLETED": (UPDATE_PROGRESS, "INFO", _update("COMPLETED")),
+    "SCHEDULED": (UPDATE_PROGRESS, "INFO", _update("QUEUED")),
+    # a schedule set by ALTER ... SCHEDULE (the statement) and taken on by the stream (the supervisor)
+    "SCHEDULE_CHANGED": ("user_action", "INFO", _action("SCHEDULE_CHANGED")),
+    "SCHEDULE": ("user_action", "INFO", _action("SCHEDULE_APPLIED")),
 }
 
 

@@ -49,6 +49,20 @@ def test_the_four_argument_form_maps_kinds_to_databricks_types_and_levels(store)
     assert started.timestamp.tzinfo is not None
 
 
+def test_the_supervisors_and_schedules_kinds_are_databricks_types(store):
+    for kind in ("REFRESH", "RETRY", "REFRESH_COMPLETED", "SCHEDULED", "SCHEDULE_CHANGED", "SCHEDULE"):
+        store.record_event("default", "clicks", kind, f"{kind} happened")
+    shapes = [(e.event_type, json.loads(e.details)) for e in store.event_log("default", "clicks")]
+    assert shapes == [
+        ("create_update", {"create_update": {"cause": "USER_ACTION", "full_refresh": False}}),
+        ("create_update", {"create_update": {"cause": "RETRY_ON_FAILURE", "full_refresh": False}}),
+        ("update_progress", {"update_progress": {"state": "COMPLETED"}}),
+        ("update_progress", {"update_progress": {"state": "QUEUED"}}),
+        ("user_action", {"user_action": {"action": "SCHEDULE_CHANGED", "message": "SCHEDULE_CHANGED happened"}}),
+        ("user_action", {"user_action": {"action": "SCHEDULE_APPLIED", "message": "SCHEDULE happened"}}),
+    ]
+
+
 def test_keywords_give_type_level_details_and_origin_and_sequence_grows_per_table(store):
     _streaming_table(store, "other")
     store.record_event("default", "other", "STARTED", "elsewhere")
