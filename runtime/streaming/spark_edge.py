@@ -12,10 +12,12 @@ import datetime as dt
 import json
 import logging
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.streaming import StreamingQueryListener
@@ -23,6 +25,7 @@ from pyspark.sql.streaming import StreamingQueryListener
 from dialect.streaming.plan import StreamingPlan
 from runtime.policy.sessions import new_user_session
 from runtime.streaming.errors import StreamStopTimeoutError
+from runtime.streaming.reset import empty_for_stream
 from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
 from runtime.streaming.sink import BatchWritten
 from runtime.streaming.sources import TableLocations
@@ -90,6 +93,27 @@ def delta_versions(store: CatalogStore, tables: set[Key] | dict[Key, Any]) -> di
         except Exception as exc:  # noqa: BLE001 - the stream itself reports a source it cannot read
             log.debug("reading the version of %s.%s failed: %s", database, name, exc)
     return versions
+
+
+def clear_uncommitted_state(checkpoint: str) -> bool:
+    """Remove the checkpoint's `state` folder when no batch has committed yet (no `commits/0`); returns whether it
+    removed one.
+
+    Why: a stateful query stopped during its first batch can leave state files (the operators' metadata and schema,
+    even state versions) without a batch in the offset log. On the next start Spark finds no offset log entry,
+    takes the query as new and, as `spark.sql.streaming.verifyCheckpointDirectoryEmptyOnStart` asks (MicroBatchExecution
+    `verifyNewCheckpointDirectory`), refuses a non-empty `offsets`, `state` or `commits` folder with
+    STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY, on every retry for ever. Clearing it is safe: state counts only once
+    a batch commits (`commits/N` is written after the state stores of batch N committed), so before `commits/0` the
+    folder holds nothing any batch committed; batch 0 runs again from its logged offsets (or is planned afresh) and
+    rebuilds the state from the input, and the Delta txn(stream id, 0) makes its write happen exactly once."""
+    root = Path(checkpoint)
+    state = root / "state"
+    if not state.is_dir() or any(entry.name.isdigit() for entry in (root / "commits").glob("*")):
+        return False
+    shutil.rmtree(state)
+    log.info("checkpoint %s: no batch had committed; cleared the state its first batch left behind", checkpoint)
+    return True
 
 
 @dataclass
@@ -202,9 +226,14 @@ class SparkEdge:
     def launch(self, key: Key, stream_id: str, plan: StreamingPlan, built: BuiltStream, location: str,
                checkpoint: str, trigger_seconds: float, available_now: bool,
                on_batch: Callable[[BatchWritten], None]) -> LiveQuery:
-        """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses."""
+        """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses. Before it
+        starts: the table is emptied for a new stream id if it was not yet (a full refresh a crash interrupted, see
+        runtime.streaming.reset), and the state a batch 0 that never committed left behind is cleared."""
         target = StreamTarget(stream_id, location, checkpoint, f"{key[0]}.{key[1]}")
         try:
+            if empty_for_stream(location, built.result.schema, plan, stream_id):
+                log.info("stream %s.%s: the table was emptied for stream %s before its first batch", *key, stream_id)
+            clear_uncommitted_state(checkpoint)
             query = start(built.result, plan, target, trigger_seconds, merge_keys(plan, built.result.columns),
                           on_batch=on_batch, available_now=available_now)
         except BaseException:
