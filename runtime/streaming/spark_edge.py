@@ -95,25 +95,41 @@ def delta_versions(store: CatalogStore, tables: set[Key] | dict[Key, Any]) -> di
     return versions
 
 
-def clear_uncommitted_state(checkpoint: str) -> bool:
-    """Remove the checkpoint's `state` folder when no batch has committed yet (no `commits/0`); returns whether it
-    removed one.
+def _logged(folder: Path) -> bool:
+    """Whether a checkpoint log folder (offsets, commits) holds an entry: a file named by a batch id."""
+    return folder.is_dir() and any(entry.name.isdigit() for entry in folder.iterdir())
 
-    Why: a stateful query stopped during its first batch can leave state files (the operators' metadata and schema,
-    even state versions) without a batch in the offset log. On the next start Spark finds no offset log entry,
-    takes the query as new and, as `spark.sql.streaming.verifyCheckpointDirectoryEmptyOnStart` asks (MicroBatchExecution
-    `verifyNewCheckpointDirectory`), refuses a non-empty `offsets`, `state` or `commits` folder with
-    STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY, on every retry for ever. Clearing it is safe: state counts only once
-    a batch commits (`commits/N` is written after the state stores of batch N committed), so before `commits/0` the
-    folder holds nothing any batch committed; batch 0 runs again from its logged offsets (or is planned afresh) and
-    rebuilds the state from the input, and the Delta txn(stream id, 0) makes its write happen exactly once."""
+
+def clear_uncommitted_state(checkpoint: str) -> bool:
+    """Before a query starts on a checkpoint where no batch has committed (no `commits/<n>`): remove what its first
+    batch left behind there, the `state` folder and the stray files (an interrupted write's `.0.<uuid>.tmp` and
+    checksums) of a log folder with no entry. Returns whether anything was removed.
+
+    Why: a query stopped while its first batch runs can leave them (measured: the stop interrupts the write of
+    `offsets/0`, leaving only its temp file). Spark then finds no offset log entry, takes the query as new and, as
+    `spark.sql.streaming.verifyCheckpointDirectoryEmptyOnStart` asks (MicroBatchExecution.populateStartOffsets ->
+    verifyNewCheckpointDirectory), refuses any file in `offsets`, `state` or `commits` with
+    STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY, on every retry. Safe: `commits/N` is written only after batch N's
+    sink and state stores committed, so before `commits/0` the state holds nothing any batch committed, and a log
+    folder without an entry holds no record at all. Batch 0 runs again, from `offsets/0` if it was logged (kept),
+    or planned afresh; it rebuilds the state from the input, and its Delta commit carries txn(stream id, 0), so the
+    table gets it exactly once."""
     root = Path(checkpoint)
-    state = root / "state"
-    if not state.is_dir() or any(entry.name.isdigit() for entry in (root / "commits").glob("*")):
+    if _logged(root / "commits"):
         return False
-    shutil.rmtree(state)
-    log.info("checkpoint %s: no batch had committed; cleared the state its first batch left behind", checkpoint)
-    return True
+    removed = False
+    if (root / "state").is_dir():
+        shutil.rmtree(root / "state")
+        removed = True
+    for folder in (root / "offsets", root / "commits"):
+        if folder.is_dir() and not _logged(folder):
+            for stray in folder.iterdir():
+                if stray.is_file():
+                    stray.unlink()
+                    removed = True
+    if removed:
+        log.info("checkpoint %s: no batch had committed; cleared what its first batch left behind", checkpoint)
+    return removed
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """A stateful stream stopped while its first batch runs starts again (ALTER ... SCHEDULE right after CREATE, a
-retry, a crash during batch 0): Spark refuses to start a query with no offset log entry over a non-empty `state`
-folder (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY); the start edge clears what an uncommitted batch 0 left there,
-and the Delta txn keeps its write exactly once."""
+retry, a crash during batch 0). A stop that interrupts the write of `offsets/0` leaves its temp file; Spark then
+finds no offset log entry and refuses any file in `offsets`, `state` or `commits` (STATE_STORE_CHECKPOINT_LOCATION_
+NOT_EMPTY), on every retry. The start edge clears what an uncommitted batch 0 left, and the Delta txn keeps its write
+exactly once. (Measured before the fix: 1 stream of 6 restarted right after CREATE failed so, its `offsets` holding
+only `.0.<uuid>.tmp`.)"""
 
 from __future__ import annotations
 
@@ -65,6 +67,44 @@ def test_stateful_stream_stopped_in_its_first_batch_starts_again(stream_cursor, 
                for line in commit.read_text().splitlines() if (txn := json.loads(line).get("txn"))
                and txn["appId"] == entry.stream_id]
     assert batches == sorted(set(batches)), f"a batch written twice: {batches}"   # batch 0 once, whatever stopped
+
+
+RESTARTED = 6
+
+
+def test_streams_restarted_right_after_create_all_run(stream_cursor, streams, tmp_path, land):
+    """The colleague's report: ALTER ... SCHEDULE right after CREATE stops each query early in batch 0 (some while
+    it writes `offsets/0`), DROP SCHEDULE starts it again on the same checkpoint. Every one must run, exactly."""
+    cur = stream_cursor
+    source = tmp_path / "one"
+    land(source, _rows(0))
+    for index in range(RESTARTED):
+        cur.execute(f"CREATE STREAMING TABLE r{index} AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
+                    f"read_files('{source}', format => 'json', schema => 'id INT, k STRING') GROUP BY k")
+        cur.execute(f"ALTER STREAMING TABLE r{index} ADD SCHEDULE EVERY 3 DAYS")
+        cur.execute(f"ALTER STREAMING TABLE r{index} DROP SCHEDULE")
+    for index in range(RESTARTED):
+        name = f"r{index}"
+        _wait(lambda n=name: streams.store.get_stream(cur.database, n).last_batch_id is not None
+              or streams.store.get_stream(cur.database, n).last_error is not None, f"{name}'s first batch")
+        entry = streams.store.get_stream(cur.database, name)
+        assert entry.last_error is None and entry.status == "RUNNING", (name, entry.status, entry.last_error)
+        assert sorted_rows(cur, f"SELECT k, n, total FROM {name}") == _expected(1), name
+
+
+def test_an_uncommitted_first_batch_is_cleared_before_a_start(tmp_path):
+    checkpoint = tmp_path / "cp"
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "offsets" / ".0.20f8616a-3bf3-49c4-8801-36510462fea4.tmp").write_text("v1\n")  # as a stop left it
+    (checkpoint / "commits").mkdir()
+    (checkpoint / "sources" / "0").mkdir(parents=True)
+    (checkpoint / "sources" / "0" / "0").write_text("v1\n")                 # a source's own log: kept
+    assert clear_uncommitted_state(str(checkpoint)) is True
+    assert list((checkpoint / "offsets").iterdir()) == [] and (checkpoint / "sources" / "0" / "0").exists()
+    (checkpoint / "offsets" / "0").write_text("v1\n")                       # batch 0 logged: replayed, kept
+    (checkpoint / "offsets" / ".1.c0ffee.tmp").write_text("v1\n")
+    assert clear_uncommitted_state(str(checkpoint)) is False
+    assert sorted(p.name for p in (checkpoint / "offsets").iterdir()) == [".1.c0ffee.tmp", "0"]
 
 
 def test_state_is_cleared_only_before_the_first_commit(tmp_path):
