@@ -167,12 +167,12 @@ def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement:
 
 def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.CreateStreamingTable,
                    plan: StreamingPlan, database: str, location: str, built: BuiltStream) -> None:
-    """Persist, then start: the empty Delta table (marked as emptied for the stream, see runtime.streaming.reset),
-    the catalog row, the stream row, the query. A failure to start undoes the rows; the caller removes the folder."""
-    stream_id = new_stream_id()
-    reset.empty_table(location, built.result.schema, plan, stream_id, replace_existing=False)
+    """Persist, then start: the empty Delta table, the catalog row, the stream row, the query. A failure to start
+    undoes the rows; the caller removes the folder."""
+    reset.empty_table(location, built.result.schema, plan, replace_existing=False)
     ctx.store.create_table(replace(_table_entry(ctx, plan, location, built.result.schema, statement.sql),
                                    schedule=schedule_json(ctx, statement.schedule)))  # before the stream starts
+    stream_id = new_stream_id()
     try:
         entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
                                                  streams.checkpoint_for(stream_id), STARTING, RUNNING))
@@ -244,7 +244,7 @@ def _reset(ctx: StatementContext, streams: StreamManager, existing: TableEntry, 
     if stored is not None:
         streams.remove_checkpoint(database, name, stored.checkpoint)
     faults.crash_point("full_refresh.after_checkpoint")
-    reset.empty_for_stream(str(location), built.result.schema, plan, stream_id)
+    reset.empty_for_stream(str(location), built.result.schema, plan, stream_id, always=True)
     faults.crash_point("full_refresh.after_empty")
     return entry
 

@@ -23,7 +23,8 @@ PLAN = analyze("CREATE STREAMING TABLE t AS SELECT k, count(*) AS n FROM STREAM 
 
 def test_a_table_is_emptied_once_for_a_stream_id(tmp_path: Path) -> None:
     location = str(tmp_path / "t")
-    empty_table(location, SCHEMA, PLAN, "old", replace_existing=False)
+    empty_table(location, SCHEMA, PLAN, replace_existing=False)
+    assert empty_for_stream(location, SCHEMA, PLAN, "first") is False     # created empty: no commit needed
     write_deltalake(location, pa.table({"k": ["a"], "n": pa.array([1], pa.int64())}), mode="append")
     assert empty_for_stream(location, SCHEMA, PLAN, "new") is True       # the old stream's rows: gone
     table = DeltaTable(location)
@@ -32,11 +33,15 @@ def test_a_table_is_emptied_once_for_a_stream_id(tmp_path: Path) -> None:
     version = table.version()
     assert empty_for_stream(location, SCHEMA, PLAN, "new") is False      # again (a boot after a crash): nothing
     assert DeltaTable(location).version() == version
+    assert empty_for_stream(location, SCHEMA, PLAN, "new", always=True) is False
+    other = StructType([StructField("k", StringType())])                  # empty, but another schema: a commit
+    assert empty_for_stream(location, other, PLAN, "newer") is True
+    assert DeltaTable(location).schema().fields[0].name == "k" and len(DeltaTable(location).schema().fields) == 1
 
 
 def test_a_stream_that_has_written_is_never_emptied(tmp_path: Path) -> None:
     location = str(tmp_path / "t")
-    empty_table(location, SCHEMA, PLAN, "s", replace_existing=False)
+    empty_table(location, SCHEMA, PLAN, replace_existing=False)
     rows = pa.table({"k": ["a"], "n": pa.array([1], pa.int64())})
     write_deltalake(location, rows, mode="append")
     commit_files(location, [], rows.schema, "append", app_transaction=AppTransaction("s", 0))
