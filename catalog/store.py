@@ -367,9 +367,19 @@ class CatalogStore:
 
     # -- streams ---------------------------------------------------------------------------------------------
 
-    def put_stream(self, entry: StreamEntry) -> StreamEntry:
+    def put_stream(self, entry: StreamEntry, **table_changes: Any) -> StreamEntry:
+        """Write the stream row; `table_changes` (update_table's) change the table row in the same transaction (a
+        full refresh switches the definition and the stream id together, or neither)."""
+        unknown = set(table_changes) - _TABLE_CHANGES
+        if unknown:
+            raise TypeError(f"put_stream cannot change the table's {sorted(unknown)}")
         with self._transaction() as session:
             table = self._require(session, entry.database, entry.name)
+            for key, value in table_changes.items():
+                setattr(table, key, dict(value) if key == "properties" else list(value) if key == "partition_by"
+                        else value)
+            if table_changes:
+                table.updated_at = _now()
             row = session.get(StreamRow, table.id) or StreamRow(table_id=table.id)
             for key in _STREAM_FIELDS:
                 setattr(row, key, getattr(entry, key))

@@ -263,6 +263,11 @@ class StreamManager:
         stream's session: the new definition was built in it."""
         self._call("drop", self._on_drop, (database, name), keep_session)
 
+    def remove_checkpoint(self, database: str, name: str, checkpoint: str) -> None:
+        """Remove the checkpoint of a stream the table's row no longer names (a full refresh's old stream, once the
+        row with the new stream id is durable); refuses the one the row names."""
+        self._call("remove_checkpoint", self._on_remove_checkpoint, (database, name), checkpoint)
+
     def refresh(self, database: str, name: str) -> Future[None] | None:
         """REFRESH without FULL: a scheduled table runs one pass now (or right after the one under way, which may
         have started before the input the statement must see); a failed, retrying or stopped stream starts again
@@ -591,6 +596,14 @@ class StreamManager:
                                                            sqlstate="55000"))
         if not keep_session:
             self.edge.forget_session(key)
+
+    def _on_remove_checkpoint(self, key: Key, checkpoint: str) -> None:
+        entry = self.store.get_stream(*key)
+        if entry is not None and entry.checkpoint == checkpoint:
+            raise ValueError(f"the checkpoint {checkpoint} is the one the stream of {key[0]}.{key[1]} uses")
+        folder = self._owned_checkpoint(checkpoint)
+        if folder is not None:
+            remove_folder(folder, "the checkpoint of a replaced stream")
 
     def _on_refresh(self, key: Key) -> Future[None] | None:
         entry = self.store.get_stream(*key)

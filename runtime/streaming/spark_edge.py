@@ -12,10 +12,12 @@ import datetime as dt
 import json
 import logging
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.streaming import StreamingQueryListener
@@ -23,6 +25,7 @@ from pyspark.sql.streaming import StreamingQueryListener
 from dialect.streaming.plan import StreamingPlan
 from runtime.policy.sessions import new_user_session
 from runtime.streaming.errors import StreamStopTimeoutError
+from runtime.streaming.reset import empty_for_stream
 from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
 from runtime.streaming.sink import BatchWritten
 from runtime.streaming.sources import TableLocations
@@ -90,6 +93,43 @@ def delta_versions(store: CatalogStore, tables: set[Key] | dict[Key, Any]) -> di
         except Exception as exc:  # noqa: BLE001 - the stream itself reports a source it cannot read
             log.debug("reading the version of %s.%s failed: %s", database, name, exc)
     return versions
+
+
+def _logged(folder: Path) -> bool:
+    """Whether a checkpoint log folder (offsets, commits) holds an entry: a file named by a batch id."""
+    return folder.is_dir() and any(entry.name.isdigit() for entry in folder.iterdir())
+
+
+def clear_uncommitted_state(checkpoint: str) -> bool:
+    """Before a query starts on a checkpoint where no batch has committed (no `commits/<n>`): remove what its first
+    batch left behind there, the `state` folder and the stray files (an interrupted write's `.0.<uuid>.tmp` and
+    checksums) of a log folder with no entry. Returns whether anything was removed.
+
+    Why: a query stopped while its first batch runs can leave them (measured: the stop interrupts the write of
+    `offsets/0`, leaving only its temp file). Spark then finds no offset log entry, takes the query as new and, as
+    `spark.sql.streaming.verifyCheckpointDirectoryEmptyOnStart` asks (MicroBatchExecution.populateStartOffsets ->
+    verifyNewCheckpointDirectory), refuses any file in `offsets`, `state` or `commits` with
+    STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY, on every retry. Safe: `commits/N` is written only after batch N's
+    sink and state stores committed, so before `commits/0` the state holds nothing any batch committed, and a log
+    folder without an entry holds no record at all. Batch 0 runs again, from `offsets/0` if it was logged (kept),
+    or planned afresh; it rebuilds the state from the input, and its Delta commit carries txn(stream id, 0), so the
+    table gets it exactly once."""
+    root = Path(checkpoint)
+    if _logged(root / "commits"):
+        return False
+    removed = False
+    if (root / "state").is_dir():
+        shutil.rmtree(root / "state")
+        removed = True
+    for folder in (root / "offsets", root / "commits"):
+        if folder.is_dir() and not _logged(folder):
+            for stray in folder.iterdir():
+                if stray.is_file():
+                    stray.unlink()
+                    removed = True
+    if removed:
+        log.info("checkpoint %s: no batch had committed; cleared what its first batch left behind", checkpoint)
+    return removed
 
 
 @dataclass
@@ -203,9 +243,14 @@ class SparkEdge:
     def launch(self, key: Key, stream_id: str, plan: StreamingPlan, built: BuiltStream, location: str,
                checkpoint: str, trigger_seconds: float, available_now: bool,
                on_batch: Callable[[BatchWritten], None]) -> LiveQuery:
-        """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses."""
+        """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses. Before it
+        starts: the table is emptied for a new stream id if it was not yet (a full refresh a crash interrupted, see
+        runtime.streaming.reset), and the state a batch 0 that never committed left behind is cleared."""
         target = StreamTarget(stream_id, location, checkpoint, f"{key[0]}.{key[1]}")
         try:
+            if empty_for_stream(location, built.result.schema, plan, stream_id):
+                log.info("stream %s.%s: the table was emptied for stream %s before its first batch", *key, stream_id)
+            clear_uncommitted_state(checkpoint)
             query = start(built.result, plan, target, trigger_seconds, merge_keys(plan, built.result.columns),
                           on_batch=on_batch, available_now=available_now)
         except BaseException:

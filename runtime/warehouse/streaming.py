@@ -29,14 +29,13 @@ from dialect.streaming.sources import option
 from runtime.delta.write import commit_files
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.sql import StatementResult
-from runtime.streaming import refresh
+from runtime.streaming import faults, refresh, reset
 from runtime.streaming.expectations import TOTALS, InvalidExpectationError, quarantine_schema, with_conditions
 from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
 from runtime.streaming.sources import infer_schema
 from runtime.warehouse import locations
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
-from runtime.warehouse.ddl import delta_configuration
 from runtime.warehouse.errors import NotATableError, UnsupportedStatementError
 from runtime.warehouse.output import no_result, rows_result
 from runtime.warehouse.schedules import refresh_rows, schedule_json, with_session_zone
@@ -106,19 +105,6 @@ def _kept_without_rescue(source: SourceSpec, stored: StreamingPlan | None) -> So
                 and replace(source, rescued_data=None, schema=source.schema or old.schema) == old:
             return replace(source, rescued_data=None)
     return source
-
-
-def _arrow(schema: StructType) -> Any:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(schema)
-
-
-def _create_delta(location: str, schema: StructType, plan: StreamingPlan, replace_existing: bool) -> None:
-    """The table exists, empty, with the result's schema before the first batch: readers can query it at once.
-    `location` is a folder this statement just created, or (replace_existing) the table a full refresh empties."""
-    commit_files(location, [], _arrow(schema), "overwrite" if replace_existing else "append", create=True,
-                 name=plan.name, description=plan.comment, configuration=delta_configuration(plan.properties))
 
 
 def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -> BuiltStream:
@@ -212,7 +198,7 @@ def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.
                    plan: StreamingPlan, database: str, location: str, built: BuiltStream) -> None:
     """Persist, then start: the empty Delta table, the catalog row, the stream row, the query. A failure to start
     undoes the rows; the caller removes the folder."""
-    _create_delta(location, built.result.schema, plan, replace_existing=False)
+    reset.empty_table(location, built.result.schema, plan, replace_existing=False)
     ctx.store.create_table(replace(_table_entry(ctx, plan, location, built.result.schema, statement.sql),
                                    schedule=schedule_json(ctx, statement.schedule)))  # before the stream starts
     stream_id = new_stream_id()
@@ -287,31 +273,34 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     if quarantine is None and needs_quarantine(plan.expectations, plan.properties):
         with _quarantine_for(ctx, plan, database, built):
             pass  # a refresh that adds a DROP ROW expectation: its quarantine table, before the stream stops
+    table_changes = {"schema_json": built.result.schema.json(), "definition": sql.strip().rstrip(";"),
+                     "properties": dict(plan.properties), "comment": plan.comment}
     if decision.kind == refresh.FULL or stored is None:
-        location = locations.existing_table_folder(ctx.warehouse, existing.location)
-        streams.drop(database, name, keep_session=True)
-        _create_delta(str(location), built.result.schema, plan, replace_existing=True)
-        if quarantine is not None:  # its rows came from the input processed again now: emptied with the table
+        entry = _reset(ctx, streams, existing, stored, plan, built, table_changes)
+        if quarantine is not None:
+            # its rows came from the input processed again now: emptied after the table, so that a crash between
+            # the two leaves rows quarantined twice rather than none
             _empty_quarantine(ctx, quarantine, built)
-        stream_id = new_stream_id()
-        checkpoint = streams.checkpoint_for(stream_id)
     else:
         streams.stop(database, name, desired=None)
-        stream_id, checkpoint = stored.stream_id, stored.checkpoint
-    ctx.store.update_table(database, name, schema_json=built.result.schema.json(), definition=sql.strip().rstrip(";"),
-                           properties=dict(plan.properties), comment=plan.comment)
-    entry = ctx.store.put_stream(StreamEntry(database, name, stream_id, plan.to_json(), checkpoint, STARTING,
-                                             RUNNING))
+        entry = ctx.store.put_stream(StreamEntry(database, name, stored.stream_id, plan.to_json(), stored.checkpoint,
+                                                 STARTING, RUNNING), **table_changes)
     ctx.store.record_event(database, name, f"REFRESH_{decision.kind.upper()}", decision.reason)
     try:
         streams.start(entry, built)
     except Exception as exc:
         # the new definition is stored: failed, with its error, and retried like any failing stream
-        streams.record_failure((database, name), stream_id, getattr(exc, "message", None) or str(exc))
+        streams.record_failure((database, name), entry.stream_id, getattr(exc, "message", None) or str(exc))
         if isinstance(exc, SqlError):
             raise
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     return no_result()
+
+
+def _arrow(schema: StructType) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
 
 
 def _empty_quarantine(ctx: StatementContext, quarantine: TableEntry, built: BuiltStream) -> None:
@@ -320,6 +309,35 @@ def _empty_quarantine(ctx: StatementContext, quarantine: TableEntry, built: Buil
     commit_files(str(location), [], _arrow(schema), "overwrite", create=True, name=quarantine.name,
                  description=quarantine.comment)
     ctx.store.update_table(quarantine.database, quarantine.name, schema_json=schema.json())
+
+
+def _reset(ctx: StatementContext, streams: StreamManager, existing: TableEntry, stored: StreamEntry | None,
+           plan: StreamingPlan, built: BuiltStream, table_changes: dict[str, Any]) -> StreamEntry:
+    """A full refresh, safe at every step against a kill of the process (each step ends at a crash point a crash
+    test arms; runtime/streaming/faults.py):
+    1. stop the old query; its row and checkpoint stay, so a crash now resumes the old stream as it was;
+    2. one catalog transaction switches the table's definition and the stream row to a new stream id and a new,
+       empty checkpoint: from here a boot starts the new stream;
+    3. remove the old checkpoint (only now: a row naming the old id must never lose its checkpoint, or Spark would
+       start at batch 0 and the sink would skip batches whose ids the old txn already holds);
+    4. empty the table in one commit carrying txn(new stream id, -1) (runtime/streaming/reset.py). If a crash
+       comes before it, the new stream's start sees no txn of its id and empties the table then; after it, the txn
+       says it is done. Either way the table holds the new query's result over all input, once.
+    A crash between 2 and 3 leaves the old checkpoint folder behind (no row names it; nothing reads it)."""
+    database, name = existing.database, existing.name
+    location = locations.existing_table_folder(ctx.warehouse, existing.location)
+    streams.stop(database, name, desired=None)
+    faults.crash_point("full_refresh.after_stop")
+    stream_id = new_stream_id()
+    entry = ctx.store.put_stream(StreamEntry(database, name, stream_id, plan.to_json(),
+                                             streams.checkpoint_for(stream_id), STARTING, RUNNING), **table_changes)
+    faults.crash_point("full_refresh.after_row")
+    if stored is not None:
+        streams.remove_checkpoint(database, name, stored.checkpoint)
+    faults.crash_point("full_refresh.after_checkpoint")
+    reset.empty_for_stream(str(location), built.result.schema, plan, stream_id, always=True)
+    faults.crash_point("full_refresh.after_empty")
+    return entry
 
 
 def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResult:

@@ -19,12 +19,14 @@ class GatewayProcess:
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
 
-    def start(self) -> None:
+    def start(self, env: dict[str, str] | None = None) -> None:
+        """`env`: variables added to this process's environment (a crash test arms SLUICEGATE_FAULT with it)."""
         output = open(self.log, "a", encoding="utf-8")  # noqa: SIM115 - kept open by the child
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse", str(self.warehouse),
              "--conf", str(self.conf)],
             stdout=subprocess.PIPE, stderr=output, text=True, start_new_session=True,
+            env={**os.environ, **(env or {})},
         )
         deadline = time.monotonic() + 180
         assert self.process.stdout is not None
