@@ -203,7 +203,7 @@ class SparkEdge:
                checkpoint: str, trigger_seconds: float, available_now: bool,
                on_batch: Callable[[BatchWritten], None]) -> LiveQuery:
         """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses."""
-        target = StreamTarget(stream_id, location, checkpoint, f"{key[0]}.{key[1]}")
+        target = StreamTarget(stream_id, location, checkpoint, ".".join(key))
         try:
             query = start(built.result, plan, target, trigger_seconds, merge_keys(plan, built.result.columns),
                           on_batch=on_batch, available_now=available_now)
@@ -228,7 +228,7 @@ class SparkEdge:
         try:
             live.query.stop()
         except Exception as exc:  # noqa: BLE001 - a query that failed while stopping has ended all the same
-            log.warning("stream %s.%s did not stop within Spark's timeout: %s", *live.key, one_line(str(exc)))
+            log.warning("stream %s did not stop within Spark's timeout: %s", ".".join(live.key), one_line(str(exc)))
         # isActive turns false before Spark removes the query from its session's active queries; its termination
         # latch counts down after that, and only then may the stream start again in the same session
         deadline = time.monotonic() + wait_seconds

@@ -62,7 +62,8 @@ def _table_kind(ctx: StatementContext):  # type: ignore[no-untyped-def]
         if entry.kind != "STREAMING_TABLE":
             return "append" if entry.kind == "TABLE" else None
         stream = ctx.store.get_stream(entry.database, entry.name)
-        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else None
+        # a table without a query of its own is filled by append flows
+        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else "append"
     return kind
 
 
@@ -319,7 +320,10 @@ def drop_stream_and_table(ctx: StatementContext, database: str, name: str) -> No
     if ctx.streams is None:
         _drop_table_and_files(ctx, database, name)
         return
+    from runtime.warehouse.flows import drop_flows_of  # flows.py builds on this module
+
     with ctx.streams.lifecycle(database, name):
+        drop_flows_of(ctx, database, name)
         ctx.streams.drop(database, name)
         _drop_table_and_files(ctx, database, name)
 
@@ -338,8 +342,9 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
     matcher = pattern_matcher(statement.pattern)
     rows = []
     for entry in ctx.store.list_streams():
-        if entry.database != database or (matcher is not None and not matcher.match(entry.name)):
-            continue
+        if entry.flow is not None or entry.database != database or (matcher is not None and
+                                                                     not matcher.match(entry.name)):
+            continue  # flows: SHOW FLOWS
         plan = StreamingPlan.from_json(entry.plan_json)
         rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
                      _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
@@ -363,7 +368,15 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
     table = ctx.store.get_table(database, name)
     if table is None:
         raise not_found(ctx, statement.table)
+    from runtime.warehouse.flows import flow_only_rows, flow_rows  # flows.py builds on this module
+
     status = _streams(ctx).status(database, name)
+    if table.kind == "STREAMING_TABLE" and status is None:   # a table its flows fill, without a query of its own
+        info_rows = flow_only_rows(ctx, table) + flow_rows(ctx, database, name)
+        info_rows += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database,
+                                                                                                          name, 5)]
+        return rows_result([("info_name", "string"), ("info_value", "string")],
+                           [(key, None if value is None else str(value)) for key, value in info_rows])
     if table.kind != "STREAMING_TABLE" or status is None:
         line, column = ctx.position_of(statement.table)
         raise NotATableError(f"`{database}`.`{name}` is not a streaming table.", error_class="EXPECT_STREAMING_TABLE",
@@ -403,6 +416,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Definition", table.definition),
     ]
     info += refresh_rows(table, entry)
+    info += flow_rows(ctx, database, name)
     info += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database, name, 5)]
     return rows_result([("info_name", "string"), ("info_value", "string")],
                        [(key, None if value is None else str(value)) for key, value in info])
