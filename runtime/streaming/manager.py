@@ -779,7 +779,7 @@ class StreamManager:
             self._event(key, "LATE_ROWS_DROPPED",
                                     f"batch {progress['batchId']}: {dropped} rows arrived after the watermark")
         events.batch_progress(self.store, key[:2], live.stream_id, progress,  # the batch's flow_progress event
-                              flow_name=key[2] if len(key) > 2 else None)
+                              flow_name=f"{key[0]}.{key[2]}" if len(key) > 2 else None)
 
     def _terminated(self, run_id: str, exception: str | None) -> None:
         self._post("terminated", self._on_terminated, run_id, exception)

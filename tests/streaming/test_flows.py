@@ -83,7 +83,7 @@ def test_two_flows_fill_one_table_exactly_once_and_drop_flow_keeps_rows(stream_c
     assert set(_flow_ids(cur, "events")) == {"from_b"}
     cur.execute("DROP FLOW IF EXISTS from_a")   # gone: nothing to do
     cur.execute("SELECT count(*) FROM event_log(TABLE(events)) WHERE event_type = 'flow_progress' AND "
-                f"get_json_object(origin, '$.flow_name') = 'from_b' AND get_json_object(origin, '$.flow_id') = "
+                f"get_json_object(origin, '$.flow_name') = '{db}.from_b' AND get_json_object(origin, '$.flow_id') = "
                 f"'{ids['from_b']}'")
     assert cur.fetchall()[0][0] >= 3    # one flow_progress event per micro-batch of the flow
 
