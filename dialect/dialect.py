@@ -14,9 +14,9 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from dialect.commands import (
-    AlterSchedule, CreateFlow, ExplainQuery, ExplainStreaming, RefreshSchedule, RefreshTable, ShowGrants, UnsetProperties, Vacuum,
-    alter_schedule_sql, create_flow_sql, explain_streaming_sql, refresh_schedule_sql, refresh_table_sql, show_grants_sql, show_sql,
-    unset_properties_sql, vacuum_sql,
+    AlterSchedule, CreateFlow, ExplainQuery, ExplainStreaming, RefreshSchedule, RefreshTable, ShowGrants,
+    UnsetProperties, Vacuum, alter_schedule_sql, create_flow_sql, explain_streaming_sql, refresh_schedule_sql,
+    refresh_table_sql, show_grants_sql, show_sql, unset_properties_sql, vacuum_sql,
 )
 from dialect.streaming.grammar import Watermark, watermark_sql
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dialect.commands import CreateFlow
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError
 from dialect.references import parse
 from dialect.statements import _column_specs, _table_name
 from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
-from dialect.streaming.keys import distinct_keys, group_keys
-from dialect.commands import CreateFlow
 from dialect.streaming.errors import UnsupportedOutputMode
+from dialect.streaming.keys import distinct_keys, group_keys
 from dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
 from dialect.streaming.plan import SourceSpec, StreamingPlan
 from dialect.streaming.rules import RULES, trigger_seconds

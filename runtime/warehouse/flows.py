@@ -62,12 +62,12 @@ class FlowTargetError(RuntimeQueryError):
 
 
 def _schema(ctx: StatementContext, columns: tuple[ColumnSpec, ...]) -> StructType:
-    from pyspark.sql.types import StructField, StructType, _parse_datatype_string  # noqa: PLC2701
+    """The declared columns as Spark's schema (Spark parses the type names: the same types a query would give)."""
+    from pyspark.sql.types import StructField, StructType
 
     fields = []
     for column in columns:
-        data_type = ctx.spark.createDataFrame([], f"`x` {column.type}").schema.fields[0].dataType \
-            if ctx.spark is not None else _parse_datatype_string(column.type)
+        data_type = ctx.spark.createDataFrame([], f"`x` {column.type}").schema.fields[0].dataType
         metadata = {"comment": column.comment} if column.comment else {}
         fields.append(StructField(column.name, data_type, column.nullable, metadata))
     return StructType(fields)
@@ -118,7 +118,7 @@ def table_columns(table: TableEntry) -> tuple[ColumnSpec, ...]:
 
 
 def _type_sql(data_type: Any) -> str:
-    from pyspark.sql.types import _parse_datatype_json_value  # noqa: PLC2701
+    from pyspark.sql.types import _parse_datatype_json_value
 
     return _parse_datatype_json_value(data_type).simpleString()
 

@@ -30,14 +30,14 @@ def _alice_table(as_user: Any, landing_root: Path, streams: Any) -> tuple[str, P
 
 def test_another_user_cannot_add_or_drop_a_flow_of_alices_table(as_user: Any, landing_root: Path,
                                                                  streams: Any) -> None:
-    schema, folder = _alice_table(as_user, landing_root, streams)
+    schema, _ = _alice_table(as_user, landing_root, streams)
     alice, bob = as_user("alice"), as_user("bob")
     alice.execute(f"GRANT SELECT ON TABLE {schema}.st TO bob")
     alice.execute(f"GRANT MODIFY ON TABLE {schema}.st TO bob")     # even MODIFY does not let bob add a flow
     own = landing_root / f"bob_{uuid.uuid4().hex[:8]}"
     own.mkdir()
-    for sql in (f"CREATE FLOW {schema}.mine AS INSERT INTO {schema}.st BY NAME SELECT id FROM STREAM "
-                f"read_files('{own}', format => 'json', schema => 'id INT')",
+    for sql in ((f"CREATE FLOW {schema}.mine AS INSERT INTO {schema}.st BY NAME SELECT id FROM STREAM "
+                 f"read_files('{own}', format => 'json', schema => 'id INT')"),
                 f"DROP FLOW {schema}.feed", f"DROP FLOW IF EXISTS {schema}.feed"):
         message = refused(bob, sql, "INSUFFICIENT_PERMISSIONS")
         assert "hint:" in message

@@ -38,7 +38,7 @@ def test_a_restart_resumes_every_flow_exactly_once(tmp_path: Path, land: Any) ->
                     f'[security]\nallowed_paths = ["{tmp_path}"]\n')
     gateway = GatewayProcess(tmp_path / "warehouse", conf, tmp_path / "gateway.log")
     first, second = tmp_path / "a", tmp_path / "b"
-    land(first, [{"id": i} for i in range(0, 5)])
+    land(first, [{"id": i} for i in range(5)])
     land(second, [{"id": i} for i in range(100, 103)])
     gateway.start()
     try:

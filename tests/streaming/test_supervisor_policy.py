@@ -350,7 +350,7 @@ def test_a_continuous_refresh_notes_its_outcome(world) -> None:
     assert store.get_stream("db", "steady").last_refresh_status == "FAILED"
 
 
-# -- flows: streams keyed (database, table, flow) in the same supervisor ------------------------------------------------
+# -- flows: streams keyed (database, table, flow) in the same supervisor --------------------------------------------
 
 def _persist_flow(store: CatalogStore, manager: StreamManager, table: str, flow: str) -> StreamEntry:
     plan = analyze(f"CREATE STREAMING TABLE db.{table} AS SELECT id FROM STREAM(db.{flow}_in)", lambda d, n: "append")
