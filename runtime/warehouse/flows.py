@@ -292,6 +292,29 @@ def flow_rows(ctx: StatementContext, database: str, name: str) -> list[tuple[str
     return rows
 
 
+_WORST_FIRST = ("FAILED", "RETRYING", "STARTING", "STOPPED", "RUNNING")
+
+
+def flow_only_show_rows(ctx: StatementContext, database: str, matcher: Any) -> list[tuple[Any, ...]]:
+    """SHOW STREAMING TABLES' rows for the tables without a query of their own: the status of their flows (the
+    worst one, so a failing flow never hides behind a running one), their last error and failures."""
+    own = {entry.name for entry in ctx.store.list_streams() if entry.flow is None and entry.database == database}
+    rows = []
+    for table in ctx.store.list_tables(database, kinds=("STREAMING_TABLE",)):
+        if table.name in own or (matcher is not None and not matcher.match(table.name)):
+            continue
+        flows = [f.stream for f in ctx.store.list_flows(database, table.name)]
+        statuses = [f.status for f in flows]
+        status = next((s for s in _WORST_FIRST if s in statuses), statuses[0] if statuses else "NO_FLOWS")
+        error = next((f.last_error for f in flows if f.last_error), None)
+        rows.append((database, table.name, status, "append", max((f.last_batch_id for f in flows
+                                                                  if f.last_batch_id is not None), default=None),
+                     _iso(max((f.last_batch_at for f in flows if f.last_batch_at), default=None)),
+                     sum(f.rows_per_second or 0.0 for f in flows) if flows else None, error,
+                     max((f.failures for f in flows), default=0)))
+    return rows
+
+
 def flow_only_rows(ctx: StatementContext, table: TableEntry) -> list[tuple[str, Any]]:
     """DESCRIBE STREAMING TABLE of a table without a query of its own."""
     flows = ctx.store.list_flows(table.database, table.name)

@@ -348,6 +348,9 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
         plan = StreamingPlan.from_json(entry.plan_json)
         rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
                      _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
+    from runtime.warehouse.flows import flow_only_show_rows  # flows.py builds on this module
+
+    rows = sorted(rows + flow_only_show_rows(ctx, database, matcher), key=lambda row: row[1])
     columns = [("namespace", "string"), ("tableName", "string"), ("status", "string"), ("outputMode", "string"),
                ("lastBatchId", "bigint"), ("lastBatchAt", "string"), ("rowsPerSecond", "double"),
                ("lastError", "string"), ("failures", "int")]

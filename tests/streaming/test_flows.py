@@ -74,6 +74,9 @@ def test_two_flows_fill_one_table_exactly_once_and_drop_flow_keeps_rows(stream_c
     assert shown["from_a"][2:4] == ("events", "RUNNING") and shown["from_a"][7] == "folder a"
     assert shown["from_b"][3] == "RUNNING"
 
+    cur.execute("SHOW STREAMING TABLES LIKE 'events'")   # a table of flows is listed with its flows' status
+    assert [row[1:4] for row in cur.fetchall()] == [("events", "RUNNING", "append")]
+
     cur.execute("DROP FLOW from_a")
     assert not checkpoints["from_a"].exists()
     land(first, [{"id": 4}])      # no longer read
