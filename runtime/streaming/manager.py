@@ -262,11 +262,11 @@ class StreamManager:
         the flow's row). A full refresh keeps the stream's session: the new definition was built in it."""
         self._call("drop", self._on_drop, stream_key(database, name, flow), keep_session)
 
-    def refresh(self, database: str, name: str) -> Future[None] | None:
+    def refresh(self, database: str, name: str, flow: str | None = None) -> Future[None] | None:
         """REFRESH without FULL: a scheduled table runs one pass now (or right after the one under way, which may
         have started before the input the statement must see); a failed, retrying or stopped stream starts again
         with a fresh set of attempts; a running one goes on. Returns the pass to wait for (catch_up's `until`)."""
-        return self._call("refresh", self._on_refresh, (database, name))
+        return self._call("refresh", self._on_refresh, stream_key(database, name, flow))
 
     def reschedule(self, database: str, name: str) -> None:
         """After ALTER STREAMING TABLE ... ADD | ALTER | DROP SCHEDULE changed the table row: switch the stream
@@ -306,13 +306,13 @@ class StreamManager:
         self.edge.process_all_available(live)
 
     def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], until: Future[None] | None = None,
-                 poll_seconds: float = 0.2) -> None:
+                 poll_seconds: float = 0.2, flow: str | None = None) -> None:
         """REFRESH STREAMING TABLE SYNC: return once the stream has processed the input that was there when called
         (a scheduled table: once its pass has ended; a continuous one: Spark's processAllAvailable, run aside so
         that a cancel or timeout of the statement ends the wait; a stream of time-driven sources only, which never
         runs out of input, once a batch planned after the call has committed). Raises StreamError if the stream is
         not running, or fails meanwhile."""
-        key = (database, name)
+        key = stream_key(database, name, flow)
         record = self._records.get(key)
         live = record.live if record is not None else None
         if until is not None or (record is not None and (live.available_now if live is not None

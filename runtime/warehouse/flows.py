@@ -259,6 +259,24 @@ def drop_flow(ctx: StatementContext, statement: st.DropFlow) -> StatementResult:
     return no_result()
 
 
+class FullRefreshWithFlowsError(RuntimeQueryError):
+    error_class = "FULL_REFRESH_NOT_ALLOWED.TABLE_HAS_FLOWS"
+    sqlstate = "0A000"
+
+
+def refuse_full_refresh_with_flows(ctx: StatementContext, table: TableEntry, line: int | None,
+                                   column: int | None) -> None:
+    """A full refresh empties the table and starts its own stream over; its flows' checkpoints would go on past the
+    rows they wrote, which would be lost for good: refused while the table has flows."""
+    flows = [f.stream.flow for f in ctx.store.list_flows(table.database, table.name)]
+    if flows:
+        raise FullRefreshWithFlowsError(
+            f"`{table.database}`.`{table.name}` has flows ({', '.join(f'`{f}`' for f in flows)}): emptying it would "
+            "lose their rows for good, as their checkpoints would not read their input again", line=line,
+            column=column, hint="DROP FLOW each flow first (and CREATE FLOW it again afterwards to read its input "
+                                "again), or REFRESH without FULL")
+
+
 def drop_flows_of(ctx: StatementContext, database: str, name: str) -> None:
     """Before a table is dropped (the caller holds its lifecycle): every flow into it stopped, checkpoints removed."""
     if ctx.streams is None:

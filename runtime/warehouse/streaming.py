@@ -217,6 +217,9 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     decision = forced or (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema)
                           if stored is not None else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
     if decision.kind == refresh.FULL or stored is None:
+        from runtime.warehouse.flows import refuse_full_refresh_with_flows  # flows.py builds on this module
+
+        refuse_full_refresh_with_flows(ctx, existing, *ctx.position_of(st.TableName(database, name)))
         location = locations.existing_table_folder(ctx.warehouse, existing.location)
         streams.drop(database, name, keep_session=True)
         _create_delta(str(location), built.result.schema, plan, replace_existing=True)
@@ -263,7 +266,10 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
                              error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
                              hint="write REFRESH STREAMING TABLE")
     streams = _streams(ctx)
+    from runtime.warehouse.flows import refuse_full_refresh_with_flows  # flows.py builds on this module
+
     if statement.full:
+        refuse_full_refresh_with_flows(ctx, entry, line, column)
         if (entry.properties or {}).get("pipelines.reset.allowed", "true").strip().lower() == "false":
             raise RefreshNotAllowedError(
                 f"`{database}`.`{name}` sets 'pipelines.reset.allowed' = 'false': a full refresh would empty it",
@@ -272,16 +278,20 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
                      "without FULL")
         with streams.lifecycle(database, name):
             _full_refresh(ctx, streams, entry)   # a scheduled table's first pass starts with the new stream
-        pending = None
-    else:
+        if not statement.asynchronous:
+            streams.catch_up(database, name, ctx.cancelled, None)
+        return no_result()
+    flows = [f.stream.flow for f in ctx.store.list_flows(database, name)]
+    own = [None] if ctx.store.get_stream(database, name) is not None or not flows else []
+    for flow in own + flows:      # the table's own stream, then each flow into it
         try:
-            pending = streams.refresh(database, name)  # a scheduled table: one pass; a failed stream: started again
-        except Exception as exc:
+            pending = streams.refresh(database, name, flow=flow)  # a scheduled table: one pass; a failed stream:
+        except Exception as exc:                                  # started again
             if isinstance(exc, SqlError):
                 raise
             raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
-    if not statement.asynchronous:
-        streams.catch_up(database, name, ctx.cancelled, pending)
+        if not statement.asynchronous:
+            streams.catch_up(database, name, ctx.cancelled, pending, flow=flow)
     return no_result()
 
 

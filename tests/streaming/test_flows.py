@@ -160,3 +160,25 @@ def test_flow_errors_name_the_problem_with_sqlstate_and_position(stream_cursor, 
     assert status.sqlState == "42710" and "FLOW_ALREADY_EXISTS" in status.errorMessage
     cur.execute("DROP TABLE target")
     cur.execute("DROP TABLE plain")
+
+
+def test_refresh_waits_for_every_flow_and_full_refresh_is_refused_while_flows_write(stream_cursor, streams, tmp_path,
+                                                                                   land):
+    cur, db = stream_cursor, stream_cursor.database
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    _create_two_flows(cur, first, second)
+    land(first, [{"id": 1}])
+    land(second, [{"id": 2}])
+    cur.execute("REFRESH STREAMING TABLE events")      # SYNC: returns once both flows have caught up
+    assert _rows(cur, "SELECT id, src FROM events") == [(1, "a"), (2, "b")]
+    status = _error(cur, "REFRESH STREAMING TABLE events FULL")
+    assert status.sqlState == "0A000" and "TABLE_HAS_FLOWS" in status.errorMessage and "DROP FLOW" in \
+        status.errorMessage
+    status = _error(cur, f"CREATE OR REFRESH STREAMING TABLE events AS SELECT id FROM STREAM read_files('{first}', "
+                         "format => 'json', schema => 'id INT')")
+    assert "TABLE_HAS_FLOWS" in status.errorMessage
+    assert _rows(cur, "SELECT id FROM events") == [(1,), (2,)]
+    assert {f.stream.flow for f in streams.store.list_flows(db, "events")} == {"from_a", "from_b"}
+    cur.execute("DROP TABLE events")
