@@ -199,7 +199,7 @@ def create_flow(ctx: StatementContext, statement: st.CreateFlow) -> StatementRes
         plan = analyze_flow(statement.sql, _table_kind(ctx))   # now that the catalog can say how sources change
         ensure_spark_database(ctx, database)
         plan = _qualified(ctx, plan, None)
-        built = _build_flow(ctx, streams, plan, flow, table)
+        plan, built = _build_flow(ctx, streams, plan, flow, table)   # the plan as stored: matched by name
         stream_id = new_stream_id()
         entry = StreamEntry(database, name, stream_id, plan.to_json(), streams.checkpoint_for(stream_id), STARTING,
                             RUNNING, flow=flow)
@@ -219,8 +219,9 @@ def create_flow(ctx: StatementContext, statement: st.CreateFlow) -> StatementRes
 
 
 def _build_flow(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan, flow: str,
-                table: TableEntry) -> BuiltStream:
-    """The flow's query analysed by Spark, matched by name to the table's columns, and judged by the policy."""
+                table: TableEntry) -> tuple[StreamingPlan, BuiltStream]:
+    """The flow's query analysed by Spark, matched by name to the table's columns (the plan to store: a restart
+    builds the same shape), and judged by the policy."""
     try:
         probe = streams.build(plan, flow=flow)
         produced = list(probe.result.columns)
@@ -238,7 +239,7 @@ def _build_flow(ctx: StatementContext, streams: StreamManager, plan: StreamingPl
         built.release()
         streams.drop(table.database, table.name, flow=flow)
         raise
-    return built
+    return plan_by_name, built
 
 
 def drop_flow(ctx: StatementContext, statement: st.DropFlow) -> StatementResult:

@@ -11,6 +11,8 @@ from typing import Any
 
 from pyhive_helpers import error_status
 
+from dialect.streaming.plan import StreamingPlan
+
 
 def _rows(cur: Any, sql: str) -> list[tuple[Any, ...]]:
     cur.execute(sql)
@@ -69,6 +71,9 @@ def test_two_flows_fill_one_table_exactly_once_and_drop_flow_keeps_rows(stream_c
     assert all(batches == list(range(len(batches))) for batches in apps.values())
     checkpoints = {f.stream.flow: Path(f.stream.checkpoint) for f in streams.store.list_flows(db, "events")}
     assert len(set(checkpoints.values())) == 2 and all(path.is_dir() for path in checkpoints.values())
+    # what a restart rebuilds: the plan as stored writes the table's columns, in its order, `note` as NULL
+    stored = StreamingPlan.from_json(streams.store.get_stream(db, "events", "from_b").plan_json)
+    assert [c.name for c in stored.columns] == ["id", "src", "note"] and "NULL" in stored.query_sql
     cur.execute(f"SHOW FLOWS IN {db}")
     shown = {row[1]: row for row in cur.fetchall()}
     assert shown["from_a"][2:4] == ("events", "RUNNING") and shown["from_a"][7] == "folder a"
