@@ -67,3 +67,13 @@ class LocationExistsError(CatalogError):
 
     error_class = "LOCATION_ALREADY_EXISTS"
     sqlstate = "42K04"
+
+
+class FlowNotFoundError(CatalogError):
+    error_class = "FLOW_NOT_FOUND"
+    sqlstate = "42704"
+
+
+class FlowAlreadyExistsError(CatalogError):
+    error_class = "FLOW_ALREADY_EXISTS"
+    sqlstate = "42710"

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from catalog.errors import CatalogVersionError
 from catalog.events import shape_of_kind
-from catalog.models import EVERYONE, Base, DatabaseRow, GrantRow, SchemaVersion, StreamEventRow
+from catalog.models import EVERYONE, Base, DatabaseRow, FlowRow, GrantRow, SchemaVersion, StreamEventRow
 
 
 def _v1_create_everything(conn: Connection) -> None:
@@ -72,11 +72,17 @@ def _v4_event_log(conn: Connection) -> None:
                       "error": json.dumps(shape.error) if shape.error else None, "details": json.dumps(shape.details)})
 
 
+def _v5_flows(conn: Connection) -> None:
+    """Flows (CREATE FLOW f AS INSERT INTO t BY NAME ...) get a table of their own: several per streaming table."""
+    FlowRow.__table__.create(conn, checkfirst=True)
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
     (3, "refresh schedules; next scheduled pass and last refresh of streams", _v3_schedules),
     (4, "stream events in Databricks' event-log shape (event_log(TABLE(t)))", _v4_event_log),
+    (5, "flows: append flows into streaming tables, each a stream of its own", _v5_flows),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -54,12 +54,9 @@ class TableRow(Base):
     schedule: Mapped[str | None] = mapped_column(Text)  # a dialect.schedule.Schedule as JSON; None: no schedule
 
 
-class StreamRow(Base):
-    """One stream per streaming table; goes with its table."""
+class _StreamColumns:
+    """What the supervisor keeps of one stream: a streaming table's own (StreamRow) or a flow's (FlowRow)."""
 
-    __tablename__ = "streams"
-
-    table_id: Mapped[int] = mapped_column(Integer, ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True)
     stream_id: Mapped[str] = mapped_column(String(64))
     plan_json: Mapped[str] = mapped_column(Text)
     checkpoint: Mapped[str] = mapped_column(Text)
@@ -75,6 +72,30 @@ class StreamRow(Base):
     next_run_at: Mapped[dt.datetime | None] = mapped_column(DateTime)       # a scheduled table's next pass
     last_refresh_at: Mapped[dt.datetime | None] = mapped_column(DateTime)   # when the last refresh or pass ended
     last_refresh_status: Mapped[str | None] = mapped_column(String(32))     # COMPLETED | FAILED | CANCELED | RUNNING
+
+
+class StreamRow(_StreamColumns, Base):
+    """One stream per streaming table (its defining query, when it has one); goes with its table."""
+
+    __tablename__ = "streams"
+
+    table_id: Mapped[int] = mapped_column(Integer, ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True)
+
+
+class FlowRow(_StreamColumns, Base):
+    """An append flow into a streaming table (`CREATE FLOW f AS INSERT INTO t BY NAME ...`): a stream of its own,
+    named in its database's namespace of flows (as in Spark's pipelines); goes with its table."""
+
+    __tablename__ = "flows"
+    __table_args__ = (UniqueConstraint("database", "name", name="uq_flows_database_name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    database: Mapped[str] = mapped_column(String(128))
+    name: Mapped[str] = mapped_column(String(128))
+    table_id: Mapped[int] = mapped_column(Integer, ForeignKey("tables.id", ondelete="CASCADE"), index=True)
+    comment: Mapped[str | None] = mapped_column(Text)
+    owner: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
 
 
 class StreamEventRow(Base):

@@ -29,6 +29,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from catalog.errors import (
     CatalogConflictError,
+    FlowAlreadyExistsError,
+    FlowNotFoundError,
     SchemaAlreadyExistsError,
     SchemaNotEmptyError,
     SchemaNotFoundError,
@@ -46,7 +48,7 @@ from catalog.events import (
     shape_of_kind,
 )
 from catalog.migrations import migrate
-from catalog.models import DatabaseRow, GrantRow, StreamEventRow, StreamRow, TableRow
+from catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableRow
 from catalog.names import NameKind, check_name
 
 TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE"]
@@ -98,6 +100,22 @@ class StreamEntry:
     next_run_at: dt.datetime | None = None
     last_refresh_at: dt.datetime | None = None
     last_refresh_status: str | None = None
+    flow: str | None = None            # an append flow into the table (CREATE FLOW); None: the table's own stream
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The supervisor's key: (database, table) for a table's own stream, (database, table, flow) for a flow."""
+        return (self.database, self.name) if self.flow is None else (self.database, self.name, self.flow)
+
+
+@dataclass(frozen=True)
+class FlowEntry:
+    """A flow as SHOW FLOWS and DESCRIBE STREAMING TABLE list it: its stream and who made it."""
+
+    stream: StreamEntry
+    comment: str | None
+    owner: str | None
+    created_at: dt.datetime | None
 
 
 def _now() -> dt.datetime:
@@ -122,14 +140,14 @@ def _table_entry(row: TableRow) -> TableEntry:
                       row.owner, row.created_at, row.updated_at, row.schedule)
 
 
-def _stream_entry(table: TableRow, row: StreamRow) -> StreamEntry:
+def _stream_entry(table: TableRow, row: StreamRow | FlowRow) -> StreamEntry:
     return StreamEntry(table.database, table.name, row.stream_id, row.plan_json, row.checkpoint, row.status,
                        row.desired_state, row.query_id, row.last_batch_id, row.last_batch_at, row.rows_per_second,
                        row.last_error, row.failures, row.updated_at, row.next_run_at, row.last_refresh_at,
-                       row.last_refresh_status)
+                       row.last_refresh_status, row.name if isinstance(row, FlowRow) else None)
 
 
-_STREAM_FIELDS = {f.name for f in fields(StreamEntry)} - {"database", "name", "updated_at"}
+_STREAM_FIELDS = {f.name for f in fields(StreamEntry)} - {"database", "name", "updated_at", "flow"}
 _TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definition", "partition_by", "schedule"}
 
 
@@ -320,6 +338,7 @@ class CatalogStore:
             entry = _table_entry(row)
             session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == row.id))
             session.execute(delete(StreamRow).where(StreamRow.table_id == row.id))
+            session.execute(delete(FlowRow).where(FlowRow.table_id == row.id))
             session.execute(delete(GrantRow).where(GrantRow.kind == "TABLE", GrantRow.database == row.database,
                                                    GrantRow.name == row.name))  # a new table of this name has none
             session.delete(row)
@@ -367,9 +386,16 @@ class CatalogStore:
 
     # -- streams ---------------------------------------------------------------------------------------------
 
+    @staticmethod
+    def _stream_row(session: Session, table: TableRow, flow: str | None) -> StreamRow | FlowRow | None:
+        if flow is None:
+            return session.get(StreamRow, table.id)
+        return session.scalars(select(FlowRow).where(FlowRow.table_id == table.id, FlowRow.name == flow)).first()
+
     def put_stream(self, entry: StreamEntry, **table_changes: Any) -> StreamEntry:
-        """Write the stream row; `table_changes` (update_table's) change the table row in the same transaction (a
-        full refresh switches the definition and the stream id together, or neither)."""
+        """Write a table's own stream (created when absent), or an existing flow's (create_flow makes one);
+        `table_changes` (update_table's) change the table row in the same transaction (a full refresh switches the
+        definition and the stream id together, or neither)."""
         unknown = set(table_changes) - _TABLE_CHANGES
         if unknown:
             raise TypeError(f"put_stream cannot change the table's {sorted(unknown)}")
@@ -380,7 +406,10 @@ class CatalogStore:
                         else value)
             if table_changes:
                 table.updated_at = _now()
-            row = session.get(StreamRow, table.id) or StreamRow(table_id=table.id)
+            row = self._stream_row(session, table, entry.flow)
+            if row is None and entry.flow is not None:
+                raise FlowNotFoundError(f"The flow `{entry.database}`.`{entry.flow}` cannot be found.")
+            row = row or StreamRow(table_id=table.id)
             for key in _STREAM_FIELDS:
                 setattr(row, key, getattr(entry, key))
             row.updated_at = _now()
@@ -388,29 +417,73 @@ class CatalogStore:
             session.flush()
             return _stream_entry(table, row)
 
-    def get_stream(self, database: str, name: str) -> StreamEntry | None:
+    def create_flow(self, entry: StreamEntry, comment: str | None, owner: str | None) -> StreamEntry:
+        """A new flow into `entry`'s table; its name is unique among the flows of the database."""
+        assert entry.flow is not None
+        try:
+            with self._transaction() as session:
+                table = self._require(session, entry.database, entry.name)
+                row = FlowRow(table_id=table.id, database=table.database, name=entry.flow, comment=comment,
+                              owner=owner, created_at=_now())
+                for key in _STREAM_FIELDS:
+                    setattr(row, key, getattr(entry, key))
+                row.updated_at = _now()
+                session.add(row)
+                session.flush()
+                return _stream_entry(table, row)
+        except IntegrityError as exc:
+            raise FlowAlreadyExistsError(
+                f"Cannot create flow `{entry.database}`.`{entry.flow}` because it already exists.",
+                hint="choose another name, or DROP FLOW it first") from exc
+
+    def find_flow(self, database: str, flow: str) -> StreamEntry | None:
+        """The flow of that name in the database (flows have a namespace of their own), whatever its table."""
+        with self._transaction() as session:
+            found = session.execute(select(TableRow, FlowRow).join(FlowRow, FlowRow.table_id == TableRow.id)
+                                    .where(FlowRow.database == database, FlowRow.name == flow)).first()
+            return None if found is None else _stream_entry(found[0], found[1])
+
+    def list_flows(self, database: str, table: str | None = None) -> list[FlowEntry]:
+        with self._transaction() as session:
+            query = select(TableRow, FlowRow).join(FlowRow, FlowRow.table_id == TableRow.id).where(
+                FlowRow.database == database)
+            if table is not None:
+                query = query.where(TableRow.name == table)
+            rows = session.execute(query.order_by(FlowRow.name)).all()
+            return [FlowEntry(_stream_entry(t, f), f.comment, f.owner, f.created_at) for t, f in rows]
+
+    def drop_flow(self, database: str, flow: str) -> None:
+        with self._transaction() as session:
+            session.execute(delete(FlowRow).where(FlowRow.database == database, FlowRow.name == flow))
+
+    def get_stream(self, database: str, name: str, flow: str | None = None) -> StreamEntry | None:
         with self._transaction() as session:
             table = self._find(session, database, name)
-            row = session.get(StreamRow, table.id) if table is not None else None
+            row = self._stream_row(session, table, flow) if table is not None else None
             return None if row is None or table is None else _stream_entry(table, row)
 
     def list_streams(self, desired_state: str | None = None) -> list[StreamEntry]:
+        """Every table's own stream, then every flow."""
         with self._transaction() as session:
-            query = select(TableRow, StreamRow).join(StreamRow, StreamRow.table_id == TableRow.id)
-            if desired_state is not None:
-                query = query.where(StreamRow.desired_state == desired_state)
-            rows = session.execute(query.order_by(TableRow.database, TableRow.name)).all()
-            return [_stream_entry(table, stream) for table, stream in rows]
+            found: list[StreamEntry] = []
+            for model, order in ((StreamRow, TableRow.name), (FlowRow, FlowRow.name)):
+                query = select(TableRow, model).join(model, model.table_id == TableRow.id)
+                if desired_state is not None:
+                    query = query.where(model.desired_state == desired_state)
+                rows = session.execute(query.order_by(TableRow.database, order)).all()
+                found += [_stream_entry(table, stream) for table, stream in rows]
+            return found
 
-    def update_stream(self, database: str, name: str, **changes: Any) -> StreamEntry:
+    def update_stream(self, database: str, name: str, flow: str | None = None, **changes: Any) -> StreamEntry:
         unknown = set(changes) - _STREAM_FIELDS
         if unknown:
             raise TypeError(f"update_stream cannot change {sorted(unknown)}")
         with self._transaction() as session:
             table = self._require(session, database, name)
-            row = session.get(StreamRow, table.id)
+            row = self._stream_row(session, table, flow)
             if row is None:
-                raise TableNotFoundError(f"`{table.database}`.`{table.name}` has no stream",
+                raise TableNotFoundError(f"`{table.database}`.`{table.name}` has no stream"
+                                         + (f" named {flow}" if flow else ""),
                                          hint="only streaming tables have streams")
             for key, value in changes.items():
                 setattr(row, key, value)
@@ -420,11 +493,13 @@ class CatalogStore:
 
     def record_event(self, database: str, name: str, kind: str, message: str, *, event_type: str | None = None,
                      level: str | None = None, details: dict[str, Any] | None = None,
-                     error: dict[str, Any] | str | None = None, origin: dict[str, Any] | None = None) -> str:
+                     error: dict[str, Any] | str | None = None, origin: dict[str, Any] | None = None,
+                     flow: str | None = None) -> str:
         """Append one event to the table's event log (Databricks' shape, catalog/events.py) and trim the log to its
         retention; returns the event's id. `kind` alone maps to Databricks' type and level (STARTED is an
         `update_progress` RUNNING, FAILED one at level ERROR, ...); the keywords say them outright. `error` is
-        Databricks' object or a message to make one of; `origin` adds to the names and ids filled in here."""
+        Databricks' object or a message to make one of; `origin` adds to the names and ids filled in here; `flow`
+        names the flow the event is about (its name and id in the origin)."""
         if event_type is None:
             shape = shape_of_kind(kind, message)
         else:
@@ -443,7 +518,8 @@ class CatalogStore:
             session.add(StreamEventRow(
                 table_id=table.id, at=now, kind=kind[:32], message=message, event_id=event_id, sequence=sequence,
                 event_type=shape.event_type, level=level, maturity_level=shape.maturity_level,
-                origin=json.dumps({**_origin(table, session.get(StreamRow, table.id)), **(origin or {})}),
+                origin=json.dumps({**_origin(table, self._stream_row(session, table, flow), flow),
+                                   **(origin or {})}),
                 error=json.dumps(found_error) if found_error else None,
                 details=json.dumps(details if details is not None else shape.details, default=str)))
             self._trim_events(session, table.id, sequence, now)
@@ -492,12 +568,13 @@ class CatalogStore:
 TRIM_DAYS_EVERY = 50
 
 
-def _origin(table: TableRow, stream: StreamRow | None) -> dict[str, Any]:
+def _origin(table: TableRow, stream: StreamRow | FlowRow | None, flow: str | None = None) -> dict[str, Any]:
     """Databricks' `origin` for a streaming table's event: the table as dataset and flow, its stream as pipeline
     (the id stays across restarts), the running query as update."""
     qualified = f"{table.database}.{table.name}"
     origin: dict[str, Any] = {"pipeline_type": "STREAMING_TABLE", "pipeline_name": qualified,
-                              "dataset_name": qualified, "table_name": qualified, "flow_name": qualified}
+                              "dataset_name": qualified, "table_name": qualified,
+                              "flow_name": f"{table.database}.{flow}" if flow else qualified}
     if stream is not None:
         origin.update(pipeline_id=stream.stream_id, flow_id=stream.stream_id)
         if stream.query_id:

@@ -71,6 +71,21 @@ class AlterSchedule(exp.Expression):
     arg_types = {"this": True, "kind": True, "action": True, "schedule": False}
 
 
+class CreateFlow(exp.Expression):
+    """`CREATE FLOW f [COMMENT '...'] AS INSERT INTO t [BY NAME] <query>` (Spark 4.1's pipeline SQL): `this` the flow's
+    exp.Table name, `table` the target exp.Table, `expression` the query, `by_name` whether BY NAME was written."""
+
+    arg_types = {"this": True, "table": True, "expression": True, "comment": False, "by_name": False}
+
+
+def create_flow_sql(generator: object, node: CreateFlow) -> str:
+    sql = getattr(generator, "sql")
+    comment = f" COMMENT {sql(node, 'comment')}" if node.args.get("comment") else ""
+    by_name = " BY NAME" if node.args.get("by_name") else ""
+    return f"CREATE FLOW {sql(node, 'this')}{comment} AS INSERT INTO {sql(node, 'table')}{by_name} " \
+           f"{sql(node, 'expression')}"
+
+
 def refresh_schedule_sql(generator: object, node: RefreshSchedule) -> str:
     sql = getattr(generator, "sql")
     kind = node.args["kind"]

@@ -14,9 +14,9 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from dialect.commands import (
-    AlterSchedule, ExplainQuery, ExplainStreaming, RefreshSchedule, RefreshTable, ShowGrants, UnsetProperties, Vacuum,
-    alter_schedule_sql, explain_streaming_sql, refresh_schedule_sql, refresh_table_sql, show_grants_sql, show_sql,
-    unset_properties_sql, vacuum_sql,
+    AlterSchedule, CreateFlow, ExplainQuery, ExplainStreaming, RefreshSchedule, RefreshTable, ShowGrants,
+    UnsetProperties, Vacuum, alter_schedule_sql, create_flow_sql, explain_streaming_sql, refresh_schedule_sql,
+    refresh_table_sql, show_grants_sql, show_sql, unset_properties_sql, vacuum_sql,
 )
 from dialect.streaming.grammar import Expectation, Watermark, expectation_sql, watermark_sql
 
@@ -43,6 +43,7 @@ class StreamingSpark(Databricks):
             "TABLE EXTENDED": lambda self: self._parse_show_list("TABLE EXTENDED"),
             "VIEWS": lambda self: self._parse_show_list("VIEWS"),
             "STREAMING TABLES": lambda self: self._parse_show_list("STREAMING TABLES"),
+            "FLOWS": lambda self: self._parse_show_list("FLOWS"),
             "CREATE TABLE": lambda self: self.expression(
                 exp.Show(this="CREATE TABLE", target=self._parse_table_parts())),
             "GRANTS": lambda self: self._parse_show_grants(),
@@ -318,7 +319,26 @@ class StreamingSpark(Databricks):
                 return self.expression(exp.Describe(this=self._parse_table_parts(), kind="STREAMING TABLE"))
             return super()._parse_describe()
 
+        def _parse_create(self) -> exp.Expression:
+            """`CREATE FLOW f [COMMENT '...'] AS INSERT INTO t [BY NAME] <query>`; any other CREATE is sqlglot's."""
+            if not self._match_text_seq("FLOW"):
+                return super()._parse_create()
+            flow = self._parse_table_parts()
+            comment = self._parse_string() if self._match(TokenType.COMMENT) else None
+            if not self._match(TokenType.ALIAS) or not self._match_text_seq("INSERT", "INTO"):
+                self.raise_error("Expected AS INSERT INTO table BY NAME <query> after CREATE FLOW name")
+            table = self._parse_table_parts()
+            by_name = self._match_text_seq("BY", "NAME")
+            query = self._parse_select(nested=True)
+            if query is None:
+                self.raise_error("Expected the flow's query (SELECT ... FROM STREAM ...) after INSERT INTO table")
+            return self.expression(CreateFlow(this=flow, table=table, expression=query, comment=comment,
+                                              by_name=by_name))
+
         def _parse_drop(self, exists: bool = False, kind: str | None = None) -> exp.Drop | exp.Command:
+            if kind is None and self._match_text_seq("FLOW"):
+                exists = bool(self._parse_exists())
+                return self.expression(exp.Drop(kind="FLOW", exists=exists, tables=[self._parse_table_parts()]))
             if kind is None and self._match_text_seq("STREAMING", "TABLE"):
                 exists = bool(self._parse_exists())
                 return self.expression(exp.Drop(kind="STREAMING TABLE", exists=exists,
@@ -371,6 +391,7 @@ class StreamingSpark(Databricks):
             UnsetProperties: unset_properties_sql,
             ShowGrants: show_grants_sql,
             ExplainStreaming: explain_streaming_sql,
+            CreateFlow: create_flow_sql,
             RefreshSchedule: refresh_schedule_sql,
             AlterSchedule: alter_schedule_sql,
             exp.Show: show_sql,

@@ -16,6 +16,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from dialect.commands import AlterSchedule as AlterScheduleNode
+from dialect.commands import CreateFlow as CreateFlowNode
 from dialect.commands import ExplainStreaming as ExplainStreamingNode
 from dialect.commands import RefreshSchedule as RefreshScheduleNode
 from dialect.commands import ShowGrants as ShowGrantsNode
@@ -249,6 +250,43 @@ class CreateStreamingTable:
 
 
 @dataclass(frozen=True)
+class CreateStreamingTableSchema:
+    """`CREATE STREAMING TABLE [IF NOT EXISTS] t (columns) [COMMENT ...] [TBLPROPERTIES (...)]` without a query: an
+    empty table that append flows (CREATE FLOW ... INSERT INTO t) fill."""
+
+    table: TableName
+    columns: tuple[ColumnSpec, ...]
+    comment: str | None
+    properties: dict[str, str] = field(hash=False)
+    if_not_exists: bool = False
+    sql: str = ""
+
+
+@dataclass(frozen=True)
+class CreateFlow:
+    """`CREATE FLOW f [COMMENT '...'] AS INSERT INTO t [BY NAME] <streaming query>`: `plan` is the flow's query checked
+    as a streaming table's is (append only), named after the target table."""
+
+    flow: TableName
+    table: TableName
+    comment: str | None
+    plan: StreamingPlan
+    sql: str
+
+
+@dataclass(frozen=True)
+class DropFlow:
+    flow: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class ShowFlows:
+    database: str | None
+    pattern: str | None
+
+
+@dataclass(frozen=True)
 class AlterSchedule:
     """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule>` / `... DROP SCHEDULE`: `kind` as
     written, `action` ADD | ALTER | DROP, `schedule` None for DROP. A CRON without a zone has `time_zone` None
@@ -347,7 +385,7 @@ Statement = (
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
-    | ShowTblProperties | AlterSchedule
+    | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | DropFlow | ShowFlows
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
@@ -361,6 +399,7 @@ _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("DESCRIBE", "DESC", "DROP", "CREATE"), ("STREAMING",)), (("CREATE",), ("OR",), ("REFRESH",)),
     (("EXPLAIN",), ("CREATE",), ("STREAMING",)), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
     (("REFRESH",), ("STREAMING", "MATERIALIZED")), (("ALTER",), ("STREAMING", "MATERIALIZED")),
+    (("CREATE", "DROP"), ("FLOW",)), (("SHOW",), ("FLOWS",)),
 )
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
 
@@ -570,6 +609,8 @@ def _show(tree: exp.Show) -> Statement:
         return ShowViews(database, pattern)
     if kind == "STREAMING TABLES":
         return ShowStreamingTables(database, pattern)
+    if kind == "FLOWS":
+        return ShowFlows(database, pattern)
     if kind == "TBLPROPERTIES":
         return ShowTblProperties(_table_name(tree.args["target"]), pattern)
     return ShowCreateTable(_table_name(tree.args["target"]))
@@ -721,7 +762,38 @@ def _streaming(sql: str, tree: exp.Create) -> CreateStreamingTable | None:
         return None
     from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
     schedule = _create_schedule(sql, tree)
+    if tree.args.get("expression") is None and not tree.args.get("refresh"):
+        return _streaming_schema(sql, tree, schedule)
     return CreateStreamingTable(analyze(sql), sql, schedule)
+
+
+def _streaming_schema(sql: str, tree: exp.Create, schedule: Schedule | None) -> CreateStreamingTableSchema:
+    """A streaming table without a query: its columns are all it has until a flow writes into it."""
+    table = _table_name(tree.this)
+    columns = _column_specs(tree.this) if isinstance(tree.this, exp.Schema) else ()
+    if not columns:
+        raise _error(sql, tree.this, f"the streaming table `{table.name}` has neither a query nor columns",
+                     "declare its columns, CREATE STREAMING TABLE t (c TYPE, ...), for flows to insert into, or "
+                     "give it a query: CREATE STREAMING TABLE t AS SELECT ... FROM STREAM(source)")
+    if schedule is not None:
+        raise _error(sql, tree.this, "a streaming table without a query has no refresh schedule: its flows run "
+                     "continuously", "leave the SCHEDULE clause out")
+    _, comment, _, _ = _properties(tree)
+    container = tree.args.get("properties")
+    properties = {p.name: p.args["value"].name for p in (container.expressions if container else [])
+                  if isinstance(p, exp.Property) and p.args.get("value") is not None}
+    return CreateStreamingTableSchema(table, columns, comment, properties, bool(tree.args.get("exists")), sql)
+
+
+def _create_flow(sql: str, tree: CreateFlowNode) -> CreateFlow:
+    from dialect.streaming.analyze import analyze_flow  # the analysis imports this module's dataclasses
+    flow = tree.this
+    if not isinstance(flow, exp.Table) or flow.args.get("catalog") is not None or not flow.name:
+        raise _error(sql, flow, "a flow's name has one or two parts: [database.]flow",
+                     "write CREATE FLOW name AS INSERT INTO table BY NAME ...")
+    comment = tree.args.get("comment")
+    return CreateFlow(_table_name(flow), _table_name(tree.args["table"]),
+                      comment.name if comment is not None else None, analyze_flow(sql), sql)
 
 
 def _alter_schedule(sql: str, tree: AlterScheduleNode) -> AlterSchedule:
@@ -742,6 +814,8 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         return _explain_streaming(sql, tree)
     if isinstance(tree, AlterScheduleNode):
         return _alter_schedule(sql, tree)
+    if isinstance(tree, CreateFlowNode):
+        return _create_flow(sql, tree)
     if isinstance(tree, RefreshTableNode):
         return Refresh(_table_name(tree.this), tree.args["kind"], bool(tree.args.get("full")),
                        tree.args.get("mode") == "ASYNC")
@@ -783,6 +857,8 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         kind = (tree.args.get("kind") or "").upper()
         if kind == "STREAMING TABLE":
             return DropStreamingTable(_table_name(_dropped(tree)), bool(tree.args.get("exists")))
+        if kind == "FLOW":
+            return DropFlow(_table_name(_dropped(tree)), bool(tree.args.get("exists")))
         if kind in ("DATABASE", "SCHEMA"):
             return DropDatabase(_database_name(_dropped(tree)), bool(tree.args.get("exists")),
                                 bool(tree.args.get("cascade")))

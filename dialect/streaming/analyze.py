@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dialect.commands import CreateFlow
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError
 from dialect.references import parse
 from dialect.statements import _column_specs, _table_name
 from dialect.streaming.expectations import expectation_specs
 from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
+from dialect.streaming.errors import UnsupportedOutputMode
 from dialect.streaming.keys import distinct_keys, group_keys
 from dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
 from dialect.streaming.plan import SourceSpec, StreamingPlan
@@ -126,4 +128,39 @@ def analyze(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPla
         operators=_operators(ctx, sources), state=_state(ctx, mode),
         or_refresh=bool(create.args.get("refresh")), if_not_exists=bool(create.args.get("exists")),
         expectations=expectation_specs(sql, create),
+    )
+
+
+def analyze_flow(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPlan:
+    """Check a CREATE FLOW's query as a streaming table's (the same RULES, positions in the statement as typed) and
+    plan it as an append flow into its target: a flow adds rows, so an aggregation must be closed by a watermark
+    (its rows are final once appended) and SELECT DISTINCT is refused."""
+    tree = parse(sql)
+    if not isinstance(tree, CreateFlow):
+        raise DialectError("expected CREATE FLOW f AS INSERT INTO t BY NAME SELECT ...")
+    query = tree.expression
+    target = tree.args["table"]
+    create = exp.Create(this=target.copy(), kind="TABLE", expression=query)
+    ctx = Context(sql, StreamingSpark().tokenize(sql), create, query, find_sources(query), {}, {}, table_kind)
+    keyed = ctx.aggregation or ctx.distinct
+    if keyed is not None and (ctx.aggregation is None or not closed_by_watermark(ctx)):
+        raise ctx.error(
+            UnsupportedOutputMode,
+            "Invalid streaming output mode: append. A flow appends rows to its table, and this query's rows "
+            + ("would change after they were appended (an aggregation without a watermark)." if ctx.aggregation
+               is not None else "would be deduplicated again as input arrives (SELECT DISTINCT)."),
+            keyed.args.get("group") or keyed, "group by window(event_time, ...) on a column with WATERMARK ... "
+            "DELAY OF INTERVAL ..., or write the aggregation as a streaming table of its own: CREATE STREAMING "
+            "TABLE t AS SELECT ...")
+    for rule in RULES:
+        rule(ctx)
+    query_sql, sources, statics = rewrite(query)
+    table = _table_name(target)
+    reason = ("a flow appends its rows to the table" + (": each window is final once the watermark passes it"
+                                                        if ctx.aggregation is not None else ""))
+    return StreamingPlan(
+        database=table.database, name=table.name, columns=(), comment=None, properties={}, query_sql=query_sql,
+        sources=sources, static_tables=statics, output_mode="append", mode_reason=reason, keys=_keys(ctx),
+        trigger_seconds=None, operators=_operators(ctx, sources), state=_state(ctx, "append"), or_refresh=False,
+        if_not_exists=False,
     )

@@ -73,6 +73,20 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
             grants.require(principal, "MODIFY", found)
     elif isinstance(statement, st.CreateStreamingTable):
         authorize_streaming(policy, principal, store, statement.plan, current_database)
+    elif isinstance(statement, st.CreateStreamingTableSchema):
+        if store.get_database(database_of(statement.table)) is not None:
+            grants.require_create(principal, database_of(statement.table))
+    elif isinstance(statement, st.CreateFlow):
+        # a flow changes what its table holds for good: the table's owner decides (Databricks: the pipeline's)
+        found = existing(statement.table)
+        if found is not None:
+            grants.require_owner(principal, found, "add a flow to")
+        authorize_sources(policy, principal, store, statement.plan, current_database)
+    elif isinstance(statement, st.DropFlow):
+        flow = store.find_flow(*statement.flow.qualified(current_database))
+        found = store.get_table(flow.database, flow.name) if flow is not None else None
+        if found is not None:
+            grants.require_owner(principal, found, "drop a flow of")
 
 
 def authorize_streaming(policy: Policy, principal: Principal, store: CatalogStore, plan: StreamingPlan,
@@ -86,6 +100,14 @@ def authorize_streaming(policy: Policy, principal: Principal, store: CatalogStor
         grants.require_owner(principal, found, "refresh")
     elif store.get_database(database) is not None:
         grants.require_create(principal, database)
+    authorize_sources(policy, principal, store, plan, current_database)
+
+
+def authorize_sources(policy: Policy, principal: Principal, store: CatalogStore, plan: StreamingPlan,
+                      current_database: str) -> None:
+    """What a stream reads (a streaming table's query or a flow's): SELECT on every table it streams from or joins,
+    allowed folders and reader options for its files."""
+    grants = policy.grants
     tables = [(s.database, s.table) for s in plan.sources if s.kind == "table"]
     tables += [(s.database, s.table) for s in plan.static_tables]
     for source_database, name in tables:

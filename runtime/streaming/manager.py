@@ -42,7 +42,7 @@ from catalog.names import inside, name_problem, owned_table_folder, remove_folde
 from dialect.errors import SqlError
 from dialect.schedule import Schedule
 from dialect.streaming.plan import StreamingPlan
-from runtime.streaming import events, lifecycle
+from runtime.streaming import events, lifecycle, reset
 from runtime.streaming.errors import StreamError, StreamStopTimeoutError
 from runtime.streaming.lifecycle import RetryPolicy, StreamState
 from runtime.streaming.settings import StreamSettings
@@ -63,7 +63,8 @@ FAILED = StreamState.FAILED.value
 STOPPED = StreamState.STOPPED.value
 SCHEDULED = StreamState.SCHEDULED.value
 
-Key = tuple[str, str]
+# (database, table) for a streaming table's own stream, (database, table, flow) for an append flow into it
+Key = tuple[str, ...]
 
 # After Spark's own stop timeout, how long to wait for a micro-batch still committing before giving up on a stop.
 STOP_WAIT_SECONDS = 300.0
@@ -213,7 +214,8 @@ class StreamManager:
     def boot_problem(self, entry: StreamEntry) -> str | None:
         """Why a catalog row cannot be resumed safely (a name the gateway refuses, a checkpoint outside the
         checkpoints root, a table folder outside the warehouse), or None."""
-        problem = name_problem(entry.database, "database") or name_problem(entry.name, "streaming table")
+        problem = name_problem(entry.database, "database") or name_problem(entry.name, "streaming table") or (
+            name_problem(entry.flow, "flow") if entry.flow is not None else None)
         if problem is not None:
             return f"its name is invalid: {problem}"
         if self._owned_checkpoint(entry.checkpoint) is None:
@@ -235,9 +237,9 @@ class StreamManager:
         with lock:
             yield
 
-    def build(self, plan: StreamingPlan) -> BuiltStream:
+    def build(self, plan: StreamingPlan, flow: str | None = None) -> BuiltStream:
         """The stream's query, analysed by Spark but not started: for CREATE to learn the table's schema."""
-        return self.edge.build(((plan.database or "").lower(), plan.name.lower()), plan)
+        return self.edge.build(stream_key((plan.database or "").lower(), plan.name.lower(), flow), plan)
 
     def start(self, entry: StreamEntry, built: BuiltStream | None = None) -> StreamEntry:
         """Start a persisted stream (a scheduled table: its first pass); raises when it cannot start (CREATE undoes
@@ -250,29 +252,29 @@ class StreamManager:
         self._call("resume", self._on_resume, entry)
 
     def stop(self, database: str, name: str, desired: str | None = STOPPED,
-             wait_seconds: float = STOP_WAIT_SECONDS) -> None:
+             wait_seconds: float = STOP_WAIT_SECONDS, flow: str | None = None) -> None:
         """Stop the stream if it runs. `desired` None keeps the desired state (a restart or shutdown).
 
         Returns only once the query has ended: nothing may remove a checkpoint or table under a batch still
         committing. Raises StreamStopTimeoutError (and forgets nothing) if it does not end within `wait_seconds`
         after Spark's own stop timeout."""
-        self._call("stop", self._on_stop, (database, name), desired, wait_seconds)
+        self._call("stop", self._on_stop, stream_key(database, name, flow), desired, wait_seconds)
 
-    def drop(self, database: str, name: str, keep_session: bool = False) -> None:
-        """Stop the stream and remove its checkpoint (the caller drops the table). A full refresh keeps the
-        stream's session: the new definition was built in it."""
-        self._call("drop", self._on_drop, (database, name), keep_session)
+    def drop(self, database: str, name: str, keep_session: bool = False, flow: str | None = None) -> None:
+        """Stop the stream (the table's own, or `flow`'s) and remove its checkpoint (the caller drops the table or
+        the flow's row). A full refresh keeps the stream's session: the new definition was built in it."""
+        self._call("drop", self._on_drop, stream_key(database, name, flow), keep_session)
 
     def remove_checkpoint(self, database: str, name: str, checkpoint: str) -> None:
         """Remove the checkpoint of a stream the table's row no longer names (a full refresh's old stream, once the
         row with the new stream id is durable); refuses the one the row names."""
         self._call("remove_checkpoint", self._on_remove_checkpoint, (database, name), checkpoint)
 
-    def refresh(self, database: str, name: str) -> Future[None] | None:
+    def refresh(self, database: str, name: str, flow: str | None = None) -> Future[None] | None:
         """REFRESH without FULL: a scheduled table runs one pass now (or right after the one under way, which may
         have started before the input the statement must see); a failed, retrying or stopped stream starts again
         with a fresh set of attempts; a running one goes on. Returns the pass to wait for (catch_up's `until`)."""
-        return self._call("refresh", self._on_refresh, (database, name))
+        return self._call("refresh", self._on_refresh, stream_key(database, name, flow))
 
     def reschedule(self, database: str, name: str) -> None:
         """After ALTER STREAMING TABLE ... ADD | ALTER | DROP SCHEDULE changed the table row: switch the stream
@@ -297,9 +299,9 @@ class StreamManager:
         record = self._records.get((database, name))
         return record.schedule if record is not None else None
 
-    def wait_for(self, database: str, name: str) -> None:
+    def wait_for(self, database: str, name: str, flow: str | None = None) -> None:
         """Process everything available now (tests): returns when the stream caught up, or its pass ended."""
-        record = self._records.get((database, name))
+        record = self._records.get(stream_key(database, name, flow))
         live = record.live if record is not None else None
         if live is None:
             return
@@ -312,13 +314,13 @@ class StreamManager:
         self.edge.process_all_available(live)
 
     def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], until: Future[None] | None = None,
-                 poll_seconds: float = 0.2) -> None:
+                 poll_seconds: float = 0.2, flow: str | None = None) -> None:
         """REFRESH STREAMING TABLE SYNC: return once the stream has processed the input that was there when called
         (a scheduled table: once its pass has ended; a continuous one: Spark's processAllAvailable, run aside so
         that a cancel or timeout of the statement ends the wait; a stream of time-driven sources only, which never
         runs out of input, once a batch planned after the call has committed). Raises StreamError if the stream is
         not running, or fails meanwhile."""
-        key = (database, name)
+        key = stream_key(database, name, flow)
         record = self._records.get(key)
         live = record.live if record is not None else None
         if until is not None or (record is not None and (live.available_now if live is not None
@@ -435,6 +437,10 @@ class StreamManager:
 
     # -- handlers: only the supervisor's thread runs these ---------------------------------------------------------
 
+    def _event(self, key: Key, kind: str, message: str) -> None:
+        """One event in the table's log (a flow's names the flow in its origin)."""
+        self.store.record_event(key[0], key[1], kind, message, flow=key[2] if len(key) > 2 else None)
+
     def _policy(self) -> RetryPolicy:
         return RetryPolicy(self.settings.retry_initial, self.settings.retry_max, self.settings.max_attempts)
 
@@ -448,12 +454,13 @@ class StreamManager:
 
     def _record_for(self, entry: StreamEntry) -> Supervised:
         """The record of the catalog row's stream (a new one when the row has a new stream id)."""
-        record = self._records.get((entry.database, entry.name))
+        record = self._records.get(entry.key)
         table = self.store.get_table(entry.database, entry.name)
-        schedule = Schedule.from_json(table.schedule) if table is not None else None
+        # a flow runs continuously: the table's schedule is its own stream's
+        schedule = Schedule.from_json(table.schedule) if table is not None and entry.flow is None else None
         plan = StreamingPlan.from_json(entry.plan_json)
         if record is None or record.stream_id != entry.stream_id:
-            record = Supervised((entry.database, entry.name), entry.stream_id, plan, schedule,
+            record = Supervised(entry.key, entry.stream_id, plan, schedule,
                                 next_run_at=entry.next_run_at)
             self._records[record.key] = record
         else:
@@ -461,7 +468,7 @@ class StreamManager:
         return record
 
     def _on_start(self, entry: StreamEntry, built: BuiltStream | None) -> StreamEntry:
-        key = (entry.database, entry.name)
+        key = entry.key
         if key in self._records:
             self._halt(self._records[key], STOP_WAIT_SECONDS)
         record = self._record_for(entry)
@@ -475,7 +482,7 @@ class StreamManager:
         return self.store.get_stream(*key) or entry
 
     def _on_resume(self, entry: StreamEntry) -> None:
-        current = self.store.get_stream(entry.database, entry.name)
+        current = self.store.get_stream(*entry.key)
         if current is None or current.stream_id != entry.stream_id:
             return
         record = self._record_for(current)
@@ -493,7 +500,7 @@ class StreamManager:
         """Start the query: continuous, or one available-now pass of a scheduled table. Raises if Spark refuses."""
         self._move(record, StreamState.STARTING)
         entry = self.store.get_stream(*record.key)
-        table = self.store.require_table(*record.key)
+        table = self.store.require_table(*record.key[:2])
         if entry is None or entry.stream_id != record.stream_id:
             raise self._not_running(record.key)
         plan = StreamingPlan.from_json(entry.plan_json)
@@ -503,8 +510,14 @@ class StreamManager:
         built = built if built is not None else self.edge.build(record.key, plan)
         trigger = plan.trigger_seconds if plan.trigger_seconds is not None else self.settings.trigger_seconds
         key, stream_id = record.key, record.stream_id
+        # only a full refresh marks its new row so: a flow's or a new table's stream never empties a table that other
+        # writers (flows) may already have filled
+        reset_pending = entry.flow is None and entry.last_refresh_status == reset.RESET_PENDING
         live = self.edge.launch(key, stream_id, plan, built, str(table.location), entry.checkpoint, trigger,
-                                pass_now, lambda written: self._batch_written(key, stream_id, written))
+                                pass_now, lambda written: self._batch_written(key, stream_id, written),
+                                reset_pending=reset_pending)
+        if reset_pending:  # the table is emptied for this stream id now: the refresh is under way
+            self.store.update_stream(*key, last_refresh_status="RUNNING")
         record.live = live
         self._by_run[live.run_id] = key
         kept = {} if record.attempts else {"last_error": None, "failures": 0}
@@ -513,10 +526,10 @@ class StreamManager:
             record.pass_done, record.queued_pass = record.queued_pass or Future(), None
             self._move(record, StreamState.REFRESHING, query_id=str(live.query.id) if live.query else None,
                        next_run_at=None, last_refresh_at=record.last_pass_at, last_refresh_status="RUNNING", **kept)
-            self.store.record_event(*key, "STARTED", f"a refresh pass from checkpoint {entry.checkpoint}")
+            self._event(key, "STARTED", f"a refresh pass from checkpoint {entry.checkpoint}")
         else:
             self._move(record, StreamState.RUNNING, query_id=str(live.query.id) if live.query else None, **kept)
-            self.store.record_event(*key, "STARTED", f"query {live.query.id if live.query else live.run_id} from "
+            self._event(key, "STARTED", f"query {live.query.id if live.query else live.run_id} from "
                                                      f"checkpoint {entry.checkpoint}")
 
     def _start_or_fail(self, record: Supervised, pass_now: bool) -> None:
@@ -531,7 +544,7 @@ class StreamManager:
         self._move(record, StreamState.SCHEDULED, next_run_at=at)
         when = f"next pass at {at.replace(microsecond=0).isoformat(sep=' ')} UTC" if at is not None else \
             "next pass when an input table changes"
-        self.store.record_event(*record.key, "SCHEDULED", f"{when} ({record.schedule.describe()})"
+        self._event(record.key, "SCHEDULED", f"{when} ({record.schedule.describe()})"
                                 if record.schedule is not None else when)
 
     def _halt(self, record: Supervised, wait_seconds: float) -> bool:
@@ -580,7 +593,7 @@ class StreamManager:
         else:
             self.store.update_stream(*key, status=STOPPED, **changes)
         if halted:
-            self.store.record_event(*key, "STOPPED", "stopped" if desired else "stopped with the gateway")
+            self._event(key, "STOPPED", "stopped" if desired else "stopped with the gateway")
 
     def _on_drop(self, key: Key, keep_session: bool) -> None:
         entry = self.store.get_stream(*key)
@@ -618,7 +631,7 @@ class StreamManager:
         record.attempts, record.retry_at = 0, None      # REFRESH grants a fresh set of attempts
         if entry.desired_state != RUNNING:
             self.store.update_stream(*key, desired_state=RUNNING)
-        self.store.record_event(*key, "REFRESH", "a refresh pass, now" if record.schedule is not None else
+        self._event(key, "REFRESH", "a refresh pass, now" if record.schedule is not None else
                                 "REFRESH of a stream that was not running: started again")
         try:
             self._launch(record, None, pass_now=record.schedule is not None)
@@ -637,7 +650,7 @@ class StreamManager:
         record = self._record_for(entry)
         new, live = record.schedule, record.live
         if new != old:
-            self.store.record_event(*key, "SCHEDULE", new.describe() if new is not None else "continuous")
+            self._event(key, "SCHEDULE", new.describe() if new is not None else "continuous")
         if new is None:
             self.store.update_stream(*key, next_run_at=None)
             if record.state == StreamState.SCHEDULED:          # scheduled -> continuous, on the same checkpoint
@@ -667,10 +680,10 @@ class StreamManager:
         state = outcome.state
         if self._stopping and state == StreamState.RETRYING:
             state = StreamState.FAILED  # no retries while the gateway stops; the next boot resumes it
-        log.warning("stream %s.%s failed (%s): %s", *record.key, outcome.reason, one_line(text))
-        log.debug("stream %s.%s failure in full:\n%s", *record.key, message)
+        log.warning("stream %s failed (%s): %s", named(record.key), outcome.reason, one_line(text))
+        log.debug("stream %s failure in full:\n%s", named(record.key), message)
         self._move(record, state, last_error=text, failures=outcome.attempts)
-        self.store.record_event(*record.key, "FAILED", f"{text} ({outcome.reason})")
+        self._event(record.key, "FAILED", f"{text} ({outcome.reason})")
         if record.schedule is not None:
             self._end_pass(record, "FAILED", StreamError(text, error_class="STREAM_REFRESH_FAILED",
                                                          sqlstate="XX000"))
@@ -687,7 +700,7 @@ class StreamManager:
         elif live.available_now:
             record.attempts = 0
             self.store.update_stream(*record.key, failures=0, last_error=None)
-            self.store.record_event(*record.key, "REFRESH_COMPLETED", "the refresh pass processed all available "
+            self._event(record.key, "REFRESH_COMPLETED", "the refresh pass processed all available "
                                                                       "input")
             self._end_pass(record, "COMPLETED", None)
             if record.schedule is None:               # rescheduled to continuous while the pass ran
@@ -701,7 +714,7 @@ class StreamManager:
                 self._wait_for_next_pass(record, lifecycle.next_pass_at(record.schedule, self.clock()))
         else:
             self._move(record, StreamState.STOPPED)
-            self.store.record_event(*record.key, "STOPPED", "the query ended")
+            self._event(record.key, "STOPPED", "the query ended")
 
     def _on_committed(self, key: Key, stream_id: str) -> None:
         record = self._records.get(key)
@@ -722,7 +735,7 @@ class StreamManager:
             try:
                 self._tick_one(record, now, check_inputs)
             except Exception:  # noqa: BLE001 - one stream's bad look must not stop the others' ticks
-                log.exception("stream supervisor: the tick of %s.%s failed", *record.key)
+                log.exception("stream supervisor: the tick of %s failed", named(record.key))
 
     def _tick_one(self, record: Supervised, now: dt.datetime, check_inputs: bool) -> None:
         live = record.live
@@ -740,7 +753,7 @@ class StreamManager:
                     self._restart_for_static(record, changed)
             return
         if record.state == StreamState.RETRYING and lifecycle.retry_due(record.retry_at, now):
-            self.store.record_event(*record.key, "RETRY", f"attempt {record.attempts + 1} of "
+            self._event(record.key, "RETRY", f"attempt {record.attempts + 1} of "
                                                           f"{self.settings.max_attempts}")
             self._start_or_fail(record, pass_now=record.schedule is not None)
         elif record.state == StreamState.SCHEDULED and record.schedule is not None:
@@ -754,8 +767,8 @@ class StreamManager:
         """Spark fixes a static table's file list when the stream starts; Databricks' stream-static join reads the
         table's latest version at each batch. A new version restarts the stream on its checkpoint (nothing lost or
         repeated), so the batches after it join with the new rows."""
-        log.info("stream %s.%s: static table %s changed; restarting it on its checkpoint", *record.key, changed)
-        self.store.record_event(*record.key, "RESTART", f"static table {changed} has a new version")
+        log.info("stream %s: static table %s changed; restarting it on its checkpoint", named(record.key), changed)
+        self._event(record.key, "RESTART", f"static table {changed} has a new version")
         self._halt(record, STOP_WAIT_SECONDS)
         self._start_or_fail(record, pass_now=False)
 
@@ -766,7 +779,7 @@ class StreamManager:
                 # txn make the next boot redo that batch exactly once
                 if self._halt(record, 0):
                     self._move(record, StreamState.STOPPED)
-                    self.store.record_event(*key, "STOPPED", "stopped with the gateway")
+                    self._event(key, "STOPPED", "stopped with the gateway")
             except StreamStopTimeoutError as exc:
                 log.warning("%s", exc.message)
 
@@ -789,12 +802,23 @@ class StreamManager:
         live.last_progress = progress
         self.store.update_stream(*key, rows_per_second=progress.get("processedRowsPerSecond"))
         if dropped:
-            self.store.record_event(*key, "LATE_ROWS_DROPPED",
+            self._event(key, "LATE_ROWS_DROPPED",
                                     f"batch {progress['batchId']}: {dropped} rows arrived after the watermark")
-        events.batch_progress(self.store, key, live.stream_id, progress)  # the batch's flow_progress event
+        events.batch_progress(self.store, key[:2], live.stream_id, progress,  # the batch's flow_progress event
+                              flow_name=f"{key[0]}.{key[2]}" if len(key) > 2 else None)
 
     def _terminated(self, run_id: str, exception: str | None) -> None:
         self._post("terminated", self._on_terminated, run_id, exception)
+
+
+def stream_key(database: str, name: str, flow: str | None = None) -> Key:
+    """The supervisor's key of a table's own stream, or of an append flow into the table."""
+    return (database, name) if flow is None else (database, name, flow)
+
+
+def named(key: Key) -> str:
+    """A stream's name for the server log: `db.table`, or `db.table (flow f)`."""
+    return f"{key[0]}.{key[1]}" + (f" (flow {key[2]})" if len(key) > 2 else "")
 
 
 def _batch_after(progress: dict[str, Any], moment: dt.datetime) -> bool:

@@ -3,12 +3,12 @@
 A new stream id (REFRESH ... FULL, CREATE OR REFRESH needing a full refresh) must never see the rows of the stream
 before it. The commit that empties the table carries `txn(appId = the new stream id, version = -1)`, below every
 batch id, so the sink writes batch 0 as usual. Because the txn is in the Delta log with the emptying itself, "has
-the table been emptied for this stream?" is answered by the log alone, whatever moment a crash chose: before the
-query of a stream id starts, `empty_for_stream` empties the table unless that txn is there (or the stream has
-written: its batches carry its txn too), or the table is already empty with the result's schema (CREATE made it so:
-no commit is needed). A full refresh killed between switching the catalog row to the new stream id and the emptying
-commit is thus completed by the next start of the new stream (at boot or a retry): nothing of the old result stays,
-nothing of the new one is written twice.
+the table been emptied for this stream?" is answered by the log alone, whatever moment a crash chose. The full
+refresh marks the new stream row `RESET_PENDING`; before a query of a row so marked starts, `empty_for_stream`
+empties the table unless that txn is there (or the stream has written: its batches carry its txn too). A full
+refresh killed between switching the catalog row to the new stream id and the emptying commit is thus completed by
+the next start of the new stream (at boot or a retry): nothing of the old result stays, nothing of the new one is
+written twice. No other start empties anything: flows may fill a table before its own stream commits a batch.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from dialect.streaming.plan import StreamingPlan
 
 RESET_VERSION = -1   # the txn version of the emptying commit: below batch 0, so batch 0 is still written
+# A full refresh writes its new stream row with this as `last_refresh_status`, in the transaction that switches the
+# stream id: the one mark that a start may have an emptying commit to complete. Nothing else empties a table at a
+# start (a table may hold rows of its flows before its own stream ever commits a batch).
+RESET_PENDING = "RESETTING"
 
 
 def empty_table(location: str, schema: StructType, plan: StreamingPlan, replace_existing: bool,

@@ -242,13 +242,14 @@ class SparkEdge:
 
     def launch(self, key: Key, stream_id: str, plan: StreamingPlan, built: BuiltStream, location: str,
                checkpoint: str, trigger_seconds: float, available_now: bool,
-               on_batch: Callable[[BatchWritten], None]) -> LiveQuery:
+               on_batch: Callable[[BatchWritten], None], reset_pending: bool = False) -> LiveQuery:
         """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses. Before it
-        starts: the table is emptied for a new stream id if it was not yet (a full refresh a crash interrupted, see
-        runtime.streaming.reset), and the state a batch 0 that never committed left behind is cleared."""
-        target = StreamTarget(stream_id, location, checkpoint, f"{key[0]}.{key[1]}")
+        starts: the table is emptied for a new stream id if a full refresh left that pending (`reset_pending`: a
+        crash came between its catalog row and its emptying commit, see runtime.streaming.reset), and the state a
+        batch 0 that never committed left behind is cleared."""
+        target = StreamTarget(stream_id, location, checkpoint, ".".join(key))
         try:
-            if empty_for_stream(location, built.result.schema, plan, stream_id):
+            if reset_pending and empty_for_stream(location, built.result.schema, plan, stream_id, always=True):
                 log.info("stream %s.%s: the table was emptied for stream %s before its first batch", *key, stream_id)
             clear_uncommitted_state(checkpoint)
             query = start(built.result, plan, target, trigger_seconds, merge_keys(plan, built.result.columns),
@@ -274,7 +275,7 @@ class SparkEdge:
         try:
             live.query.stop()
         except Exception as exc:  # noqa: BLE001 - a query that failed while stopping has ended all the same
-            log.warning("stream %s.%s did not stop within Spark's timeout: %s", *live.key, one_line(str(exc)))
+            log.warning("stream %s did not stop within Spark's timeout: %s", ".".join(live.key), one_line(str(exc)))
         # isActive turns false before Spark removes the query from its session's active queries; its termination
         # latch counts down after that, and only then may the stream start again in the same session
         deadline = time.monotonic() + wait_seconds

@@ -68,7 +68,8 @@ def _table_kind(ctx: StatementContext):  # type: ignore[no-untyped-def]
         if entry.kind != "STREAMING_TABLE":
             return "append" if entry.kind == "TABLE" else None
         stream = ctx.store.get_stream(entry.database, entry.name)
-        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else None
+        # a table without a query of its own is filled by append flows
+        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else "append"
     return kind
 
 
@@ -276,6 +277,9 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     table_changes = {"schema_json": built.result.schema.json(), "definition": sql.strip().rstrip(";"),
                      "properties": dict(plan.properties), "comment": plan.comment}
     if decision.kind == refresh.FULL or stored is None:
+        from runtime.warehouse.flows import refuse_full_refresh_with_flows  # flows.py builds on this module
+
+        refuse_full_refresh_with_flows(ctx, existing, *ctx.position_of(st.TableName(database, name)))
         entry = _reset(ctx, streams, existing, stored, plan, built, table_changes)
         if quarantine is not None:
             # its rows came from the input processed again now: emptied after the table, so that a crash between
@@ -330,7 +334,8 @@ def _reset(ctx: StatementContext, streams: StreamManager, existing: TableEntry, 
     faults.crash_point("full_refresh.after_stop")
     stream_id = new_stream_id()
     entry = ctx.store.put_stream(StreamEntry(database, name, stream_id, plan.to_json(),
-                                             streams.checkpoint_for(stream_id), STARTING, RUNNING), **table_changes)
+                                             streams.checkpoint_for(stream_id), STARTING, RUNNING,
+                                             last_refresh_status=reset.RESET_PENDING), **table_changes)
     faults.crash_point("full_refresh.after_row")
     if stored is not None:
         streams.remove_checkpoint(database, name, stored.checkpoint)
@@ -362,7 +367,10 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
                              error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
                              hint="write REFRESH STREAMING TABLE")
     streams = _streams(ctx)
+    from runtime.warehouse.flows import refuse_full_refresh_with_flows  # flows.py builds on this module
+
     if statement.full:
+        refuse_full_refresh_with_flows(ctx, entry, line, column)
         if (entry.properties or {}).get("pipelines.reset.allowed", "true").strip().lower() == "false":
             raise RefreshNotAllowedError(
                 f"`{database}`.`{name}` sets 'pipelines.reset.allowed' = 'false': a full refresh would empty it",
@@ -371,16 +379,20 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
                      "without FULL")
         with streams.lifecycle(database, name):
             _full_refresh(ctx, streams, entry)   # a scheduled table's first pass starts with the new stream
-        pending = None
-    else:
+        if not statement.asynchronous:
+            streams.catch_up(database, name, ctx.cancelled, None)
+        return no_result()
+    flows = [f.stream.flow for f in ctx.store.list_flows(database, name)]
+    own = [None] if ctx.store.get_stream(database, name) is not None or not flows else []
+    for flow in own + flows:      # the table's own stream, then each flow into it
         try:
-            pending = streams.refresh(database, name)  # a scheduled table: one pass; a failed stream: started again
-        except Exception as exc:
+            pending = streams.refresh(database, name, flow=flow)  # a scheduled table: one pass; a failed stream:
+        except Exception as exc:                                  # started again
             if isinstance(exc, SqlError):
                 raise
             raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
-    if not statement.asynchronous:
-        streams.catch_up(database, name, ctx.cancelled, pending)
+        if not statement.asynchronous:
+            streams.catch_up(database, name, ctx.cancelled, pending, flow=flow)
     return no_result()
 
 
@@ -419,7 +431,10 @@ def drop_stream_and_table(ctx: StatementContext, database: str, name: str) -> No
     if ctx.streams is None:
         _drop_table_and_files(ctx, database, name)
         return
+    from runtime.warehouse.flows import drop_flows_of  # flows.py builds on this module
+
     with ctx.streams.lifecycle(database, name):
+        drop_flows_of(ctx, database, name)
         ctx.streams.drop(database, name)
         _drop_table_and_files(ctx, database, name)
 
@@ -442,11 +457,15 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
     matcher = pattern_matcher(statement.pattern)
     rows = []
     for entry in ctx.store.list_streams():
-        if entry.database != database or (matcher is not None and not matcher.match(entry.name)):
-            continue
+        if entry.flow is not None or entry.database != database or (matcher is not None and
+                                                                     not matcher.match(entry.name)):
+            continue  # flows: SHOW FLOWS
         plan = StreamingPlan.from_json(entry.plan_json)
         rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
                      _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
+    from runtime.warehouse.flows import flow_only_show_rows  # flows.py builds on this module
+
+    rows = sorted(rows + flow_only_show_rows(ctx, database, matcher), key=lambda row: row[1])
     columns = [("namespace", "string"), ("tableName", "string"), ("status", "string"), ("outputMode", "string"),
                ("lastBatchId", "bigint"), ("lastBatchAt", "string"), ("rowsPerSecond", "double"),
                ("lastError", "string"), ("failures", "int")]
@@ -467,7 +486,15 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
     table = ctx.store.get_table(database, name)
     if table is None:
         raise not_found(ctx, statement.table)
+    from runtime.warehouse.flows import flow_only_rows, flow_rows  # flows.py builds on this module
+
     status = _streams(ctx).status(database, name)
+    if table.kind == "STREAMING_TABLE" and status is None:   # a table its flows fill, without a query of its own
+        info_rows = flow_only_rows(ctx, table) + flow_rows(ctx, database, name)
+        info_rows += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database,
+                                                                                                          name, 5)]
+        return rows_result([("info_name", "string"), ("info_value", "string")],
+                           [(key, None if value is None else str(value)) for key, value in info_rows])
     if table.kind != "STREAMING_TABLE" or status is None:
         line, column = ctx.position_of(statement.table)
         raise NotATableError(f"`{database}`.`{name}` is not a streaming table.", error_class="EXPECT_STREAMING_TABLE",
@@ -510,6 +537,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
     info += [(f"Expectation {spec_name}", text) for spec_name, text in TOTALS.lines(entry.stream_id, plan.expectations)]
     if needs_quarantine(plan.expectations, plan.properties):
         info.append(("Quarantine table", f"{database}.{quarantine_name(name)}"))
+    info += flow_rows(ctx, database, name)
     info += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database, name, 5)]
     return rows_result([("info_name", "string"), ("info_value", "string")],
                        [(key, None if value is None else str(value)) for key, value in info])

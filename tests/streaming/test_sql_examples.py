@@ -102,12 +102,15 @@ def settle(streams: Any, database: str, tables: list[str]) -> None:
     step of a chain sees what the step before it wrote."""
     for _ in range(2):
         for name in tables:
-            key = (database, name)
-            if key not in streams.running():
-                status = streams.status(database, name)
-                error = status.entry.last_error if status is not None else "no such stream"
-                pytest.fail(f"stream {database}.{name} is not running: {error}")
-            streams.wait_for(database, name)
+            flows = [f.stream for f in streams.store.list_flows(database, name)]
+            own = [] if streams.store.get_stream(database, name) is None and flows else [None]
+            for flow in own + [f.flow for f in flows]:   # the table's own stream, then its flows (CREATE FLOW)
+                key = (database, name) if flow is None else (database, name, flow)
+                if key not in streams.running():
+                    entry = streams.store.get_stream(database, name, flow)
+                    error = entry.last_error if entry is not None else "no such stream"
+                    pytest.fail(f"stream {'.'.join(key)} is not running: {error}")
+                streams.wait_for(database, name, flow=flow)
 
 
 def as_text(value: Any) -> str:

@@ -105,7 +105,7 @@ class FakeEdge:
         return FakeBuilt()
 
     def launch(self, key: Any, stream_id: str, plan: Any, built: Any, location: str, checkpoint: str,
-               trigger: float, available_now: bool, on_batch: Any) -> LiveQuery:
+               trigger: float, available_now: bool, on_batch: Any, reset_pending: bool = False) -> LiveQuery:
         if self.refuse:
             raise RuntimeError(self.refuse)
         live = LiveQuery(key, stream_id, plan, built, None, uuid.uuid4().hex, T0, available_now)  # type: ignore
@@ -368,3 +368,34 @@ def test_a_continuous_refresh_notes_its_outcome(world) -> None:
     with pytest.raises(StreamError, match="not running"):
         manager.catch_up("db", "steady", lambda: False)
     assert store.get_stream("db", "steady").last_refresh_status == "FAILED"
+
+
+# -- flows: streams keyed (database, table, flow) in the same supervisor --------------------------------------------
+
+def _persist_flow(store: CatalogStore, manager: StreamManager, table: str, flow: str) -> StreamEntry:
+    plan = analyze(f"CREATE STREAMING TABLE db.{table} AS SELECT id FROM STREAM(db.{flow}_in)", lambda d, n: "append")
+    stream_id = uuid.uuid4().hex
+    return store.create_flow(StreamEntry("db", table, stream_id, plan.to_json(), manager.checkpoint_for(stream_id),
+                                         "STARTING", "RUNNING", flow=flow), None, "alice")
+
+
+def test_flows_of_one_table_start_fail_resume_and_drop_each_on_their_own(world) -> None:
+    manager, edge, _clock, store = world
+    table = _persist(store, manager, "events")
+    first, second = _persist_flow(store, manager, "events", "a"), _persist_flow(store, manager, "events", "b")
+    assert manager.restart_all() == 3
+    assert sorted(live.key for live, _ in edge.launched) == [("db", "events"), ("db", "events", "a"),
+                                                            ("db", "events", "b")]
+    checkpoints = {live.key: checkpoint for live, checkpoint in edge.launched}
+    assert checkpoints[("db", "events", "a")] == first.checkpoint != second.checkpoint != table.checkpoint
+    live_a = next(live for live, _ in edge.launched if live.key == ("db", "events", "a"))
+    edge.ended_runs[live_a.run_id] = CAST_ERROR
+    manager._terminated(live_a.run_id, CAST_ERROR)
+    manager.tick()
+    assert store.get_stream("db", "events", "a").status == "RETRYING"      # one flow failed ...
+    assert store.get_stream("db", "events", "b").status == "RUNNING"       # ... the other and the table run on
+    assert store.get_stream("db", "events").status == "RUNNING"
+    assert "a" in store.event_log("db", "events")[-1].origin
+    manager.drop("db", "events", flow="b")
+    assert sorted(manager.running()) == [("db", "events")]
+    assert store.get_stream("db", "events", "b").status == "STOPPED"       # the caller removes its row
