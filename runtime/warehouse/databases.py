@@ -80,12 +80,15 @@ def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
 
 
 def _drop_streams(ctx: StatementContext, database: str) -> None:
-    """CASCADE drops streaming tables as DROP TABLE does: each stream stops and its checkpoint goes first (a stream
-    left running would write into a removed folder, and fail the gateway's shutdown on a table it cannot find)."""
+    """CASCADE drops streaming tables as DROP TABLE does: each stream, and each flow's, stops and its checkpoint goes
+    first (a stream left running would write into a removed folder, and fail the gateway's shutdown on a table it cannot find)."""
     if ctx.streams is None:
         return
+    from runtime.warehouse.flows import drop_flows_of  # flows.py builds on the streaming-table statements
+
     for entry in ctx.store.list_tables(database, kinds=["STREAMING_TABLE"]):
         with ctx.streams.lifecycle(database, entry.name):
+            drop_flows_of(ctx, database, entry.name)   # the flows into it too: each is a stream of its own
             ctx.streams.drop(database, entry.name)
 
 
