@@ -64,6 +64,13 @@ class RefreshSchedule(exp.Expression):
                  "at_most_every": False}
 
 
+class RefreshPolicy(exp.Expression):
+    """`REFRESH POLICY {AUTO | INCREMENTAL [STRICT] | FULL}` of CREATE MATERIALIZED VIEW (Databricks): `this` the
+    policy as written, upper case, `INCREMENTAL STRICT` in one string. Sits among the CREATE's properties."""
+
+    arg_types = {"this": True}
+
+
 class AlterSchedule(exp.Expression):
     """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule>` or `... DROP SCHEDULE`: `this` the
     exp.Table, `kind` as written, `action` ADD | ALTER | DROP, `schedule` the RefreshSchedule (None for DROP)."""
@@ -81,6 +88,10 @@ def refresh_schedule_sql(generator: object, node: RefreshSchedule) -> str:
         return f"SCHEDULE CRON {sql(node, 'cron')}" + (f" AT TIME ZONE {zone}" if zone else "")
     interval = sql(node, "at_most_every")
     return "TRIGGER ON UPDATE" + (f" AT MOST EVERY {interval}" if interval else "")
+
+
+def refresh_policy_sql(_generator: object, node: RefreshPolicy) -> str:
+    return f"REFRESH POLICY {node.this}"
 
 
 def alter_schedule_sql(generator: object, node: AlterSchedule) -> str:
