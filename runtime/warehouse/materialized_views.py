@@ -44,10 +44,11 @@ class UnversionedInputError(RuntimeQueryError):
 
 
 def scheduler_changed(ctx: StatementContext, database: str, name: str) -> None:
-    """Tell the view scheduler, when the gateway runs one, that a view's schedule may have changed."""
-    scheduler = getattr(ctx.streams, "materialized_views", None) if ctx.streams is not None else None
-    if scheduler is not None:
-        scheduler.changed(database, name)
+    """A view's schedule is new or changed: its next scheduled refresh is planned from now (the scheduler reads it).
+    """
+    from runtime.warehouse.mv_scheduler import plan_next_run
+
+    plan_next_run(ctx.store, database, name)
 
 
 def _check_policy(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tuple[str, ...]:
@@ -132,7 +133,7 @@ def _create(ctx: StatementContext, stmt: st.CreateMaterializedView, database: st
     """The result is the view's first commit, then the catalog row and the refresh row: anything failing before
     the row removes the folder made here."""
     schema, definition = _analysed(ctx, stmt)
-    state = mv_refresh.MaterializedViewState(refresh_policy=stmt.refresh_policy)
+    state = mv_refresh.MaterializedViewState(refresh_policy=stmt.refresh_policy, database=ctx.current_database)
     try:
         with locations.new_table_folder(ctx.warehouse, database, name, "materialized view") as folder:
             entry = replace(_entry(ctx, stmt, database, name, str(folder), schedule), definition=definition)
@@ -153,8 +154,9 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
     schema, definition = _analysed(ctx, stmt)
     database, name = existing.database, existing.name
     row, state = mv_refresh.state_of(ctx, existing)
-    state = replace(state, refresh_policy=stmt.refresh_policy)
-    same = (definition == existing.definition and tuple(stmt.partition_by) == tuple(existing.partition_by)
+    same_database = state.database in (None, ctx.current_database)
+    state = replace(state, refresh_policy=stmt.refresh_policy, database=ctx.current_database)
+    same = (same_database and definition == existing.definition and tuple(stmt.partition_by) == tuple(existing.partition_by)
             and dict(stmt.properties) == dict(existing.properties or {}))
     ctx.store.update_table(database, name, schedule=schedule, comment=stmt.comment)
     if row is None:
@@ -214,7 +216,6 @@ def drop(ctx: StatementContext, database: str, name: str) -> None:
     with mv_refresh.refresh_lock(database, name):
         dropped = ctx.store.drop_table(database, name)
         locations.drop_table_folder(ctx.warehouse, dropped.location)
-    scheduler_changed(ctx, database, name)
 
 
 def show_materialized_views(ctx: StatementContext, statement: st.ShowMaterializedViews) -> StatementResult:

@@ -60,6 +60,7 @@ def refresh_lock(database: str, name: str) -> threading.Lock:
 @dataclass(frozen=True)
 class MaterializedViewState:
     refresh_policy: str = "AUTO"
+    database: str | None = None                # where the query's unqualified names resolve (the CREATE's database)
     input_versions: dict[str, int] = field(default_factory=dict)   # "db.table" -> the Delta version reflected
     foreign_inputs: tuple[str, ...] = ()       # sources with no catalog version (read_files, range, Spark tables)
     last_kind: str | None = None               # FULL (a recompute) or UNCHANGED (nothing to do)
@@ -122,6 +123,20 @@ def foreign_sources(ctx: StatementContext, query_sql: str, depth: int = 0) -> li
         elif entry.kind == "VIEW" and entry.definition and depth < MAX_VIEW_DEPTH:
             found += foreign_sources(ctx, entry.definition, depth + 1)
     return found
+
+
+def in_database(ctx: StatementContext, database: str) -> StatementContext:
+    """`ctx` with `database` current: the caller's session when it is already, else a fresh session of the same
+    user (own temporary views and current database), so the view's names mean what they meant at CREATE."""
+    if ctx.current_database == database:
+        return ctx
+    from runtime.policy.sessions import new_user_session, set_current_user
+    from runtime.warehouse.session_views import SessionViews
+
+    session = new_user_session(ctx.spark)
+    session.catalog.setCurrentDatabase(database)
+    set_current_user(session, ctx.user)
+    return replace(ctx, spark=session, session_views=SessionViews())
 
 
 def same_columns(a: StructType, b: StructType) -> bool:
@@ -194,7 +209,7 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
     """Bind the view's query (or `query`, a new definition whose positions are in `ctx.sql`), compare the pinned
     input versions with the recorded ones, and write the result in one commit unless nothing changed."""
     if query is None:
-        ctx = replace(ctx, sql=entry.definition or "")
+        ctx = replace(in_database(ctx, state.database or entry.database), sql=entry.definition or "")
         query = Query(entry.definition or "")
     foreign = tuple(foreign_sources(ctx, query.sql))
     df, binder = bind(ctx, query)
