@@ -104,7 +104,7 @@ class MaterializedViewScheduler:
         while not self._stop.wait(self.tick_seconds):
             try:
                 self.tick()
-            except Exception:  # noqa: BLE001 - one bad look must not end the loop
+            except Exception:
                 log.exception("materialized view scheduler: the tick failed")
 
     def tick(self) -> list[Key]:
