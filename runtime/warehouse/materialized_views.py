@@ -221,11 +221,13 @@ def drop(ctx: StatementContext, database: str, name: str) -> None:
 def show_materialized_views(ctx: StatementContext, statement: st.ShowMaterializedViews) -> StatementResult:
     database = (statement.database or ctx.current_database).lower()
     rows = []
+    principal = ctx.principal
     for entry in ctx.store.list_tables(database, statement.pattern, kinds=(KIND,)):
         row, state = mv_refresh.state_of(ctx, entry)
+        readable = ctx.policy.may_read(principal, entry.database, entry.name)  # an error may quote the data
         rows.append((entry.database, entry.name, row.last_refresh_status if row is not None else None,
                      _iso(row.last_refresh_at) if row is not None else None, state.last_kind,
-                     row.last_error if row is not None else None))
+                     row.last_error if row is not None and readable else None))
     columns = [("namespace", "string"), ("viewName", "string"), ("lastRefreshStatus", "string"),
                ("lastRefreshedAt", "string"), ("lastRefreshType", "string"), ("lastError", "string")]
     return rows_result(columns, rows)
