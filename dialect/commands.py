@@ -47,7 +47,7 @@ class ShowGrants(exp.Expression):
 
 
 class ExplainStreaming(exp.Expression):
-    """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...`: `this` is the exp.Create. The node's meta `keyword_end`
+    """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` (or `... MATERIALIZED VIEW ...`): `this` is the exp.Create. The node's meta `keyword_end`
     is the offset just past EXPLAIN, so the statement can be analysed with EXPLAIN blanked out and positions kept."""
 
     arg_types = {"this": True}

@@ -254,10 +254,12 @@ class StreamingSpark(Databricks):
             return self.expression(Vacuum(this=table, retain=retain))
 
         def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | None:
-            """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...`; any other EXPLAIN stays a command for Spark."""
+            """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` and `EXPLAIN CREATE [OR REFRESH | OR REPLACE]
+            MATERIALIZED VIEW ...`; any other EXPLAIN stays a command for Spark."""
             index = self._index
             streaming = self._match(TokenType.CREATE) and (
-                self._match_text_seq("OR", "REFRESH") or True) and self._match_text_seq("STREAMING", "TABLE")
+                self._match_text_seq("OR", "REFRESH") or self._match_text_seq("OR", "REPLACE") or True) and (
+                self._match_text_seq("STREAMING", "TABLE") or self._match_text_seq("MATERIALIZED", "VIEW"))
             self._retreat(index)
             if not streaming:
                 return self._parse_explain_query()

@@ -291,6 +291,13 @@ class CreateMaterializedView:
 
 
 @dataclass(frozen=True)
+class ExplainMaterializedView:
+    """`EXPLAIN CREATE ... MATERIALIZED VIEW ...`: how the view would be refreshed (incrementally or not, and why)."""
+
+    create: CreateMaterializedView
+
+
+@dataclass(frozen=True)
 class DropMaterializedView:
     table: TableName
     if_exists: bool
@@ -380,6 +387,7 @@ Statement = (
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
     | ShowTblProperties | AlterSchedule | CreateMaterializedView | DropMaterializedView | ShowMaterializedViews
+    | ExplainMaterializedView
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
@@ -391,7 +399,7 @@ _SECURABLE_KINDS = {None: "TABLE", "TABLE": "TABLE", "VIEW": "VIEW", "SCHEMA": "
 _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("GRANT", "REVOKE", "VACUUM"),), (("SHOW",), ("GRANT", "GRANTS", "STREAMING")),
     (("DESCRIBE", "DESC", "DROP", "CREATE"), ("STREAMING",)), (("CREATE",), ("OR",), ("REFRESH",)),
-    (("EXPLAIN",), ("CREATE",), ("STREAMING",)), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
+    (("EXPLAIN",), ("CREATE",), ("STREAMING", "MATERIALIZED")), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
     (("REFRESH",), ("STREAMING", "MATERIALIZED")), (("ALTER",), ("STREAMING", "MATERIALIZED")),
     (("CREATE", "DROP"), ("MATERIALIZED",)), (("CREATE",), ("OR",), ("REPLACE",), ("MATERIALIZED",)),
     (("SHOW",), ("MATERIALIZED",)),
@@ -565,11 +573,14 @@ def _altered_table(tree: exp.Alter) -> Statement | None:
     return None
 
 
-def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreamingTable:
+def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreamingTable | ExplainMaterializedView:
     # EXPLAIN is blanked out rather than cut off, so that positions in errors still point into the text as typed.
     from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
     end = tree.meta["keyword_end"]
     blanked = "".join(c if c == "\n" else " " for c in sql[:end]) + sql[end:]
+    if isinstance(tree.this, exp.Create) and _materialized(tree.this):
+        from dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
+        return ExplainMaterializedView(create_materialized_view(blanked, tree.this))
     _create_schedule(blanked, tree.this)  # checked as CREATE checks it
     return ExplainStreamingTable(analyze(blanked), blanked)
 

@@ -18,7 +18,7 @@ from catalog.store import TableEntry
 from dialect import statements as st
 from runtime.errors import RuntimeQueryError
 from runtime.sql import StatementResult
-from runtime.warehouse import locations, mv_refresh
+from runtime.warehouse import locations, mv_incremental, mv_refresh
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.ddl import _named_columns
@@ -56,19 +56,36 @@ def _check_policy(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tup
     line, column = ctx.position_of(stmt.table)
     foreign = tuple(mv_refresh.foreign_sources(ctx, stmt.query.sql))
     if stmt.refresh_policy.startswith("INCREMENTAL"):
-        reason = "INPUT_NOT_IN_DELTA" if foreign else "OPERATOR_NOT_INCREMENTALIZABLE"
-        raise NotIncrementalizableError(
-            f"REFRESH POLICY {stmt.refresh_policy}: this materialized view cannot be refreshed incrementally: "
-            + (f"it reads {', '.join(foreign)}, which are not Delta tables of the catalog" if foreign else
-               "sluicegate refreshes materialized views by full recompute only"),
-            error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{reason}", line=line, column=column,
-            hint="write REFRESH POLICY AUTO (or FULL): each refresh recomputes the query when an input changed")
+        found = incrementality(ctx, stmt)
+        if not found.incremental:
+            raise NotIncrementalizableError(
+                f"REFRESH POLICY {stmt.refresh_policy}: this materialized view cannot be refreshed incrementally: "
+                f"{found.detail}", error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason}",
+                line=line, column=column,
+                hint="write REFRESH POLICY AUTO (or FULL): each refresh recomputes the query when an input changed; "
+                     "only filters and projections of one Delta table without a column list refresh incrementally")
     if foreign and stmt.refresh_policy != "FULL":
         raise UnversionedInputError(
             f"the materialized view reads {', '.join(foreign)}: sources that are not Delta tables or views of the "
             "catalog have no versions, so a refresh cannot know whether they changed", line=line, column=column,
             hint="write REFRESH POLICY FULL (every refresh recomputes the query), or read catalog tables only")
     return foreign
+
+
+def incrementality(ctx: StatementContext, stmt: st.CreateMaterializedView) -> mv_incremental.Incrementality:
+    """Whether the view can be refreshed incrementally: by its query's tree, its one input being a catalog Delta
+    table (not a view or a source without versions) and no column list (which wraps the query)."""
+    found = mv_incremental.analyse(stmt.query.sql)
+    if not found.incremental:
+        return found
+    source = ctx.store.get_table((found.database or ctx.current_database).lower(), (found.table or "").lower())
+    if source is None or source.kind == "VIEW" or (found.database is None and ctx.is_temporary_view(found.table or "")):
+        return mv_incremental.Incrementality(False, "INPUT_NOT_IN_DELTA", f"{found.table} is not a Delta table of "
+                                                                          "the catalog")
+    if stmt.columns:
+        return mv_incremental.Incrementality(False, "OPERATOR_NOT_INCREMENTALIZABLE",
+                                             "a column list renames the query's columns (rename them in the query)")
+    return found
 
 
 def create_materialized_view(ctx: StatementContext, stmt: st.CreateMaterializedView) -> StatementResult:
@@ -237,7 +254,28 @@ def _iso(value: dt.datetime | None) -> str | None:
     return value.replace(microsecond=0).isoformat(sep=" ") if value is not None else None
 
 
+def explain_materialized_view(ctx: StatementContext, statement: st.ExplainMaterializedView) -> StatementResult:
+    """How the view would be kept equal to its query: incrementally for appends (and why not), or by full
+    recomputes; one row per line, as EXPLAIN answers."""
+    create = statement.create
+    database, name = ctx.qualify(create.table)
+    found = incrementality(ctx, create)
+    foreign = mv_refresh.foreign_sources(ctx, create.query.sql)
+    lines = [f"Materialized view {database}.{name}", f"Refresh policy: {create.refresh_policy}",
+             f"Refresh schedule: {create.schedule.describe() if create.schedule is not None else 'MANUAL'}"]
+    if found.incremental:
+        lines.append(f"Incremental: yes, {found.detail}: rows appended to the input are filtered and projected and "
+                     "appended to the view; any other change of the input is a full recompute")
+    else:
+        lines.append(f"Incremental: no, MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason}: {found.detail}")
+        lines.append("Refresh: a full recompute when an input has a new version (none: nothing to do)")
+    if foreign:
+        lines.append(f"Unversioned sources: {', '.join(foreign)} (needs REFRESH POLICY FULL; recomputed every time)")
+    return rows_result([("plan", "string")], [(line,) for line in lines])
+
+
 HANDLERS = {
+    st.ExplainMaterializedView: explain_materialized_view,
     st.CreateMaterializedView: create_materialized_view,
     st.DropMaterializedView: drop_materialized_view,
     st.ShowMaterializedViews: show_materialized_views,

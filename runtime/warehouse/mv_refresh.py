@@ -45,6 +45,7 @@ MATERIALIZED_VIEW_STATE = "MATERIALIZED_VIEW"   # the desired_state of a view's 
 COMPLETED, FAILED, RUNNING = "COMPLETED", "FAILED", "RUNNING"
 UNCHANGED = "UNCHANGED"                          # a refresh that found every input at the version it reflects
 FULL = "FULL"
+INCREMENTAL = "INCREMENTAL"                      # the query over the rows appended to its input, appended
 MAX_VIEW_DEPTH = 16
 
 _locks: dict[tuple[str, str], threading.Lock] = {}
@@ -219,6 +220,10 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
                 and versions == state.input_versions:
             return RefreshOutcome(UNCHANGED, "every input is at the version the view reflects: nothing to do",
                                   versions, None, foreign, df.schema)
+        if not full and not create and not foreign and state.last_version is not None:
+            incremental = _incremental(ctx, entry, state, query, versions, df.schema)
+            if incremental is not None:
+                return incremental
         reason = ("the view is new" if state.last_version is None else "REFRESH ... FULL" if full else
                   f"it reads {', '.join(foreign)}, which have no versions to compare" if foreign else
                   "input changed: " + ", ".join(_changes(state.input_versions, versions)))
@@ -239,6 +244,46 @@ def record_failure(ctx: StatementContext, entry: TableEntry, exc: Exception, cau
                            f"the refresh failed; the previous result stays: {message}", error=message,
                            origin={"update_cause": cause})
     return error
+
+
+def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedViewState, query: Query,
+                 versions: dict[str, int], schema: StructType) -> RefreshOutcome | None:
+    """The refresh as an append of the query over the rows appended to its one input, when that is exact (see
+    mv_incremental); None when a full recompute is needed (an error under REFRESH POLICY INCREMENTAL STRICT)."""
+    from runtime.warehouse import mv_incremental
+
+    found = mv_incremental.analyse(query.sql)
+    why = found.detail
+    if found.incremental:
+        qualified = f"{(found.database or state.database or entry.database).lower()}.{(found.table or '').lower()}"
+        source = ctx.store.get_table(*qualified.split(".", 1))
+        before, after = state.input_versions.get(qualified), versions.get(qualified)
+        files = None
+        if source is None or source.kind == "VIEW" or set(versions) != {qualified} or before is None \
+                or after is None or not same_columns(schema, table_schema(entry)):
+            why = f"{qualified} is not the one Delta table the view reads"
+        else:
+            files = mv_incremental.appended_files(source.location or "", before, after)
+            why = f"{qualified} changed by more than appends (v{before} -> v{after})"
+        if files is not None:
+            reason = f"incremental ({len(files)} files appended to {qualified}, v{before} -> v{after})"
+            if not files:
+                return RefreshOutcome(INCREMENTAL, reason, versions, None, (), schema)
+            rows, view = mv_incremental.appended_rows(ctx, query.sql, found, source.location or "", after, files)
+            try:
+                version = commit.append(entry.location or "", rows, "REFRESH MATERIALIZED VIEW",
+                                        {"incremental": "true", "inputVersions": json.dumps(versions)})
+            finally:
+                ctx.spark.catalog.dropTempView(view)
+            return RefreshOutcome(INCREMENTAL, reason, versions, version, (), schema)
+    if state.refresh_policy == "INCREMENTAL STRICT":
+        from runtime.warehouse.materialized_views import NotIncrementalizableError
+
+        raise NotIncrementalizableError(
+            f"REFRESH POLICY INCREMENTAL STRICT: this refresh cannot be incremental: {why}",
+            error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason or 'OPERATOR_NOT_INCREMENTALIZABLE'}",
+            hint="REFRESH MATERIALIZED VIEW ... FULL recomputes it; REFRESH POLICY INCREMENTAL falls back by itself")
+    return None
 
 
 def _changes(before: dict[str, int], after: dict[str, int]) -> list[str]:
