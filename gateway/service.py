@@ -84,7 +84,8 @@ def start_view_scheduler(config: GatewayConfig, spark: SparkSession, catalog: Ca
     from runtime.warehouse.mv_scheduler import MaterializedViewScheduler
 
     assert config.streams is not None
-    return MaterializedViewScheduler(spark, catalog, config.warehouse, policy, config.streams.tick_seconds).start()
+    return MaterializedViewScheduler(spark, catalog, config.warehouse, policy, config.streams.tick_seconds,
+                                     input_check_seconds=config.streams.static_check_interval).start()
 
 
 class InfoType(Enum):

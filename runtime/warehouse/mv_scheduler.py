@@ -79,7 +79,10 @@ def due(schedule: Schedule, row: StreamEntry, changed: Callable[[], bool], now: 
 
 class MaterializedViewScheduler:
     def __init__(self, spark: SparkSession, store: CatalogStore, warehouse: Path, policy: Policy,
-                 tick_seconds: float = 1.0, clock: Callable[[], dt.datetime] = _now) -> None:
+                 tick_seconds: float = 1.0, clock: Callable[[], dt.datetime] = _now,
+                 input_check_seconds: float = 0.0) -> None:
+        """`input_check_seconds`: how often TRIGGER ON UPDATE views look at their inputs' Delta versions (as the
+        supervisor's `streams.static_check_interval`; 0: at every tick)."""
         self.spark = spark
         self.store = store
         self.warehouse = warehouse
@@ -89,6 +92,8 @@ class MaterializedViewScheduler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_pass: dict[Key, dt.datetime] = {}
+        self.input_check_seconds = input_check_seconds
+        self._next_input_check: dt.datetime | None = None
 
     def start(self) -> MaterializedViewScheduler:
         self._thread = threading.Thread(target=self._run, name="sluicegate-mv-scheduler", daemon=True)
@@ -110,6 +115,9 @@ class MaterializedViewScheduler:
     def tick(self) -> list[Key]:
         """Refresh every view whose scheduled refresh is due; returns them (their errors are in their rows)."""
         now = self.clock()
+        check_inputs = self._next_input_check is None or now >= self._next_input_check
+        if check_inputs:
+            self._next_input_check = now + dt.timedelta(seconds=self.input_check_seconds)
         refreshed = []
         for entry in self.store.list_tables(kinds=("MATERIALIZED_VIEW",)):
             if self._stop.is_set():
@@ -123,6 +131,8 @@ class MaterializedViewScheduler:
                 plan_next_run(self.store, entry.database, entry.name, now)
                 continue
             key = (entry.database, entry.name)
+            if schedule.kind == "on_update" and not check_inputs:
+                continue
             if due(schedule, row, lambda s=state: inputs_changed(self.store, s), now, self._last_pass.get(key)):
                 self._refresh(entry, schedule, now)
                 self._last_pass[key] = now
