@@ -204,11 +204,6 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
 def refresh_materialized_view(ctx: StatementContext, statement: st.Refresh, entry: TableEntry) -> StatementResult:
     """`REFRESH MATERIALIZED VIEW mv [FULL] [SYNC | ASYNC]`: the recompute runs within the statement (ASYNC is
     accepted and runs as SYNC: the result is one commit either way, and the client may run the statement async)."""
-    line, column = ctx.position_of(statement.table)
-    if statement.kind != "MATERIALIZED VIEW" and statement.kind != "TABLE":
-        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a materialized view, not a streaming table.",
-                             error_class="EXPECT_STREAMING_TABLE", line=line, column=column,
-                             hint="write REFRESH MATERIALIZED VIEW")
     mv_refresh.refresh(ctx, entry, full=statement.full)
     return no_result()
 

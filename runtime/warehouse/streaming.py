@@ -251,7 +251,7 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
     line, column = ctx.position_of(statement.table)
     if entry is None:
         raise not_found(ctx, statement.table)
-    if entry.kind == "MATERIALIZED_VIEW" and statement.kind != "STREAMING TABLE":
+    if entry.kind == "MATERIALIZED_VIEW" and statement.kind == "MATERIALIZED VIEW":
         from runtime.warehouse.materialized_views import refresh_materialized_view
 
         return refresh_materialized_view(ctx, statement, entry)

@@ -75,7 +75,9 @@ def test_refresh_recomputes_and_does_nothing_when_no_input_changed(cursor: Any, 
     cursor.execute("REFRESH MATERIALIZED VIEW gold FULL")
     assert len(_history(cursor, "gold")) == 3           # FULL recomputes even when nothing changed
     cursor.execute("REFRESH MATERIALIZED VIEW gold ASYNC")
+    cursor.execute("REFRESH TABLE gold")                # Spark's cache refresh: nothing to recompute
     assert len(_history(cursor, "gold")) == 3
+    assert "EXPECT_STREAMING_TABLE" in error_status(cursor, "REFRESH STREAMING TABLE gold").errorMessage
 
 
 def test_failed_refresh_keeps_the_previous_result(cursor: Any, database: str) -> None:
