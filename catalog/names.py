@@ -35,7 +35,7 @@ from catalog.errors import InvalidNameError, PathOutsideWarehouseError
 
 log = logging.getLogger(__name__)
 
-NameKind = Literal["database", "table", "view", "streaming table", "flow"]
+NameKind = Literal["database", "table", "view", "streaming table", "flow", "materialized view"]
 
 MAX_NAME_LENGTH = 128
 RESERVED_DATABASES = frozenset({"catalog"})

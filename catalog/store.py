@@ -51,8 +51,9 @@ from catalog.migrations import migrate
 from catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableRow
 from catalog.names import NameKind, check_name
 
-TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE"]
-_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table"}
+TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE", "MATERIALIZED_VIEW"]
+_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
+                                    "MATERIALIZED_VIEW": "materialized view"}
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -572,7 +573,7 @@ def _origin(table: TableRow, stream: StreamRow | FlowRow | None, flow: str | Non
     """Databricks' `origin` for a streaming table's event: the table as dataset and flow, its stream as pipeline
     (the id stays across restarts), the running query as update."""
     qualified = f"{table.database}.{table.name}"
-    origin: dict[str, Any] = {"pipeline_type": "STREAMING_TABLE", "pipeline_name": qualified,
+    origin: dict[str, Any] = {"pipeline_type": table.kind, "pipeline_name": qualified,
                               "dataset_name": qualified, "table_name": qualified,
                               "flow_name": f"{table.database}.{flow}" if flow else qualified}
     if stream is not None:

@@ -47,7 +47,7 @@ class ShowGrants(exp.Expression):
 
 
 class ExplainStreaming(exp.Expression):
-    """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...`: `this` is the exp.Create. The node's meta `keyword_end`
+    """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` (or `... MATERIALIZED VIEW ...`): `this` is the exp.Create. The node's meta `keyword_end`
     is the offset just past EXPLAIN, so the statement can be analysed with EXPLAIN blanked out and positions kept."""
 
     arg_types = {"this": True}
@@ -62,6 +62,13 @@ class RefreshSchedule(exp.Expression):
 
     arg_types = {"kind": True, "every": False, "unit": False, "cron": False, "time_zone": False,
                  "at_most_every": False}
+
+
+class RefreshPolicy(exp.Expression):
+    """`REFRESH POLICY {AUTO | INCREMENTAL [STRICT] | FULL}` of CREATE MATERIALIZED VIEW (Databricks): `this` the
+    policy as written, upper case, `INCREMENTAL STRICT` in one string. Sits among the CREATE's properties."""
+
+    arg_types = {"this": True}
 
 
 class AlterSchedule(exp.Expression):
@@ -96,6 +103,10 @@ def refresh_schedule_sql(generator: object, node: RefreshSchedule) -> str:
         return f"SCHEDULE CRON {sql(node, 'cron')}" + (f" AT TIME ZONE {zone}" if zone else "")
     interval = sql(node, "at_most_every")
     return "TRIGGER ON UPDATE" + (f" AT MOST EVERY {interval}" if interval else "")
+
+
+def refresh_policy_sql(_generator: object, node: RefreshPolicy) -> str:
+    return f"REFRESH POLICY {node.this}"
 
 
 def alter_schedule_sql(generator: object, node: AlterSchedule) -> str:

@@ -14,8 +14,9 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from dialect.commands import (
-    AlterSchedule, CreateFlow, ExplainQuery, ExplainStreaming, RefreshSchedule, RefreshTable, ShowGrants,
-    UnsetProperties, Vacuum, alter_schedule_sql, create_flow_sql, explain_streaming_sql, refresh_schedule_sql,
+    AlterSchedule, CreateFlow, ExplainQuery, ExplainStreaming, RefreshPolicy, RefreshSchedule, RefreshTable,
+    ShowGrants, UnsetProperties, Vacuum, alter_schedule_sql, create_flow_sql, explain_streaming_sql,
+    refresh_policy_sql, refresh_schedule_sql,
     refresh_table_sql, show_grants_sql, show_sql, unset_properties_sql, vacuum_sql,
 )
 from dialect.streaming.grammar import Expectation, Watermark, expectation_sql, watermark_sql
@@ -44,6 +45,7 @@ class StreamingSpark(Databricks):
             "VIEWS": lambda self: self._parse_show_list("VIEWS"),
             "STREAMING TABLES": lambda self: self._parse_show_list("STREAMING TABLES"),
             "FLOWS": lambda self: self._parse_show_list("FLOWS"),
+            "MATERIALIZED VIEWS": lambda self: self._parse_show_list("MATERIALIZED VIEWS"),
             "CREATE TABLE": lambda self: self.expression(
                 exp.Show(this="CREATE TABLE", target=self._parse_table_parts())),
             "GRANTS": lambda self: self._parse_show_grants(),
@@ -56,6 +58,7 @@ class StreamingSpark(Databricks):
             **Databricks.Parser.PROPERTY_PARSERS,
             "SCHEDULE": lambda self: self._parse_refresh_schedule(),
             "TRIGGER": lambda self: self._parse_trigger_on_update(),
+            "REFRESH": lambda self: self._parse_refresh_policy(),
         }
 
         CONSTRAINT_PARSERS = {
@@ -144,6 +147,15 @@ class StreamingSpark(Databricks):
                 if not isinstance(interval, exp.Interval):
                     self.raise_error("Expected AT MOST EVERY INTERVAL <number> SECONDS | MINUTES | HOURS")
             return self._schedule_node(start, kind="ON UPDATE", at_most_every=interval)
+
+        def _parse_refresh_policy(self) -> RefreshPolicy:
+            """After REFRESH (a materialized view's property): `POLICY {AUTO | INCREMENTAL [STRICT] | FULL}`."""
+            if not self._match_text_seq("POLICY") or not self._match_texts(("AUTO", "INCREMENTAL", "FULL")):
+                self.raise_error("Expected REFRESH POLICY AUTO | INCREMENTAL | INCREMENTAL STRICT | FULL")
+            policy = self._prev.text.upper()
+            if policy == "INCREMENTAL" and self._match_text_seq("STRICT"):
+                policy = "INCREMENTAL STRICT"
+            return self.expression(RefreshPolicy(this=policy))
 
         def _parse_alter(self) -> exp.Expression:
             """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule> | DROP SCHEDULE`; any other
@@ -271,10 +283,12 @@ class StreamingSpark(Databricks):
             return self.expression(Vacuum(this=table, retain=retain))
 
         def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | None:
-            """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...`; any other EXPLAIN stays a command for Spark."""
+            """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` and `EXPLAIN CREATE [OR REFRESH | OR REPLACE]
+            MATERIALIZED VIEW ...`; any other EXPLAIN stays a command for Spark."""
             index = self._index
             streaming = self._match(TokenType.CREATE) and (
-                self._match_text_seq("OR", "REFRESH") or True) and self._match_text_seq("STREAMING", "TABLE")
+                self._match_text_seq("OR", "REFRESH") or self._match_text_seq("OR", "REPLACE") or True) and (
+                self._match_text_seq("STREAMING", "TABLE") or self._match_text_seq("MATERIALIZED", "VIEW"))
             self._retreat(index)
             if not streaming:
                 return self._parse_explain_query()
@@ -393,10 +407,12 @@ class StreamingSpark(Databricks):
             ExplainStreaming: explain_streaming_sql,
             CreateFlow: create_flow_sql,
             RefreshSchedule: refresh_schedule_sql,
+            RefreshPolicy: refresh_policy_sql,
             AlterSchedule: alter_schedule_sql,
             exp.Show: show_sql,
         }
         PROPERTIES_LOCATION = {
             **Databricks.Generator.PROPERTIES_LOCATION,
             RefreshSchedule: exp.Properties.Location.POST_SCHEMA,
+            RefreshPolicy: exp.Properties.Location.POST_SCHEMA,
         }

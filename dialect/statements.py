@@ -309,6 +309,45 @@ class Refresh:
 
 
 @dataclass(frozen=True)
+class CreateMaterializedView:
+    """`CREATE [OR REPLACE | OR REFRESH] MATERIALIZED VIEW [IF NOT EXISTS] mv [(cols)] ... AS query` (Databricks):
+    `columns` the `(name [COMMENT 'text'], ...)` list, `refresh_policy` AUTO | INCREMENTAL | INCREMENTAL STRICT |
+    FULL (AUTO when not written), `schedule` None: refreshed by REFRESH only. Checked in dialect/materialized_views.py.
+    """
+
+    table: TableName
+    query: Query
+    replace: bool
+    or_refresh: bool
+    if_not_exists: bool
+    columns: tuple[tuple[str, str | None], ...] = ()
+    partition_by: tuple[str, ...] = ()
+    comment: str | None = None
+    properties: dict[str, str] = field(default_factory=dict, hash=False)
+    refresh_policy: str = "AUTO"
+    schedule: Schedule | None = None
+
+
+@dataclass(frozen=True)
+class ExplainMaterializedView:
+    """`EXPLAIN CREATE ... MATERIALIZED VIEW ...`: how the view would be refreshed (incrementally or not, and why)."""
+
+    create: CreateMaterializedView
+
+
+@dataclass(frozen=True)
+class DropMaterializedView:
+    table: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class ShowMaterializedViews:
+    database: str | None
+    pattern: str | None
+
+
+@dataclass(frozen=True)
 class DropStreamingTable:
     table: TableName
     if_exists: bool
@@ -386,6 +425,7 @@ Statement = (
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
     | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | DropFlow | ShowFlows
+    | CreateMaterializedView | DropMaterializedView | ShowMaterializedViews | ExplainMaterializedView
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
@@ -397,9 +437,11 @@ _SECURABLE_KINDS = {None: "TABLE", "TABLE": "TABLE", "VIEW": "VIEW", "SCHEMA": "
 _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("GRANT", "REVOKE", "VACUUM"),), (("SHOW",), ("GRANT", "GRANTS", "STREAMING")),
     (("DESCRIBE", "DESC", "DROP", "CREATE"), ("STREAMING",)), (("CREATE",), ("OR",), ("REFRESH",)),
-    (("EXPLAIN",), ("CREATE",), ("STREAMING",)), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
+    (("EXPLAIN",), ("CREATE",), ("STREAMING", "MATERIALIZED")), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
     (("REFRESH",), ("STREAMING", "MATERIALIZED")), (("ALTER",), ("STREAMING", "MATERIALIZED")),
     (("CREATE", "DROP"), ("FLOW",)), (("SHOW",), ("FLOWS",)),
+    (("CREATE", "DROP"), ("MATERIALIZED",)), (("CREATE",), ("OR",), ("REPLACE",), ("MATERIALIZED",)),
+    (("SHOW",), ("MATERIALIZED",)),
 )
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
 
@@ -584,11 +626,14 @@ def _altered_table(tree: exp.Alter) -> Statement | None:
     return None
 
 
-def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreamingTable:
+def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreamingTable | ExplainMaterializedView:
     # EXPLAIN is blanked out rather than cut off, so that positions in errors still point into the text as typed.
     from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
     end = tree.meta["keyword_end"]
     blanked = "".join(c if c == "\n" else " " for c in sql[:end]) + sql[end:]
+    if isinstance(tree.this, exp.Create) and _materialized(tree.this):
+        from dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
+        return ExplainMaterializedView(create_materialized_view(blanked, tree.this))
     _create_schedule(blanked, tree.this)  # checked as CREATE checks it
     return ExplainStreamingTable(analyze(blanked), blanked)
 
@@ -611,6 +656,8 @@ def _show(tree: exp.Show) -> Statement:
         return ShowStreamingTables(database, pattern)
     if kind == "FLOWS":
         return ShowFlows(database, pattern)
+    if kind == "MATERIALIZED VIEWS":
+        return ShowMaterializedViews(database, pattern)
     if kind == "TBLPROPERTIES":
         return ShowTblProperties(_table_name(tree.args["target"]), pattern)
     return ShowCreateTable(_table_name(tree.args["target"]))
@@ -756,6 +803,11 @@ def _create_schedule(sql: str, tree: exp.Create) -> Schedule | None:
     return _schedule(sql, clauses[0]) if clauses else None
 
 
+def _materialized(tree: exp.Create) -> bool:
+    container = tree.args.get("properties")
+    return container is not None and any(isinstance(p, exp.MaterializedProperty) for p in container.expressions)
+
+
 def _streaming(sql: str, tree: exp.Create) -> CreateStreamingTable | None:
     container = tree.args.get("properties")
     if container is None or not any(isinstance(p, exp.StreamingTableProperty) for p in container.expressions):
@@ -827,6 +879,9 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         kind = (tree.args.get("kind") or "").upper()
         if kind == "VIEW" and (temporary := _temporary_view(sql, tree)) is not None:
             return temporary
+        if kind == "VIEW" and _materialized(tree):
+            from dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
+            return create_materialized_view(sql, tree)
         if kind in ("DATABASE", "SCHEMA"):
             comment = None
             container = tree.args.get("properties")
@@ -862,6 +917,8 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         if kind in ("DATABASE", "SCHEMA"):
             return DropDatabase(_database_name(_dropped(tree)), bool(tree.args.get("exists")),
                                 bool(tree.args.get("cascade")))
+        if kind == "VIEW" and tree.args.get("materialized"):
+            return DropMaterializedView(_table_name(_dropped(tree)), bool(tree.args.get("exists")))
         if kind in ("TABLE", "VIEW"):
             return DropTable(_table_name(_dropped(tree)), bool(tree.args.get("exists")), kind == "VIEW")
     if isinstance(tree, exp.Use):

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from catalog.store import CatalogStore
     from runtime.streaming.manager import StreamManager
+    from runtime.warehouse.mv_scheduler import MaterializedViewScheduler
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,16 @@ def start_streams(config: GatewayConfig, spark: SparkSession, catalog: CatalogSt
     return manager
 
 
+def start_view_scheduler(config: GatewayConfig, spark: SparkSession, catalog: CatalogStore,
+                         policy: Policy) -> MaterializedViewScheduler:
+    """The loop that refreshes scheduled and TRIGGER ON UPDATE materialized views, ticking as the supervisor does."""
+    from runtime.warehouse.mv_scheduler import MaterializedViewScheduler
+
+    assert config.streams is not None
+    return MaterializedViewScheduler(spark, catalog, config.warehouse, policy, config.streams.tick_seconds,
+                                     input_check_seconds=config.streams.static_check_interval).start()
+
+
 class InfoType(Enum):
     SERVER_NAME = "SERVER_NAME"
     DBMS_NAME = "DBMS_NAME"
@@ -106,6 +117,8 @@ class GatewayService:
         self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
         assert config.security is not None
         self.policy = Policy(config.security, self.catalog)
+        # the owner of the streams also refreshes materialized views on their schedules (one per warehouse)
+        self.views = start_view_scheduler(config, spark, self.catalog, self.policy) if self._owns_streams else None
         landing = config.warehouse / "landing"
         if landing in config.security.allowed_paths:
             landing.mkdir(exist_ok=True)  # the default root users land files in: the warehouse's own folder
@@ -264,6 +277,8 @@ class GatewayService:
             time.sleep(0.1)
         self.sessions.close_all()
         self.operations.shutdown()
+        if self.views is not None:
+            self.views.stop()
         if self._owns_streams:
             self.streams.stop_all()
 

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
     from catalog.store import CatalogStore
 
-_KIND_NAMES = {"TABLE": "TABLE", "VIEW": "VIEW", "STREAMING_TABLE": "STREAMING TABLE"}
+_KIND_NAMES = {"TABLE": "TABLE", "VIEW": "VIEW", "STREAMING_TABLE": "STREAMING TABLE",
+               "MATERIALIZED_VIEW": "MATERIALIZED VIEW"}
 
 
 @dataclass(frozen=True)

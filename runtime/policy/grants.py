@@ -26,7 +26,8 @@ class Principal:
 
 
 def _kind(entry: TableEntry) -> str:
-    return {"VIEW": "view", "STREAMING_TABLE": "streaming table"}.get(entry.kind, "table")
+    return {"VIEW": "view", "STREAMING_TABLE": "streaming table", "MATERIALIZED_VIEW": "materialized view"}.get(
+        entry.kind, "table")
 
 
 class Grants:

@@ -39,7 +39,17 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
         found = existing(statement.table)
         if found is not None and statement.replace:
             grants.require_owner(principal, found, "replace")
-    elif isinstance(statement, (st.DropTable, st.DropStreamingTable)):
+    elif isinstance(statement, st.ExplainMaterializedView):
+        pass  # nothing runs: it reads the query's text and which catalog objects it names (as SHOW TABLES does)
+    elif isinstance(statement, st.CreateMaterializedView):
+        # CREATE in the schema; OR REPLACE / OR REFRESH of an existing view: its owner. SELECT on every input is
+        # checked where the query is bound (runtime/warehouse/resolver.py), with the creator's rights.
+        found = existing(statement.table)
+        if found is not None and (statement.replace or statement.or_refresh) and not statement.if_not_exists:
+            grants.require_owner(principal, found, "replace" if statement.replace else "refresh")
+        elif store.get_database(database_of(statement.table)) is not None:
+            grants.require_create(principal, database_of(statement.table))
+    elif isinstance(statement, (st.DropTable, st.DropStreamingTable, st.DropMaterializedView)):
         found = existing(statement.table)
         if found is not None:
             grants.require_owner(principal, found, "drop")

@@ -38,7 +38,8 @@ from runtime.warehouse.tables import require, require_table, to_drop
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table"}
+_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
+                                    "MATERIALIZED_VIEW": "materialized view"}
 
 
 def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:
@@ -219,6 +220,11 @@ def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
     entry = to_drop(ctx, stmt.table, stmt.if_exists)
     if entry is None:
         return no_result()
+    if entry.kind == "MATERIALIZED_VIEW":
+        line, column = ctx.position_of(stmt.table)
+        raise NotATableError(f"`{database}`.`{name}` is a materialized view; DROP {'VIEW' if stmt.view else 'TABLE'} "
+                             "cannot drop it.", error_class="WRONG_COMMAND_FOR_OBJECT_TYPE", line=line, column=column,
+                             hint="use DROP MATERIALIZED VIEW")
     if stmt.view and entry.kind != "VIEW":
         line, column = ctx.position_of(stmt.table)
         raise NotAViewError(f"`{database}`.`{name}` is a table; DROP VIEW cannot drop it.",

@@ -20,6 +20,7 @@ from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import spark_has_database
 from runtime.warehouse.dml import table_schema
 from runtime.warehouse.output import rows_result
+from runtime.warehouse import mv_refresh
 from runtime.warehouse.schedules import refresh_rows
 from runtime.warehouse.tables import require, require_table
 
@@ -62,7 +63,8 @@ def show_table_extended(ctx: StatementContext, stmt: ShowTableExtended) -> State
 def _type(entry: TableEntry) -> str:
     """Spark's `Type`: VIEW, MANAGED, or STREAMING_TABLE as Databricks says (dbt-spark takes all but VIEW for a
     table; dbt-databricks reads STREAMING_TABLE)."""
-    return {"VIEW": "VIEW", "STREAMING_TABLE": "STREAMING_TABLE"}.get(entry.kind, "MANAGED")
+    return {"VIEW": "VIEW", "STREAMING_TABLE": "STREAMING_TABLE",
+            "MATERIALIZED_VIEW": "MATERIALIZED_VIEW"}.get(entry.kind, "MANAGED")
 
 
 def _statistics(entry: TableEntry) -> str | None:
@@ -81,7 +83,7 @@ def _information(entry: TableEntry, readable: bool) -> str:
     if entry.kind != "VIEW":
         lines.append(("Provider", "delta"))
     lines.append(("Comment", entry.comment))
-    if entry.kind == "VIEW":
+    if entry.kind in ("VIEW", "MATERIALIZED_VIEW"):
         lines.append(("View Text", entry.definition if readable else None))
     if entry.properties:
         lines.append(("Table Properties", "[" + ", ".join(f"{k}={v}" for k, v in sorted(entry.properties.items()))
@@ -163,6 +165,11 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
             if entry.kind == "STREAMING_TABLE":  # what dbt-databricks reads: the query, and how it is refreshed
                 details.append(("View Text", defining_query(entry.definition) if entry.definition else None))
                 details.extend(refresh_rows(entry, ctx.store.get_stream(entry.database, entry.name)))
+            elif entry.kind == "MATERIALIZED_VIEW":  # the query, how and when it is refreshed, what it reflects
+                row = ctx.store.get_stream(entry.database, entry.name)
+                details.append(("View Text", entry.definition))
+                details.extend(refresh_rows(entry, row))
+                details.extend(mv_refresh.refresh_rows(entry, row))
             details.append(("Provider", "delta"))
             if entry.properties:
                 details.append(("Table Properties",

@@ -113,11 +113,12 @@ def event_log_dataframe(ctx: StatementContext) -> EventLogReader:
                                      hint="check the spelling and the database; SHOW STREAMING TABLES lists the "
                                           "streaming tables")
         entry = ctx.store.get_table(resolved.database, resolved.name) if resolved.database else None
-        if entry is None or entry.kind != "STREAMING_TABLE":
+        if entry is None or entry.kind not in ("STREAMING_TABLE", "MATERIALIZED_VIEW"):
             kind = "view" if resolved.kind == "VIEW" else "table"
             raise EventLogTableTypeError(
-                f"{resolved.qualified} is a {kind}, not a streaming table: only streaming tables have an event log",
-                line=line, column=column, hint="SHOW STREAMING TABLES lists the streaming tables")
+                f"{resolved.qualified} is a {kind}, not a streaming table or materialized view: only those have an "
+                "event log", line=line, column=column,
+                hint="SHOW STREAMING TABLES and SHOW MATERIALIZED VIEWS list them")
         records = ctx.store.event_log(entry.database, entry.name)
         return ctx.spark.createDataFrame(_arrow(records)).select(*COLUMNS)  # Arrow: 5x faster than Python rows
 

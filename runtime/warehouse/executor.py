@@ -19,7 +19,9 @@ from dialect.streaming.positions import line_column
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.policy.statements import authorize
 from runtime.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
-from runtime.warehouse import databases, ddl, describe, dml, flows, grants, merge, schedules, streaming, vacuum
+from runtime.warehouse import (
+    databases, ddl, describe, dml, flows, grants, materialized_views, merge, schedules, streaming, vacuum,
+)
 from runtime.warehouse.binder import bind, bind_statement
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.tables import spark_has
@@ -106,6 +108,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     **streaming.HANDLERS,
     **schedules.HANDLERS,
     **flows.HANDLERS,
+    **materialized_views.HANDLERS,
 }
 
 # Statements naming one existing object: if only Spark's session knows it, Spark runs the statement.

@@ -64,12 +64,9 @@ def alter_schedule(ctx: StatementContext, statement: st.AlterSchedule) -> Statem
     under the stream's lifecycle lock, then the stream manager switches the stream between continuous and
     scheduled."""
     line, column = ctx.position_of(statement.table)
-    if statement.kind == "MATERIALIZED VIEW":
-        raise UnsupportedStatementError(
-            "sluicegate has no materialized views yet: ALTER MATERIALIZED VIEW cannot change a schedule",
-            error_class="UNSUPPORTED_FEATURE.MATERIALIZED_VIEW", line=line, column=column,
-            hint="schedule a streaming table instead: ALTER STREAMING TABLE t ADD SCHEDULE ...")
     entry = require(ctx, statement.table)
+    if statement.kind == "MATERIALIZED VIEW" or entry.kind == "MATERIALIZED_VIEW":
+        return _alter_view_schedule(ctx, statement, entry, line, column)
     if entry.kind != "STREAMING_TABLE":
         raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {entry.kind.lower().replace('_', ' ')}, not a "
                              "streaming table.", error_class="EXPECT_STREAMING_TABLE", line=line, column=column,
@@ -79,21 +76,46 @@ def alter_schedule(ctx: StatementContext, statement: st.AlterSchedule) -> Statem
                                         hint="start it with `sluicegate serve`, which runs streams")
     database, name = entry.database, entry.name
     with ctx.streams.lifecycle(database, name):
-        current = Schedule.from_json(ctx.store.require_table(database, name).schedule)
-        if statement.action == "ADD" and current is not None:
-            raise ScheduleAlreadyExistsError(
-                f"`{database}`.`{name}` already has a refresh schedule ({current.describe()})",
-                line=line, column=column, hint="use ALTER SCHEDULE to change it, or DROP SCHEDULE first")
-        if statement.action != "ADD" and current is None:
-            raise ScheduleDoesNotExistError(
-                f"`{database}`.`{name}` has no refresh schedule to {statement.action.lower()}",
-                line=line, column=column, hint="use ADD SCHEDULE to give it one")
-        new = with_session_zone(ctx, statement.schedule) if statement.action != "DROP" else None
-        ctx.store.update_table(database, name, schedule=new.to_json() if new is not None else None)
-        ctx.store.record_event(database, name, "SCHEDULE_CHANGED",
-                               f"{statement.action} SCHEDULE: " + (new.describe() if new is not None else
-                                                                  "none, the stream runs continuously"))
+        _change_schedule(ctx, statement, database, name, line, column, "none, the stream runs continuously")
     ctx.streams.reschedule(database, name)  # outside the lock: the manager takes it itself
+    return no_result()
+
+
+def _change_schedule(ctx: StatementContext, statement: st.AlterSchedule, database: str, name: str,
+                     line: int | None, column: int | None, none: str) -> None:
+    """The checked change of the row's schedule, and its event (the caller holds the object's lock)."""
+    current = Schedule.from_json(ctx.store.require_table(database, name).schedule)
+    if statement.action == "ADD" and current is not None:
+        raise ScheduleAlreadyExistsError(
+            f"`{database}`.`{name}` already has a refresh schedule ({current.describe()})",
+            line=line, column=column, hint="use ALTER SCHEDULE to change it, or DROP SCHEDULE first")
+    if statement.action != "ADD" and current is None:
+        raise ScheduleDoesNotExistError(
+            f"`{database}`.`{name}` has no refresh schedule to {statement.action.lower()}",
+            line=line, column=column, hint="use ADD SCHEDULE to give it one")
+    new = with_session_zone(ctx, statement.schedule) if statement.action != "DROP" else None
+    ctx.store.update_table(database, name, schedule=new.to_json() if new is not None else None)
+    ctx.store.record_event(database, name, "SCHEDULE_CHANGED",
+                           f"{statement.action} SCHEDULE: " + (new.describe() if new is not None else none))
+
+
+def _alter_view_schedule(ctx: StatementContext, statement: st.AlterSchedule, entry: TableEntry,
+                         line: int | None, column: int | None) -> StatementResult:
+    """A materialized view's schedule: the row changes under the view's refresh lock, then the view scheduler (when
+    the gateway runs one) re-reads it."""
+    from runtime.warehouse import materialized_views, mv_refresh
+
+    if entry.kind != "MATERIALIZED_VIEW" or statement.kind != "MATERIALIZED VIEW":
+        kind = entry.kind.lower().replace("_", " ")
+        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {kind}, not a "
+                             f"{statement.kind.lower()}.", line=line, column=column,
+                             error_class="EXPECT_MATERIALIZED_VIEW" if statement.kind == "MATERIALIZED VIEW"
+                             else "EXPECT_STREAMING_TABLE",
+                             hint="ALTER STREAMING TABLE schedules streaming tables, ALTER MATERIALIZED VIEW views")
+    with mv_refresh.refresh_lock(entry.database, entry.name):
+        _change_schedule(ctx, statement, entry.database, entry.name, line, column,
+                         "none, refreshed by REFRESH MATERIALIZED VIEW only")
+    materialized_views.scheduler_changed(ctx, entry.database, entry.name)
     return no_result()
 
 
@@ -108,7 +130,9 @@ def refresh_rows(table: TableEntry, stream: StreamEntry | None,
     its last micro-batch and its state)."""
     schedule = Schedule.from_json(table.schedule)
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    if schedule is None:
+    if schedule is None and table.kind == "MATERIALIZED_VIEW":
+        mode = "MANUAL (no schedule: refreshed by REFRESH MATERIALIZED VIEW)"
+    elif schedule is None:
         mode = "CONTINUOUS (no schedule: the stream processes input as it lands)"
     elif schedule.kind == "on_update":
         mode = "ON UPDATE (a pass when an input table gets a new version)"

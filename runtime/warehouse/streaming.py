@@ -356,12 +356,19 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
     line, column = ctx.position_of(statement.table)
     if entry is None:
         raise not_found(ctx, statement.table)
+    if entry.kind == "MATERIALIZED_VIEW" and statement.kind == "MATERIALIZED VIEW":
+        from runtime.warehouse.materialized_views import refresh_materialized_view
+
+        return refresh_materialized_view(ctx, statement, entry)
     if entry.kind != "STREAMING_TABLE":
         if statement.kind == "TABLE" and not statement.full:
             return no_result()  # Spark's REFRESH TABLE drops cached metadata: each statement reads the latest here
+        view = statement.kind == "MATERIALIZED VIEW"
         raise NotATableError(f"`{database}`.`{name}` is a {entry.kind.lower().replace('_', ' ')}, not a "
-                             f"{statement.kind.lower()}.", error_class="EXPECT_STREAMING_TABLE", line=line,
-                             column=column, hint="REFRESH [STREAMING] TABLE refreshes streaming tables")
+                             f"{statement.kind.lower()}.", line=line, column=column,
+                             error_class="EXPECT_MATERIALIZED_VIEW" if view else "EXPECT_STREAMING_TABLE",
+                             hint="REFRESH MATERIALIZED VIEW refreshes materialized views" if view else
+                             "REFRESH [STREAMING] TABLE refreshes streaming tables")
     if statement.kind == "MATERIALIZED VIEW":
         raise NotATableError(f"`{database}`.`{name}` is a streaming table, not a materialized view.",
                              error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
@@ -457,6 +464,8 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
     matcher = pattern_matcher(statement.pattern)
     rows = []
     for entry in ctx.store.list_streams():
+        if entry.desired_state == "MATERIALIZED_VIEW":
+            continue  # a materialized view's refresh row (runtime/warehouse/mv_refresh.py), not a stream
         if entry.flow is not None or entry.database != database or (matcher is not None and
                                                                      not matcher.match(entry.name)):
             continue  # flows: SHOW FLOWS

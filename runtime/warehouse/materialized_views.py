@@ -1,0 +1,277 @@
+"""Materialized-view statements: CREATE [OR REPLACE | OR REFRESH] MATERIALIZED VIEW computes the result and makes it
+the view's first Delta commit; REFRESH MATERIALIZED VIEW recomputes it (runtime/warehouse/mv_refresh.py); DROP
+removes the row, the refresh state and the folder; SHOW MATERIALIZED VIEWS lists them.
+
+A materialized view is a catalog object of kind MATERIALIZED_VIEW with its own Delta folder (the name rule and the
+folder from runtime/warehouse/locations.py), read like a table (SELECT on it), refreshed by its owner with the owner's
+rights on its inputs, as a view's query runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
+from catalog.store import TableEntry
+from dialect import statements as st
+from runtime.errors import RuntimeQueryError
+from runtime.sql import StatementResult
+from runtime.warehouse import locations, mv_incremental, mv_refresh
+from runtime.warehouse.context import StatementContext
+from runtime.warehouse.databases import ensure_spark_database
+from runtime.warehouse.ddl import _named_columns
+from runtime.warehouse.errors import NotATableError
+from runtime.warehouse.output import no_result, rows_result
+from runtime.warehouse.schedules import schedule_json
+from runtime.warehouse.tables import to_drop
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+KIND = "MATERIALIZED_VIEW"
+
+
+class NotIncrementalizableError(RuntimeQueryError):
+    error_class = "MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE"
+    sqlstate = "42000"
+
+
+class UnversionedInputError(RuntimeQueryError):
+    error_class = "MATERIALIZED_VIEW_INPUT_NOT_VERSIONED"
+    sqlstate = "42000"
+
+
+def scheduler_changed(ctx: StatementContext, database: str, name: str) -> None:
+    """A view's schedule is new or changed: its next scheduled refresh is planned from now (the scheduler reads it).
+    """
+    from runtime.warehouse.mv_scheduler import plan_next_run
+
+    plan_next_run(ctx.store, database, name)
+
+
+def _check_policy(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tuple[str, ...]:
+    """The refresh policy against what the query reads; returns the sources without a catalog version."""
+    line, column = ctx.position_of(stmt.table)
+    foreign = tuple(mv_refresh.foreign_sources(ctx, stmt.query.sql))
+    if stmt.refresh_policy.startswith("INCREMENTAL"):
+        found = incrementality(ctx, stmt)
+        if not found.incremental:
+            raise NotIncrementalizableError(
+                f"REFRESH POLICY {stmt.refresh_policy}: this materialized view cannot be refreshed incrementally: "
+                f"{found.detail}", error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason}",
+                line=line, column=column,
+                hint="write REFRESH POLICY AUTO (or FULL): each refresh recomputes the query when an input changed; "
+                     "only filters and projections of one Delta table without a column list refresh incrementally")
+    if foreign and stmt.refresh_policy != "FULL":
+        raise UnversionedInputError(
+            f"the materialized view reads {', '.join(foreign)}: sources that are not Delta tables or views of the "
+            "catalog have no versions, so a refresh cannot know whether they changed", line=line, column=column,
+            hint="write REFRESH POLICY FULL (every refresh recomputes the query), or read catalog tables only")
+    return foreign
+
+
+def incrementality(ctx: StatementContext, stmt: st.CreateMaterializedView) -> mv_incremental.Incrementality:
+    """Whether the view can be refreshed incrementally: by its query's tree, its one input being a catalog Delta
+    table (not a view or a source without versions) and no column list (which wraps the query)."""
+    found = mv_incremental.analyse(stmt.query.sql)
+    if not found.incremental:
+        return found
+    source = ctx.store.get_table((found.database or ctx.current_database).lower(), (found.table or "").lower())
+    if source is None or source.kind == "VIEW" or (found.database is None and ctx.is_temporary_view(found.table or "")):
+        return mv_incremental.Incrementality(False, "INPUT_NOT_IN_DELTA", f"{found.table} is not a Delta table of "
+                                                                          "the catalog")
+    if stmt.columns:
+        return mv_incremental.Incrementality(False, "OPERATOR_NOT_INCREMENTALIZABLE",
+                                             "a column list renames the query's columns (rename them in the query)")
+    return found
+
+
+def create_materialized_view(ctx: StatementContext, stmt: st.CreateMaterializedView) -> StatementResult:
+    database, name = ctx.checked(stmt.table, "materialized view")
+    line, column = ctx.position_of(stmt.table)
+    existing = ctx.store.get_table(database, name)
+    if existing is not None:
+        if stmt.if_not_exists:
+            return no_result()
+        if existing.kind != KIND or not (stmt.replace or stmt.or_refresh):
+            what = "a materialized view" if existing.kind == KIND else f"a {existing.kind.lower().replace('_', ' ')}"
+            raise TableAlreadyExistsError(
+                f"Cannot create materialized view `{database}`.`{name}` because {what} of that name already exists.",
+                line=line, column=column,
+                hint="use CREATE OR REFRESH (or OR REPLACE) MATERIALIZED VIEW to change its definition"
+                if existing.kind == KIND else "choose another name, or drop the existing object first")
+    if ctx.store.get_database(database) is None:
+        raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
+                                  hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
+    _check_policy(ctx, stmt)
+    ensure_spark_database(ctx, database)
+    schedule = schedule_json(ctx, stmt.schedule)
+    with mv_refresh.refresh_lock(database, name):
+        if existing is not None:
+            _create_or_refresh(ctx, stmt, existing, schedule)
+        else:
+            _create(ctx, stmt, database, name, schedule)
+    scheduler_changed(ctx, database, name)
+    return no_result()
+
+
+def _definition(ctx: StatementContext, stmt: st.CreateMaterializedView,
+                df_schema: StructType) -> tuple[StructType, str]:
+    """The stored query and the catalog schema: a `(name [COMMENT], ...)` list renames the query's columns in the
+    stored text and puts the comments in the schema, as for views."""
+    definition = stmt.query.sql.rstrip().rstrip(";")
+    if stmt.columns:
+        return _named_columns(ctx, stmt, df_schema, definition)  # type: ignore[arg-type]
+    return df_schema, definition
+
+
+def _entry(ctx: StatementContext, stmt: st.CreateMaterializedView, database: str, name: str, location: str,
+           schedule: str | None) -> TableEntry:
+    return TableEntry(database=database, name=name, kind=KIND, location=location, schema_json=None,
+                      definition=None, properties=dict(stmt.properties), partition_by=tuple(stmt.partition_by),
+                      comment=stmt.comment, owner=ctx.user, schedule=schedule)
+
+
+def _analysed(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tuple[StructType, str]:
+    """The query analysed once (the user's SELECT on every input checked, the plan judged by the policy)."""
+    from runtime.warehouse.binder import bind
+
+    df, binder = bind(ctx, stmt.query)
+    try:
+        return _definition(ctx, stmt, df.schema)
+    finally:
+        binder.close()
+
+
+def _create(ctx: StatementContext, stmt: st.CreateMaterializedView, database: str, name: str,
+            schedule: str | None) -> None:
+    """The result is the view's first commit, then the catalog row and the refresh row: anything failing before
+    the row removes the folder made here."""
+    schema, definition = _analysed(ctx, stmt)
+    state = mv_refresh.MaterializedViewState(refresh_policy=stmt.refresh_policy, database=ctx.current_database)
+    try:
+        with locations.new_table_folder(ctx.warehouse, database, name, "materialized view") as folder:
+            entry = replace(_entry(ctx, stmt, database, name, str(folder), schedule), definition=definition)
+            outcome = mv_refresh.recompute(replace(ctx, sql=definition), entry, state, full=False, create=True)
+            ctx.store.create_table(replace(entry, schema_json=schema.json()))
+    except LocationExistsError as exc:
+        exc.line, exc.column = ctx.position_of(stmt.table)
+        raise
+    ctx.store.put_stream(mv_refresh.new_refresh_row(database, name, state))
+    ctx.store.record_event(database, name, "CREATED", f"created by {ctx.user}", origin={"user_name": ctx.user})
+    mv_refresh.record_success(ctx, entry, state, outcome, False, "USER_ACTION")
+
+
+def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, existing: TableEntry,
+                       schedule: str | None) -> None:
+    """CREATE OR REFRESH with the stored definition is a REFRESH (nothing to do when no input changed); a new
+    definition (or OR REPLACE) is recomputed into the same folder, in one commit, and stored."""
+    schema, definition = _analysed(ctx, stmt)
+    database, name = existing.database, existing.name
+    row, state = mv_refresh.state_of(ctx, existing)
+    same_database = state.database in (None, ctx.current_database)
+    state = replace(state, refresh_policy=stmt.refresh_policy, database=ctx.current_database)
+    same = (same_database and definition == existing.definition and tuple(stmt.partition_by) == tuple(existing.partition_by)
+            and dict(stmt.properties) == dict(existing.properties or {}))
+    ctx.store.update_table(database, name, schedule=schedule, comment=stmt.comment)
+    if row is None:
+        ctx.store.put_stream(mv_refresh.new_refresh_row(database, name, state))
+    else:
+        ctx.store.update_stream(database, name, plan_json=state.to_json())
+    if same and not stmt.replace:
+        mv_refresh.refresh_unlocked(ctx, ctx.store.require_table(database, name))
+        return
+    location = str(locations.existing_table_folder(ctx.warehouse, existing.location))
+    entry = replace(existing, location=location, definition=definition, partition_by=tuple(stmt.partition_by),
+                    properties=dict(stmt.properties), comment=stmt.comment, schedule=schedule)
+    create = tuple(stmt.partition_by) != tuple(existing.partition_by)
+    try:
+        outcome = mv_refresh.recompute(replace(ctx, sql=definition), entry, replace(state, last_version=None),
+                                       full=True, create=create)
+    except Exception as exc:  # recorded, then raised with its type
+        error = mv_refresh.record_failure(ctx, existing, exc, "USER_ACTION")
+        if error is exc:
+            raise
+        raise error from exc
+    ctx.store.update_table(database, name, definition=definition, schema_json=schema.json(),
+                           partition_by=tuple(stmt.partition_by), properties=dict(stmt.properties))
+    mv_refresh.record_success(ctx, entry, state, replace(outcome, reason=f"{outcome.reason}; the definition "
+                                                                         "changed"), True, "USER_ACTION")
+
+
+def refresh_materialized_view(ctx: StatementContext, statement: st.Refresh, entry: TableEntry) -> StatementResult:
+    """`REFRESH MATERIALIZED VIEW mv [FULL] [SYNC | ASYNC]`: the recompute runs within the statement (ASYNC is
+    accepted and runs as SYNC: the result is one commit either way, and the client may run the statement async)."""
+    mv_refresh.refresh(ctx, entry, full=statement.full)
+    return no_result()
+
+
+def drop_materialized_view(ctx: StatementContext, statement: st.DropMaterializedView) -> StatementResult:
+    database, name = ctx.qualify(statement.table)
+    entry = to_drop(ctx, statement.table, statement.if_exists)
+    if entry is None:
+        return no_result()
+    if entry.kind != KIND:
+        line, column = ctx.position_of(statement.table)
+        kind = entry.kind.lower().replace("_", " ")
+        raise NotATableError(f"`{database}`.`{name}` is a {kind}, not a materialized view.",
+                             error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
+                             hint="use DROP VIEW" if entry.kind == "VIEW" else "use DROP TABLE")
+    drop(ctx, database, name)
+    return no_result()
+
+
+def drop(ctx: StatementContext, database: str, name: str) -> None:
+    """The catalog rows (the refresh row and events go with the table's), then the folder."""
+    with mv_refresh.refresh_lock(database, name):
+        dropped = ctx.store.drop_table(database, name)
+        locations.drop_table_folder(ctx.warehouse, dropped.location)
+
+
+def show_materialized_views(ctx: StatementContext, statement: st.ShowMaterializedViews) -> StatementResult:
+    database = (statement.database or ctx.current_database).lower()
+    rows = []
+    principal = ctx.principal
+    for entry in ctx.store.list_tables(database, statement.pattern, kinds=(KIND,)):
+        row, state = mv_refresh.state_of(ctx, entry)
+        readable = ctx.policy.may_read(principal, entry.database, entry.name)  # an error may quote the data
+        rows.append((entry.database, entry.name, row.last_refresh_status if row is not None else None,
+                     _iso(row.last_refresh_at) if row is not None else None, state.last_kind,
+                     row.last_error if row is not None and readable else None))
+    columns = [("namespace", "string"), ("viewName", "string"), ("lastRefreshStatus", "string"),
+               ("lastRefreshedAt", "string"), ("lastRefreshType", "string"), ("lastError", "string")]
+    return rows_result(columns, rows)
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.replace(microsecond=0).isoformat(sep=" ") if value is not None else None
+
+
+def explain_materialized_view(ctx: StatementContext, statement: st.ExplainMaterializedView) -> StatementResult:
+    """How the view would be kept equal to its query: incrementally for appends (and why not), or by full
+    recomputes; one row per line, as EXPLAIN answers."""
+    create = statement.create
+    database, name = ctx.qualify(create.table)
+    found = incrementality(ctx, create)
+    foreign = mv_refresh.foreign_sources(ctx, create.query.sql)
+    lines = [f"Materialized view {database}.{name}", f"Refresh policy: {create.refresh_policy}",
+             f"Refresh schedule: {create.schedule.describe() if create.schedule is not None else 'MANUAL'}"]
+    if found.incremental:
+        lines.append(f"Incremental: yes, {found.detail}: rows appended to the input are filtered and projected and "
+                     "appended to the view; any other change of the input is a full recompute")
+    else:
+        lines.append(f"Incremental: no, MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason}: {found.detail}")
+        lines.append("Refresh: a full recompute when an input has a new version (none: nothing to do)")
+    if foreign:
+        lines.append(f"Unversioned sources: {', '.join(foreign)} (needs REFRESH POLICY FULL; recomputed every time)")
+    return rows_result([("plan", "string")], [(line,) for line in lines])
+
+
+HANDLERS = {
+    st.ExplainMaterializedView: explain_materialized_view,
+    st.CreateMaterializedView: create_materialized_view,
+    st.DropMaterializedView: drop_materialized_view,
+    st.ShowMaterializedViews: show_materialized_views,
+}

@@ -1,0 +1,307 @@
+"""Refreshing a materialized view: its query recomputed over ONE pinned version of every table it reads, written as
+ONE Delta commit that replaces every row, so a reader sees the view as of one consistent set of input versions and
+never a half-refresh.
+
+What the view reflects lives in the catalog beside its row, in the `streams` row every refreshed table has (no
+migration): `plan_json` holds the view's refresh state (`MaterializedViewState`: the refresh policy, the input
+versions of the last successful refresh, how and why it ran), and the refresh columns (`last_refresh_at`,
+`last_refresh_status`, `last_error`, `next_run_at`) are the ones DESCRIBE already reads for streaming tables. The row's
+`desired_state` is `MATERIALIZED_VIEW`, so the stream supervisor, which takes on rows that should be RUNNING, never
+mistakes it for a stream.
+
+A refresh whose input versions equal the recorded ones does nothing (no commit): the result could not differ. A query
+that reads anything but catalog Delta tables and views (read_files, range, Spark's own tables) has no versions to
+compare, so it is recomputed every time (and needs REFRESH POLICY FULL). A refresh that fails leaves the previous
+result in place (nothing was committed) and its error in the catalog (DESCRIBE) and the event log.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from catalog.store import StreamEntry, TableEntry
+from dialect.errors import SqlError
+from dialect.references import parse, table_references
+from dialect.statements import Query
+from runtime.errors import from_spark
+from runtime.warehouse import commit
+from runtime.warehouse.binder import bind
+from runtime.warehouse.dml import table_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    from runtime.warehouse.context import StatementContext
+
+MATERIALIZED_VIEW_STATE = "MATERIALIZED_VIEW"   # the desired_state of a view's refresh row: never a stream to run
+COMPLETED, FAILED, RUNNING = "COMPLETED", "FAILED", "RUNNING"
+UNCHANGED = "UNCHANGED"                          # a refresh that found every input at the version it reflects
+FULL = "FULL"
+INCREMENTAL = "INCREMENTAL"                      # the query over the rows appended to its input, appended
+MAX_VIEW_DEPTH = 16
+
+_locks: dict[tuple[str, str], threading.Lock] = {}
+_locks_lock = threading.Lock()
+
+
+def refresh_lock(database: str, name: str) -> threading.Lock:
+    """One refresh of a view at a time (a statement's and the scheduler's): the second waits for the first."""
+    with _locks_lock:
+        return _locks.setdefault((database, name), threading.Lock())
+
+
+@dataclass(frozen=True)
+class MaterializedViewState:
+    refresh_policy: str = "AUTO"
+    database: str | None = None                # where the query's unqualified names resolve (the CREATE's database)
+    input_versions: dict[str, int] = field(default_factory=dict)   # "db.table" -> the Delta version reflected
+    foreign_inputs: tuple[str, ...] = ()       # sources with no catalog version (read_files, range, Spark tables)
+    last_kind: str | None = None               # FULL (a recompute) or UNCHANGED (nothing to do)
+    last_reason: str | None = None             # why the last refresh ran as it did
+    last_version: int | None = None            # the view's own Delta version after its last commit
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> MaterializedViewState:
+        if not text:
+            return cls()
+        data = json.loads(text)
+        data["foreign_inputs"] = tuple(data.get("foreign_inputs") or ())
+        return cls(**data)
+
+    def describe_inputs(self) -> str | None:
+        parts = [f"{name}@v{version}" for name, version in sorted(self.input_versions.items())]
+        parts += [f"{name} (not versioned)" for name in self.foreign_inputs]
+        return ", ".join(parts) or None
+
+
+@dataclass(frozen=True)
+class RefreshOutcome:
+    kind: str                                  # FULL or UNCHANGED
+    reason: str
+    input_versions: dict[str, int]
+    version: int | None                        # the view's Delta version after the refresh
+    foreign_inputs: tuple[str, ...] = ()
+    schema: StructType | None = None           # the result's columns
+
+
+def new_refresh_row(database: str, name: str, state: MaterializedViewState) -> StreamEntry:
+    return StreamEntry(database, name, uuid.uuid4().hex, state.to_json(), "", RUNNING, MATERIALIZED_VIEW_STATE)
+
+
+def state_of(ctx: StatementContext, entry: TableEntry) -> tuple[StreamEntry | None, MaterializedViewState]:
+    row = ctx.store.get_stream(entry.database, entry.name)
+    return row, MaterializedViewState.from_json(row.plan_json if row is not None else None)
+
+
+def foreign_sources(ctx: StatementContext, query_sql: str, depth: int = 0) -> list[str]:
+    """What the query reads that has no catalog Delta version: table functions (read_files, range, ...), Spark's own
+    tables and temporary views; catalog views are looked into."""
+    tree = parse(query_sql)
+    found = []
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Func):
+            function = table.this
+            found.append((function.name if isinstance(function, exp.Anonymous) else function.sql_name()).lower()
+                         + "(...)")
+    for ref in table_references(query_sql, tree):
+        if ref.database is None and ctx.is_temporary_view(ref.name):
+            found.append(f"temporary view {ref.name}")
+            continue
+        entry = ctx.store.get_table((ref.database or ctx.current_database).lower(), ref.name.lower())
+        if entry is None:
+            found.append(".".join(p for p in (ref.database, ref.name) if p))
+        elif entry.kind == "VIEW" and entry.definition and depth < MAX_VIEW_DEPTH:
+            found += foreign_sources(ctx, entry.definition, depth + 1)
+    return found
+
+
+def in_database(ctx: StatementContext, database: str) -> StatementContext:
+    """`ctx` with `database` current: the caller's session when it is already, else a fresh session of the same
+    user (own temporary views and current database), so the view's names mean what they meant at CREATE."""
+    if ctx.current_database == database:
+        return ctx
+    from runtime.policy.sessions import new_user_session, set_current_user
+    from runtime.warehouse.session_views import SessionViews
+
+    session = new_user_session(ctx.spark)
+    session.catalog.setCurrentDatabase(database)
+    set_current_user(session, ctx.user)
+    return replace(ctx, spark=session, session_views=SessionViews())
+
+
+def same_columns(a: StructType, b: StructType) -> bool:
+    return [(f.name.lower(), f.dataType.simpleString()) for f in a.fields] == \
+        [(f.name.lower(), f.dataType.simpleString()) for f in b.fields]
+
+
+def write_result(location: str, df: DataFrame, entry: TableEntry, operation: str, parameters: dict[str, str],
+                 *, create: bool = False) -> int:
+    """The whole result as one commit: an overwrite of every file (or, when the columns changed or the table is
+    new, the table created again with the new schema, still one commit). Returns the view's new version."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from runtime.delta.write import commit_files, write_files
+    from runtime.warehouse.ddl import delta_configuration
+
+    if not create and same_columns(df.schema, table_schema(entry)):
+        return commit.overwrite(location, df, operation, parameters)
+    files = write_files(df, location, entry.partition_by)
+    return commit_files(location, files, to_arrow_schema(df.schema), "overwrite", partition_by=entry.partition_by,
+                        create=True, name=entry.name, description=entry.comment,
+                        configuration=delta_configuration(entry.properties))
+
+
+def refresh(ctx: StatementContext, entry: TableEntry, *, full: bool = False,
+            cause: str = "USER_ACTION") -> RefreshOutcome:
+    """Recompute the view `entry` (its owner's rights are the caller's: `ctx.user`) unless every input is at the
+    version it already reflects and `full` is not asked; the previous result stays when anything fails."""
+    with refresh_lock(entry.database, entry.name):
+        return refresh_unlocked(ctx, ctx.store.require_table(entry.database, entry.name), full=full, cause=cause)
+
+
+def refresh_unlocked(ctx: StatementContext, entry: TableEntry, *, full: bool = False,
+                     cause: str = "USER_ACTION") -> RefreshOutcome:
+    """`refresh` for a caller that holds the view's refresh lock."""
+    row, state = state_of(ctx, entry)
+    if row is None:
+        row = ctx.store.put_stream(new_refresh_row(entry.database, entry.name, state))
+    ctx.store.update_stream(entry.database, entry.name, last_refresh_status=RUNNING)
+    try:
+        outcome = recompute(ctx, entry, state, full)
+    except Exception as exc:  # recorded, then raised with its type
+        error = record_failure(ctx, entry, exc, cause)
+        if error is exc:
+            raise
+        raise error from exc
+    if outcome.schema is not None and not same_columns(outcome.schema, table_schema(entry)):
+        ctx.store.update_table(entry.database, entry.name, schema_json=outcome.schema.json())
+    record_success(ctx, entry, state, outcome, full, cause)
+    return outcome
+
+
+def record_success(ctx: StatementContext, entry: TableEntry, state: MaterializedViewState, outcome: RefreshOutcome,
+                   full: bool, cause: str) -> None:
+    """The refresh row and the event log after a refresh that ended well (or found nothing to do)."""
+    new_state = replace(state, input_versions=outcome.input_versions, foreign_inputs=outcome.foreign_inputs,
+                        last_kind=outcome.kind, last_reason=outcome.reason,
+                        last_version=outcome.version if outcome.version is not None else state.last_version)
+    ctx.store.update_stream(entry.database, entry.name, plan_json=new_state.to_json(), status=COMPLETED,
+                            last_refresh_status=COMPLETED, last_error=None, last_refresh_at=_now())
+    ctx.store.record_event(
+        entry.database, entry.name, "REFRESH_" + outcome.kind, outcome.reason, event_type="create_update",
+        details={"create_update": {"cause": cause, "full_refresh": full, "technique": outcome.kind,
+                                   "reason": outcome.reason, "input_versions": outcome.input_versions,
+                                   "version": outcome.version}})
+
+
+def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewState, full: bool,
+               query: Query | None = None, create: bool = False) -> RefreshOutcome:
+    """Bind the view's query (or `query`, a new definition whose positions are in `ctx.sql`), compare the pinned
+    input versions with the recorded ones, and write the result in one commit unless nothing changed."""
+    if query is None:
+        ctx = replace(in_database(ctx, state.database or entry.database), sql=entry.definition or "")
+        query = Query(entry.definition or "")
+    foreign = tuple(foreign_sources(ctx, query.sql))
+    df, binder = bind(ctx, query)
+    try:
+        versions = {f"{db}.{name}": snapshot.version for (db, name), snapshot in binder.snapshots.items()}
+        if not full and not create and not foreign and state.last_version is not None \
+                and versions == state.input_versions:
+            return RefreshOutcome(UNCHANGED, "every input is at the version the view reflects: nothing to do",
+                                  versions, None, foreign, df.schema)
+        if not full and not create and not foreign and state.last_version is not None:
+            incremental = _incremental(ctx, entry, state, query, versions, df.schema)
+            if incremental is not None:
+                return incremental
+        reason = ("the view is new" if state.last_version is None else "REFRESH ... FULL" if full else
+                  f"it reads {', '.join(foreign)}, which have no versions to compare" if foreign else
+                  "input changed: " + ", ".join(_changes(state.input_versions, versions)))
+        version = write_result(entry.location or "", df, entry, "REFRESH MATERIALIZED VIEW",
+                               {"inputVersions": json.dumps(versions)}, create=create)
+        return RefreshOutcome(FULL, f"full recompute ({reason})", versions, version, foreign, df.schema)
+    finally:
+        binder.close()
+
+
+def record_failure(ctx: StatementContext, entry: TableEntry, exc: Exception, cause: str) -> SqlError:
+    """The error of a refresh that failed, in the refresh row (DESCRIBE) and the event log; returned typed."""
+    error = exc if isinstance(exc, SqlError) else from_spark(exc, include_stack_trace=False)
+    message = f"[{error.error_class}] {error.message}"
+    ctx.store.update_stream(entry.database, entry.name, status=FAILED, last_refresh_status=FAILED,
+                            last_error=message, last_refresh_at=_now())
+    ctx.store.record_event(entry.database, entry.name, "FAILED",
+                           f"the refresh failed; the previous result stays: {message}", error=message,
+                           origin={"update_cause": cause})
+    return error
+
+
+def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedViewState, query: Query,
+                 versions: dict[str, int], schema: StructType) -> RefreshOutcome | None:
+    """The refresh as an append of the query over the rows appended to its one input, when that is exact (see
+    mv_incremental); None when a full recompute is needed (an error under REFRESH POLICY INCREMENTAL STRICT)."""
+    from runtime.warehouse import mv_incremental
+
+    found = mv_incremental.analyse(query.sql)
+    why = found.detail
+    if found.incremental:
+        qualified = f"{(found.database or state.database or entry.database).lower()}.{(found.table or '').lower()}"
+        source = ctx.store.get_table(*qualified.split(".", 1))
+        before, after = state.input_versions.get(qualified), versions.get(qualified)
+        files = None
+        if source is None or source.kind == "VIEW" or set(versions) != {qualified} or before is None \
+                or after is None or not same_columns(schema, table_schema(entry)):
+            why = f"{qualified} is not the one Delta table the view reads"
+        else:
+            files = mv_incremental.appended_files(source.location or "", before, after)
+            why = f"{qualified} changed by more than appends (v{before} -> v{after})"
+        if files is not None:
+            reason = f"incremental ({len(files)} files appended to {qualified}, v{before} -> v{after})"
+            if not files:
+                return RefreshOutcome(INCREMENTAL, reason, versions, None, (), schema)
+            rows, view = mv_incremental.appended_rows(ctx, query.sql, found, source.location or "", after, files)
+            try:
+                version = commit.append(entry.location or "", rows, "REFRESH MATERIALIZED VIEW",
+                                        {"incremental": "true", "inputVersions": json.dumps(versions)})
+            finally:
+                ctx.spark.catalog.dropTempView(view)
+            return RefreshOutcome(INCREMENTAL, reason, versions, version, (), schema)
+    if state.refresh_policy == "INCREMENTAL STRICT":
+        from runtime.warehouse.materialized_views import NotIncrementalizableError
+
+        raise NotIncrementalizableError(
+            f"REFRESH POLICY INCREMENTAL STRICT: this refresh cannot be incremental: {why}",
+            error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason or 'OPERATOR_NOT_INCREMENTALIZABLE'}",
+            hint="REFRESH MATERIALIZED VIEW ... FULL recomputes it; REFRESH POLICY INCREMENTAL falls back by itself")
+    return None
+
+
+def _changes(before: dict[str, int], after: dict[str, int]) -> list[str]:
+    changed = [f"{name} v{before.get(name)} -> v{version}" if name in before else f"{name} is new (v{version})"
+               for name, version in sorted(after.items()) if before.get(name) != version]
+    changed += [f"{name} no longer read" for name in sorted(set(before) - set(after))]
+    return changed or ["the definition changed"]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def refresh_rows(entry: TableEntry, row: StreamEntry | None) -> list[tuple[str, Any]]:
+    """DESCRIBE EXTENDED's rows about how the view is kept equal to its query (after the schedule rows)."""
+    state = MaterializedViewState.from_json(row.plan_json if row is not None else None)
+    return [("Refresh Policy", state.refresh_policy),
+            ("Last Refresh Type", state.last_kind),
+            ("Last Refresh Reason", state.last_reason),
+            ("Input Versions", state.describe_inputs()),
+            ("Last Refresh Error", row.last_error if row is not None else None)]
