@@ -152,6 +152,12 @@ _STREAM_FIELDS = {f.name for f in fields(StreamEntry)} - {"database", "name", "u
 _TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definition", "partition_by", "schedule"}
 
 
+def _copy_stream_fields(entry: StreamEntry, row: StreamRow | FlowRow) -> None:
+    for key in _STREAM_FIELDS:
+        setattr(row, key, getattr(entry, key))
+    row.updated_at = _now()
+
+
 class CatalogStore:
     def __init__(self, url: str, event_retention: EventRetention | None = None) -> None:
         """`event_retention`: how long streaming tables' events are kept (conf `[events]`)."""
@@ -411,9 +417,7 @@ class CatalogStore:
             if row is None and entry.flow is not None:
                 raise FlowNotFoundError(f"The flow `{entry.database}`.`{entry.flow}` cannot be found.")
             row = row or StreamRow(table_id=table.id)
-            for key in _STREAM_FIELDS:
-                setattr(row, key, getattr(entry, key))
-            row.updated_at = _now()
+            _copy_stream_fields(entry, row)
             session.add(row)
             session.flush()
             return _stream_entry(table, row)
@@ -426,9 +430,7 @@ class CatalogStore:
                 table = self._require(session, entry.database, entry.name)
                 row = FlowRow(table_id=table.id, database=table.database, name=entry.flow, comment=comment,
                               owner=owner, created_at=_now())
-                for key in _STREAM_FIELDS:
-                    setattr(row, key, getattr(entry, key))
-                row.updated_at = _now()
+                _copy_stream_fields(entry, row)
                 session.add(row)
                 session.flush()
                 return _stream_entry(table, row)

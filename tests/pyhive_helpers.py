@@ -49,3 +49,14 @@ def land_named(folder: Path, name: str, rows: list[dict[str, Any]]) -> None:
     partial = folder / f".{name}.tmp"
     partial.write_text("".join(json.dumps(row) + "\n" for row in rows))
     partial.rename(folder / name)
+
+
+def drop_database(gateway: Any, database: str) -> None:
+    """DROP DATABASE IF EXISTS ... CASCADE on its own connection: a module's streams must not run on into others'."""
+    from pyhive import hive
+
+    conn = hive.connect(gateway.host, gateway.port, username="tester")
+    try:
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS {database} CASCADE")
+    finally:
+        conn.close()

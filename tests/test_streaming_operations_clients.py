@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyhive_helpers import drop_database
 from test_beeline import clean, csv_rows, sections
 from test_shell import run_shell
 
@@ -67,16 +68,6 @@ def _script(tmp: Path, client: str, db: str) -> Path:
     return script
 
 
-def _drop(gateway: Any, db: str) -> None:
-    """The table's stream must not run on into other modules' tests."""
-    from pyhive import hive
-
-    conn = hive.connect(gateway.host, gateway.port, username="tester")
-    try:
-        conn.cursor().execute(f"DROP DATABASE IF EXISTS {db} CASCADE")
-    finally:
-        conn.close()
-
 
 # -- beeline ----------------------------------------------------------------------------------------------------------
 
@@ -84,12 +75,12 @@ def _drop(gateway: Any, db: str) -> None:
 @pytest.fixture(scope="module")
 def beeline_run(beeline: Any, gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "clients_beeline"
-    _drop(gateway, db)
+    drop_database(gateway, db)
     script = _script(tmp_path_factory.mktemp("clients_beeline"), "beeline", db)
     try:
         yield beeline(gateway.port, "-f", str(script))
     finally:
-        _drop(gateway, db)
+        drop_database(gateway, db)
 
 
 @pytest.fixture(scope="module")
@@ -170,13 +161,13 @@ def _shell_details(text: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def shell_run(gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "clients_shell"
-    _drop(gateway, db)
+    drop_database(gateway, db)
     tmp = tmp_path_factory.mktemp("clients_shell")
     script = _script(tmp, "the shell", db)
     try:
         yield run_shell(gateway.port, "-f", str(script), home=tmp, timeout=300)
     finally:
-        _drop(gateway, db)
+        drop_database(gateway, db)
 
 
 @pytest.fixture(scope="module")
@@ -238,7 +229,7 @@ def test_shell_e_runs_a_scheduled_create_with_comments_and_a_quartz_cron(gateway
     folder.mkdir()
     (folder / "a.json").write_text('{"id": 1}\n{"id": 2}\n')
     db = "clients_shell_e"
-    _drop(gateway, db)
+    drop_database(gateway, db)
     try:
         done = run_shell(gateway.port, "-e", (
             f"CREATE DATABASE {db}; CREATE STREAMING TABLE {db}.quarterly /* every quarter; on the hour too */\n"
@@ -247,7 +238,7 @@ def test_shell_e_runs_a_scheduled_create_with_comments_and_a_quartz_cron(gateway
             f"REFRESH STREAMING TABLE {db}.quarterly SYNC; SELECT count(*) AS n FROM {db}.quarterly;\n"
             f"ALTER STREAMING TABLE {db}.quarterly DROP SCHEDULE; SHOW STREAMING TABLES IN {db}"), home=tmp_path)
     finally:
-        _drop(gateway, db)
+        drop_database(gateway, db)
     assert done.returncode == 0, done.stderr
     head, show = done.stdout.split("OK\n n\n---\n 2\n(1 row)\n\nOK\n")
     assert head == "OK\nOK\n"                                   # CREATE DATABASE, CREATE STREAMING TABLE, then REFRESH

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyhive_helpers import drop_database
 from test_beeline import clean, csv_rows, sections
 from test_shell import run_shell
 from test_streaming_operations_clients import shell_sections, shell_table
@@ -59,24 +60,15 @@ def _script(tmp: Path, db: str) -> Path:
     return script
 
 
-def _drop(gateway: Any, db: str) -> None:
-    from pyhive import hive
-
-    conn = hive.connect(gateway.host, gateway.port, username="tester")
-    try:
-        conn.cursor().execute(f"DROP DATABASE IF EXISTS {db} CASCADE")
-    finally:
-        conn.close()
-
 
 @pytest.fixture(scope="module")
 def beeline_run(beeline: Any, gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "quality_beeline"
-    _drop(gateway, db)
+    drop_database(gateway, db)
     try:
         yield beeline(gateway.port, "-f", str(_script(tmp_path_factory.mktemp(db), db)))
     finally:
-        _drop(gateway, db)
+        drop_database(gateway, db)
 
 
 @pytest.mark.beeline
@@ -99,11 +91,11 @@ def test_beeline_expectations_quarantine_flows_and_an_error(beeline_run: Any) ->
 
 def test_shell_expectations_quarantine_flows_and_an_error(gateway: Any, tmp_path: Path) -> None:
     db = "quality_shell"
-    _drop(gateway, db)
+    drop_database(gateway, db)
     try:
         done = run_shell(gateway.port, "-f", str(_script(tmp_path, db)), home=tmp_path, timeout=300)
     finally:
-        _drop(gateway, db)
+        drop_database(gateway, db)
     out = shell_sections(done.stdout)
     assert list(out) == SECTIONS, done.stdout + done.stderr
     assert shell_table(out["kept"]) == [["id", "name"], ["1", "good"], ["2", "toolong"]]
