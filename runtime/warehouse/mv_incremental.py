@@ -114,6 +114,8 @@ def appended_rows(ctx: StatementContext, query_sql: str, found: Incrementality, 
     pinned_dataframe(ctx.spark, snapshot).createOrReplaceTempView(name)
     try:
         spliced = splice(query_sql, [(table_references(query_sql)[0], name)])
+        # as every text the binder hands to spark.sql: Spark runs a command at once, before the plan check below
+        ctx.policy.check_query_text(ctx.spark, spliced.sql, ctx.principal)
         df = ctx.spark.sql(spliced.sql)
         ctx.policy.check_query(df, ctx.principal)
     except BaseException:
