@@ -1,8 +1,8 @@
 """Privileges in the catalog: who may read, change or create what, besides the owners.
 
 A grant is (securable, principal, privilege): a securable is a schema or a table of one (views and streaming tables
-are tables here), a principal a user name or `users` (everybody), a privilege SELECT, MODIFY, CREATE (schemas only)
-or ALL PRIVILEGES. A privilege on a schema holds for every table in it, as in Databricks. Deciding what a statement
+are tables here), a principal a user name or `users` (everybody), a privilege SELECT, MODIFY, CREATE (schemas only),
+REFRESH (materialized views, or a schema's) or ALL PRIVILEGES. A privilege on a schema holds for every table in it, as in Databricks. Deciding what a statement
 needs is the policy's job (`runtime/policy/grants.py`); this module only stores and answers.
 """
 
@@ -16,7 +16,7 @@ from sqlalchemy import and_, delete, or_, select
 from catalog.models import EVERYONE, GrantRow
 from catalog.store import CatalogStore
 
-PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
+PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "ALL PRIVILEGES")
 SCHEMA, TABLE = "SCHEMA", "TABLE"
 
 

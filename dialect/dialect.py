@@ -224,7 +224,7 @@ class StreamingSpark(Databricks):
             return self.expression(exp.Show(this=kind, db=db, like=like))
 
         def _parse_show_grants(self) -> ShowGrants:
-            """`SHOW GRANT[S] [principal] [ON [TABLE|VIEW|SCHEMA|DATABASE] name]` (Databricks)."""
+            """`SHOW GRANT[S] [principal] [ON [TABLE|VIEW|MATERIALIZED VIEW|SCHEMA|DATABASE] name]` (Databricks)."""
             principal = None
             if self._curr and self._curr.token_type != TokenType.ON:
                 principal = self._parse_id_var()
@@ -232,7 +232,7 @@ class StreamingSpark(Databricks):
                     self.raise_error("Expected a user name or ON after SHOW GRANTS")
             kind = securable = None
             if self._match(TokenType.ON):
-                kind = self._prev.text.upper() if self._match_set(self.CREATABLES) else None
+                kind = self._parse_securable_kind()
                 securable = self._parse_table_parts()
             return self.expression(ShowGrants(principal=principal, kind=kind, this=securable))
 
@@ -372,8 +372,13 @@ class StreamingSpark(Databricks):
             privileges = self._parse_csv(self._parse_grant_privilege)
             if not self._match(TokenType.ON):
                 self.raise_error("Expected ON and the object: ON TABLE t, ON VIEW v or ON SCHEMA s")
-            kind = self._prev.text.upper() if self._match_set(self.CREATABLES) else None
-            return privileges, kind, self._parse_table_parts()
+            return privileges, self._parse_securable_kind(), self._parse_table_parts()
+
+        def _parse_securable_kind(self) -> str | None:
+            """The kind after ON: `MATERIALIZED VIEW` (two words, Databricks), TABLE, VIEW, SCHEMA, ... or none."""
+            if self._match_text_seq("MATERIALIZED", "VIEW"):
+                return "MATERIALIZED VIEW"
+            return self._prev.text.upper() if self._match_set(self.CREATABLES) else None
 
         def _parse_grant(self) -> exp.Grant:
             privileges, kind, securable = self._parse_grant_revoke_common()

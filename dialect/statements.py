@@ -394,13 +394,13 @@ class CreateTemporaryView:
 
 @dataclass(frozen=True)
 class SecurableObject:
-    kind: str                      # "TABLE" | "VIEW" | "SCHEMA" (ON t without a kind = TABLE; DATABASE = SCHEMA)
+    kind: str                      # "TABLE" | "VIEW" | "MATERIALIZED VIEW" | "SCHEMA" (ON t = TABLE; DATABASE = SCHEMA)
     name: TableName                # for a SCHEMA: TableName(None, schema_name)
 
 
 @dataclass(frozen=True)
 class Grant:
-    privileges: tuple[str, ...]    # upper case: "SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES"
+    privileges: tuple[str, ...]    # upper case: "SELECT", "MODIFY", "CREATE", "REFRESH", "ALL PRIVILEGES"
     securable: SecurableObject
     principals: tuple[str, ...]    # user names as written, unquoted
 
@@ -428,9 +428,10 @@ Statement = (
     | CreateMaterializedView | DropMaterializedView | ShowMaterializedViews | ExplainMaterializedView
 )
 
-PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "ALL PRIVILEGES")
+PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "ALL PRIVILEGES")
 _PRIVILEGE_ALIASES = {"ALL": "ALL PRIVILEGES"}
-_SECURABLE_KINDS = {None: "TABLE", "TABLE": "TABLE", "VIEW": "VIEW", "SCHEMA": "SCHEMA", "DATABASE": "SCHEMA"}
+_SECURABLE_KINDS = {None: "TABLE", "TABLE": "TABLE", "VIEW": "VIEW", "MATERIALIZED VIEW": "MATERIALIZED VIEW",
+                    "SCHEMA": "SCHEMA", "DATABASE": "SCHEMA"}
 
 # Statements the gateway runs itself: a syntax error in one is reported, never handed to Spark to guess at. Each is
 # the sequence of its first keywords, each position a tuple of the words accepted there.
@@ -666,7 +667,7 @@ def _show(tree: exp.Show) -> Statement:
 def _securable(sql: str, kind: str | None, table: exp.Expression) -> SecurableObject:
     if kind not in _SECURABLE_KINDS:
         raise _error(sql, table, f"privileges on a {kind} are not supported",
-                     "grant on TABLE name, VIEW name or SCHEMA name")
+                     "grant on TABLE name, VIEW name, MATERIALIZED VIEW name or SCHEMA name")
     normalised = _SECURABLE_KINDS[kind]
     if normalised != "SCHEMA":
         return SecurableObject(normalised, _table_name(table))

@@ -2,7 +2,8 @@
 
 Reading a table or view needs SELECT; INSERT, UPDATE, DELETE and MERGE need MODIFY; creating in a schema needs its
 ownership or CREATE on it; DROP, ALTER, REFRESH, VACUUM and GRANT need the ownership of the object (or of its
-schema). ALL PRIVILEGES counts as each. Admins may do everything.
+schema), except that REFRESH of a materialized view may be granted (it runs with the owner's rights). ALL PRIVILEGES
+counts as each. Admins may do everything.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ class Principal:
 def _kind(entry: TableEntry) -> str:
     return {"VIEW": "view", "STREAMING_TABLE": "streaming table", "MATERIALIZED_VIEW": "materialized view"}.get(
         entry.kind, "table")
+
+
+def _securable_kind(entry: TableEntry) -> str:
+    """How GRANT names the object (a view's and a streaming table's grants are their table row's)."""
+    return "MATERIALIZED VIEW" if entry.kind == "MATERIALIZED_VIEW" else "TABLE"
 
 
 class Grants:
@@ -72,7 +78,7 @@ class Grants:
             return
         raise PermissionDeniedError(
             f"User {principal.user} does not have {privilege} on the {_kind(entry)} `{entry.database}`.`{entry.name}`",
-            hint=f"ask its owner ({entry.owner or 'an admin'}) for GRANT {privilege} ON TABLE "
+            hint=f"ask its owner ({entry.owner or 'an admin'}) for GRANT {privilege} ON {_securable_kind(entry)} "
                  f"`{entry.database}`.`{entry.name}` TO `{principal.user}`")
 
     def require_create(self, principal: Principal, database: str) -> None:

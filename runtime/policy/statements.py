@@ -64,7 +64,9 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
             grants.require_owner(principal, found, "change the refresh schedule of")
     elif isinstance(statement, st.Refresh):
         found = existing(statement.table)
-        if found is not None and found.kind != "TABLE":
+        if found is not None and found.kind == "MATERIALIZED_VIEW":
+            grants.require(principal, "REFRESH", found)  # its owner or a REFRESH grant; it runs as the owner
+        elif found is not None and found.kind != "TABLE":
             grants.require_owner(principal, found, "refresh")
     elif isinstance(statement, st.RenameTable):
         found = existing(statement.table)

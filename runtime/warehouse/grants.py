@@ -2,6 +2,8 @@
 
 Only the owner of an object (or of its schema), or an admin, may grant or revoke on it. SHOW GRANTS answers
 `Principal, ActionType, ObjectType, ObjectKey`, the owner as an `OWN` row, as Databricks' legacy table ACLs do.
+`ON MATERIALIZED VIEW mv` names a materialized view (its grants are its table row's, so `ON TABLE mv` is the same
+securable; ObjectType stays TABLE, which dbt reads); REFRESH is granted on a materialized view or a schema only.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from catalog.grants import PRIVILEGES, GrantEntry, GrantStore, Securable
 from dialect import statements as st
 from runtime.sql import StatementResult
 from runtime.warehouse.context import StatementContext
-from runtime.warehouse.errors import UnsupportedStatementError
+from runtime.warehouse.errors import NotATableError, UnsupportedStatementError
 from runtime.warehouse.output import no_result, rows_result
 from runtime.warehouse.tables import require
 
@@ -39,17 +41,35 @@ def _securable(ctx: StatementContext, securable: st.SecurableObject, action: str
             grants.require_schema_owner(ctx.policy.principal(ctx.user), database, action)
         return Securable.schema(database), "DATABASE"
     entry = require(ctx, securable.name)
+    if securable.kind == "MATERIALIZED VIEW" and entry.kind != "MATERIALIZED_VIEW":
+        line, column = ctx.position_of(securable.name)
+        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {entry.kind.lower().replace('_', ' ')}, not a "
+                             "materialized view.", error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
+                             hint="write ON VIEW" if entry.kind == "VIEW" else "write ON TABLE")
     if action:
         grants.require_owner(ctx.policy.principal(ctx.user), entry, action)
     return Securable.table(entry.database, entry.name), "TABLE"  # a view too, as Databricks' table ACLs say
 
 
+def _refuse_misplaced(ctx: StatementContext, securable: Securable, privileges: tuple[str, ...]) -> None:
+    """CREATE belongs to schemas; REFRESH to materialized views (or a schema, for the views in it)."""
+    if securable.kind != "TABLE":
+        return
+    if "CREATE" in privileges:
+        raise UnsupportedStatementError("CREATE is granted on a schema, not on a table",
+                                        hint="GRANT CREATE ON SCHEMA s TO user")
+    entry = ctx.store.require_table(securable.database, securable.name)
+    if "REFRESH" in privileges and entry.kind != "MATERIALIZED_VIEW":
+        raise UnsupportedStatementError(
+            f"REFRESH is granted on a materialized view; `{entry.database}`.`{entry.name}` is a "
+            f"{entry.kind.lower().replace('_', ' ')}", hint="grant REFRESH ON MATERIALIZED VIEW mv (only its owner "
+                                                            "refreshes a streaming table)")
+
+
 def grant(ctx: StatementContext, statement: st.Grant) -> StatementResult:
     privileges = _normalised(statement.privileges)
     securable, _ = _securable(ctx, statement.securable, "grant privileges on")
-    if securable.kind == "TABLE" and "CREATE" in privileges:
-        raise UnsupportedStatementError("CREATE is granted on a schema, not on a table",
-                                        hint="GRANT CREATE ON SCHEMA s TO user")
+    _refuse_misplaced(ctx, securable, privileges)
     GrantStore(ctx.store).grant(securable, statement.principals, privileges, ctx.user)
     return no_result()
 

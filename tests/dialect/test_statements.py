@@ -138,6 +138,11 @@ TEMP_VIEW = "CREATE OR REPLACE GLOBAL TEMP VIEW v (a, b) AS\n  SELECT 1, 2"
     ("SHOW GRANTS alice ON SCHEMA s", ShowGrants("alice", SecurableObject("SCHEMA", TableName(None, "s")))),
     ("SHOW GRANTS ON t", ShowGrants(None, _table("t"))),
     ("SHOW GRANT `alice@x.com`", ShowGrants("alice@x.com", None)),
+    ("GRANT SELECT, REFRESH ON MATERIALIZED VIEW db.mv TO bob",
+     Grant(("SELECT", "REFRESH"), _table("mv", "db", kind="MATERIALIZED VIEW"), ("bob",))),
+    ("revoke refresh on materialized view mv from bob", Revoke(("REFRESH",), _table("mv", kind="MATERIALIZED VIEW"),
+                                                               ("bob",))),
+    ("SHOW GRANTS bob ON MATERIALIZED VIEW mv", ShowGrants("bob", _table("mv", kind="MATERIALIZED VIEW"))),
     # what the gateway does not run itself: sqlglot's tree (parsed) or not (a command it keeps as text, an error)
     ("SHOW FUNCTIONS", Passthrough("SHOW FUNCTIONS", parsed=False)),
     ("EXPLAIN SELECT 1", Passthrough("EXPLAIN SELECT 1")),  # Spark runs it, with the tables it reads bound
@@ -179,7 +184,7 @@ def test_unknown_privileges_are_named_with_the_supported_ones():
     with pytest.raises(DialectError) as raised:
         classify(sql)
     assert (raised.value.line, raised.value.column) == (2, 3)
-    assert "EXECUTE" in raised.value.message and "SELECT, MODIFY, CREATE, ALL PRIVILEGES" in raised.value.hint
+    assert "EXECUTE" in raised.value.message and "SELECT, MODIFY, CREATE, REFRESH, ALL PRIVILEGES" in raised.value.hint
     with pytest.raises(DialectError):
         classify("GRANT SELECT (a) ON TABLE t TO alice")  # no column privileges
     with pytest.raises(DialectError, match="FUNCTION"):
