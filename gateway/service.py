@@ -279,7 +279,10 @@ class GatewayService:
         self.operations.shutdown()
         if self.views is not None:
             self.views.stop()
-        if self._owns_streams:
+        if self._owns_streams:  # REFRESH ... ASYNC still running: within the grace (an unfinished one commits nothing)
+            from runtime.warehouse.mv_background import REFRESHES
+
+            REFRESHES.wait(max(0.0, deadline - time.monotonic()))
             self.streams.stop_all()
 
     def operations_running(self) -> int:

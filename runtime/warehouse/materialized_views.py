@@ -18,7 +18,7 @@ from catalog.store import TableEntry
 from dialect import statements as st
 from runtime.errors import RuntimeQueryError
 from runtime.sql import StatementResult
-from runtime.warehouse import locations, mv_incremental, mv_refresh
+from runtime.warehouse import locations, mv_background, mv_incremental, mv_refresh
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.ddl import _named_columns
@@ -202,9 +202,13 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
 
 
 def refresh_materialized_view(ctx: StatementContext, statement: st.Refresh, entry: TableEntry) -> StatementResult:
-    """`REFRESH MATERIALIZED VIEW mv [FULL] [SYNC | ASYNC]`: the recompute runs within the statement (ASYNC is
-    accepted and runs as SYNC: the result is one commit either way, and the client may run the statement async)."""
-    mv_refresh.refresh(ctx, entry, full=statement.full)
+    """`REFRESH MATERIALIZED VIEW mv [FULL] [SYNC | ASYNC]`, with the owner's rights whoever may ask (the owner or a
+    REFRESH grant): SYNC (the default) returns when the refresh committed or failed; ASYNC returns at once and the
+    refresh runs in the background (runtime/warehouse/mv_background.py), its outcome in DESCRIBE and the event log."""
+    if statement.asynchronous:
+        mv_background.refresh_async(ctx, entry, statement.full)
+    else:
+        mv_refresh.refresh(mv_background.as_owner(ctx, entry), entry, full=statement.full)
     return no_result()
 
 

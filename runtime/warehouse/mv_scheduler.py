@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -141,15 +140,11 @@ class MaterializedViewScheduler:
 
     def _refresh(self, entry: TableEntry, schedule: Schedule, now: dt.datetime) -> None:
         """One refresh as the view's owner, in a session of its own; the next run planned whatever the outcome."""
-        from runtime.policy.sessions import new_user_session, set_current_user
         from runtime.warehouse.context import StatementContext
+        from runtime.warehouse.mv_background import as_owner
 
-        owner = entry.owner or ""
-        session = new_user_session(self.spark)
-        set_current_user(session, owner)
-        ctx = StatementContext(spark=session, store=self.store, warehouse=self.warehouse, user=owner,
-                               sql=entry.definition or "", job_group=f"mv-refresh-{uuid.uuid4().hex}",
-                               policy=self.policy)
+        ctx = as_owner(StatementContext(spark=self.spark, store=self.store, warehouse=self.warehouse, user="",
+                                        sql="", job_group="", policy=self.policy), entry, detached=True)
         cause = "INPUT_CHANGED" if schedule.kind == "on_update" else "SCHEDULED"
         try:
             mv_refresh.refresh(ctx, entry, cause=cause)
