@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from pyhive_helpers import poll_until
 from security_helpers import refused, still_serves
 
 
@@ -22,6 +23,11 @@ def _schema(owner: Any) -> str:
 def _rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
     cursor.execute(sql)
     return sorted(cursor.fetchall())
+
+
+def _status(cursor: Any, mv: str) -> str:
+    cursor.execute(f"DESCRIBE EXTENDED {mv}")
+    return {row[0]: row[1] for row in cursor.fetchall()}["Latest Refresh Status"]
 
 
 def test_grant_select_on_materialized_view_lets_a_reader_in_without_rights_on_its_inputs(
@@ -60,7 +66,10 @@ def test_refresh_grant_lets_a_user_refresh_but_not_alter_replace_drop_or_grant(a
     alice.execute(f"INSERT INTO {schema}.t VALUES (3, 'c')")
     bob.execute(f"REFRESH MATERIALIZED VIEW {mv}")        # bob has no SELECT on t: the refresh runs as alice
     assert _rows(bob, f"SELECT * FROM {mv}") == [(1,), (2,), (3,)]
-    bob.execute(f"REFRESH MATERIALIZED VIEW {mv} FULL")
+    alice.execute(f"INSERT INTO {schema}.t VALUES (4, 'd')")
+    bob.execute(f"REFRESH MATERIALIZED VIEW {mv} FULL ASYNC")   # in the background, as alice too
+    poll_until(lambda: _status(bob, mv) == "COMPLETED", "bob's ASYNC refresh")  # RUNNING from the statement on
+    assert _rows(bob, f"SELECT * FROM {mv}") == [(1,), (2,), (3,), (4,)]
     for sql in (f"ALTER MATERIALIZED VIEW {mv} DROP SCHEDULE",
                 f"CREATE OR REPLACE MATERIALIZED VIEW {mv} AS SELECT secret FROM {schema}.t",
                 f"CREATE OR REFRESH MATERIALIZED VIEW {mv} AS SELECT id FROM {schema}.t",
