@@ -173,7 +173,8 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
     row, state = mv_refresh.state_of(ctx, existing)
     same_database = state.database in (None, ctx.current_database)
     state = replace(state, refresh_policy=stmt.refresh_policy, database=ctx.current_database)
-    same = (same_database and definition == existing.definition and tuple(stmt.partition_by) == tuple(existing.partition_by)
+    same = (same_database and definition == existing.definition
+            and tuple(stmt.partition_by) == tuple(existing.partition_by)
             and dict(stmt.properties) == dict(existing.properties or {}))
     ctx.store.update_table(database, name, schedule=schedule, comment=stmt.comment)
     if row is None:
