@@ -84,6 +84,7 @@ def _check_created(details: dict[str, str], db: str) -> None:
     assert details["Type"] == "MATERIALIZED_VIEW" and details["Comment"] == "gold"
     assert details["View Text"] == VIEW_TEXT
     assert details["Refresh Schedule"] == "EVERY 2 HOURS"
+    assert details["Refresh Mode"] == "SCHEDULED (a refresh at each scheduled time)"
     assert details["Latest Refresh Status"] == "COMPLETED" and details["Last Refresh Type"] == "FULL"
     assert details["Last Refresh Reason"] == "full recompute (the view is new)"
     assert details["Input Versions"] == f"{db}.orders@v1"

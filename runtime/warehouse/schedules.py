@@ -136,6 +136,8 @@ def refresh_rows(table: TableEntry, stream: StreamEntry | None,
         mode = "CONTINUOUS (no schedule: the stream processes input as it lands)"
     elif schedule.kind == "on_update":
         mode = "ON UPDATE (a pass when an input table gets a new version)"
+    elif table.kind == "MATERIALIZED_VIEW":
+        mode = "SCHEDULED (a refresh at each scheduled time)"
     else:
         mode = "SCHEDULED (an available-now pass at each scheduled time)"
     next_run = stream.next_run_at if stream is not None else None
