@@ -62,7 +62,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     if server.http_port is not None:
         scheme = "https" if server.tls else "http"
-        print(f"sluicegate ready on {scheme}://{config.server.host}:{server.http_port}/cliservice "
+        print(f"sluicegate serves Thrift over HTTP at {scheme}://{config.server.host}:{server.http_port}/cliservice "
               f"(jdbc:hive2://{config.server.host}:{server.http_port}/default;transportMode=http;"
               f"httpPath=cliservice{ssl_part})", flush=True)
     stop.wait()

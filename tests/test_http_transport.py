@@ -245,3 +245,81 @@ def test_beeline_in_http_mode(http_gateway: Any, beeline: Any) -> None:
                       url_options=";transportMode=http;httpPath=cliservice")
     assert refused.returncode != 0
     assert "401" in refused.stdout + refused.stderr
+
+
+@pytest.fixture(scope="module")
+def strict_gateway(start_gateway: Any) -> Any:
+    """auth.mode none, short timeouts, three connections per address."""
+    return start_gateway({"server": {"http_port": 0, "http_idle_timeout": 3.0, "handshake_timeout": 1.0,
+                                     "max_connections_per_address": 3}})
+
+
+def _closed_by_server(sock: Any, within: float = 15.0) -> bool:
+    """Blocks until the server closes `sock` (True), or `within` seconds pass (False)."""
+    import socket
+
+    sock.settimeout(within)
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def _probe(sock: Any) -> bytes:
+    """The first bytes of the answer to a feature-flag GET; b"" when the server closed the connection instead."""
+    try:
+        sock.sendall(b"GET /api/2.0/connector-service/feature-flags/PYTHON/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.settimeout(15)
+        return sock.recv(65536)
+    except (ConnectionResetError, BrokenPipeError):
+        return b""
+
+
+def test_auth_none_takes_any_basic_user_but_checks_tokens(strict_gateway: Any) -> None:
+    connection = pyhive_http(strict_gateway, basic("anyone", "anything"))
+    try:
+        assert current_user(connection) == "anyone"
+    finally:
+        connection.close()
+    assert "invalid or was revoked" in _refused(strict_gateway, "Bearer sgt_000000000000_" + "q" * 43)
+
+
+def test_idle_and_trickling_connections_are_closed(strict_gateway: Any) -> None:
+    import socket
+
+    port = strict_gateway.server.http_port
+    with socket.create_connection(("127.0.0.1", port)) as silent:
+        assert _closed_by_server(silent)  # never sent a byte: closed after server.http_idle_timeout
+    with socket.create_connection(("127.0.0.1", port)) as kept_alive:
+        assert _probe(kept_alive).startswith(b"HTTP/1.1 200")
+        assert _closed_by_server(kept_alive)  # kept alive, then idle
+    with socket.create_connection(("127.0.0.1", port)) as trickling:
+        trickling.sendall(b"POST /cliservice HTTP/1.1\r\nContent-Length: 100\r\n")
+        assert _closed_by_server(trickling)  # a request started and stalled: server.handshake_timeout
+
+
+def test_one_address_holds_at_most_its_cap_of_connections(strict_gateway: Any) -> None:
+    import socket
+
+    port = strict_gateway.server.http_port
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    try:
+        for sock in held:
+            assert _probe(sock).startswith(b"HTTP/1.1 200")  # admitted
+        with socket.create_connection(("127.0.0.1", port)) as extra:
+            assert _probe(extra) == b""  # over the cap: closed without an answer
+    finally:
+        for sock in held:
+            sock.close()
+    from pyhive_helpers import poll_until
+
+    def answers() -> bool:
+        with socket.create_connection(("127.0.0.1", port)) as fresh:
+            return _probe(fresh).startswith(b"HTTP/1.1 200")
+
+    poll_until(answers, "a connection once the held ones are closed", timeout=30)

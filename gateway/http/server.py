@@ -131,6 +131,7 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
         try:
             user = self.server.authenticator.user_of(self.headers.get("Authorization"), address)
         except AuthenticationError as exc:
+            log.info("HTTP request from %s refused: %s", address, exc.message)
             self._error(401, f"Authentication failed: {exc.message}", (
                 ("WWW-Authenticate", 'Basic realm="sluicegate"'), ("WWW-Authenticate", 'Bearer realm="sluicegate"')))
             return
