@@ -55,7 +55,6 @@ def _header_text(message: str) -> str:
 class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive
     server_version = "sluicegate"
-    sys_version = ""
     server: ThriftHttpServer
 
     # -- connection ---------------------------------------------------------------------------------------------
@@ -93,6 +92,9 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         super().handle_one_request()
+
+    def version_string(self) -> str:
+        return self.server_version
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         log.debug("%s %s", self.address_string(), format % args)
