@@ -163,16 +163,29 @@ def test_a_revoked_token_is_a_401(http_gateway: Any, credentials: tuple[Path, Pa
 
 
 def test_a_session_lives_across_http_connections(http_gateway: Any) -> None:
-    """THttpClient opens a new TCP connection for every request: temp views and USE outlive each of them."""
+    """THttpClient opens a new TCP connection for every request, and a second client (its own connections) uses the
+    same session: temp views and USE outlive each connection."""
+    from TCLIService import TCLIService, ttypes
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+
     connection = pyhive_http(http_gateway, basic("alice", "s3cret"))
     try:
         cursor = connection.cursor()
         cursor.execute("CREATE DATABASE IF NOT EXISTS http_db")
         cursor.execute("USE http_db")
         cursor.execute("CREATE OR REPLACE TEMPORARY VIEW http_v AS SELECT 41 + 1 AS answer")
-        cursor.execute("SELECT answer, current_database() FROM http_v")
-        assert cursor.fetchall() == [(42, "http_db")]
         session = connection._sessionHandle
+        other = TCLIService.Client(TBinaryProtocol(http_transport(http_gateway, basic("alice", "s3cret"))))
+        executed = other.ExecuteStatement(ttypes.TExecuteStatementReq(
+            sessionHandle=session, statement="SELECT answer, current_database() FROM http_v"))
+        assert executed.status.statusCode == ttypes.TStatusCode.SUCCESS_STATUS, executed.status.errorMessage
+        fetched = other.FetchResults(ttypes.TFetchResultsReq(operationHandle=executed.operationHandle,
+                                                             orientation=ttypes.TFetchOrientation.FETCH_NEXT,
+                                                             maxRows=10))
+        answer, database = fetched.results.columns
+        assert (answer.i32Val.values, database.stringVal.values) == ([42], ["http_db"])
+        cursor.execute("SELECT answer FROM http_v")  # and the first client goes on with it
+        assert cursor.fetchall() == [(42,)]
     finally:
         connection.close()
     handle_hex = bytes(session.sessionId.guid).hex()

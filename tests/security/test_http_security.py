@@ -1,6 +1,6 @@
 """The HTTP port is the same service as the binary port: TLS with the binary port's certificate (PyHive over https,
 beeline with ssl=true), the same policy and the same grants (what bob may not do over SASL he may not do over HTTP),
-and a plaintext client on the TLS port gets nothing."""
+the same LDAP users, and a plaintext client on the TLS port gets nothing."""
 
 from __future__ import annotations
 
@@ -89,3 +89,25 @@ def test_beeline_over_https(tls_http_gateway: Any, tls_files: TlsFiles, beeline:
                                f"trustStorePassword={tls_files.truststore_password}")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "bob"
+
+
+def test_ldap_users_log_in_over_http(start_gateway: Any, slapd: Any) -> None:
+    from pyhive import hive
+    from security_helpers import LDAP_USERS
+
+    gateway = start_gateway({"auth": {"mode": "ldap", "ldap_url": slapd.url, "ldap_user_dn": slapd.user_dn},
+                             "server": {"allow_plaintext": True, "http_port": 0}})
+    connection = hive.connect("127.0.0.1", gateway.server.http_port, scheme="http", username="alice",
+                              password=LDAP_USERS["alice"])
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SELECT current_user()")
+        assert cursor.fetchall() == [("alice",)]
+    finally:
+        connection.close()
+    transport = THttpClient(f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    transport.setCustomHeaders({"Authorization": "Basic " + base64.b64encode(b"alice:not-her-password").decode()})
+    with pytest.raises(Exception):  # noqa: B017 - PyHive cannot decode a 401's text body; the status says it
+        hive.connect(thrift_transport=transport)
+    assert transport.code == 401
+    assert "wrong user name or password" in transport.headers["x-thriftserver-error-message"]
