@@ -8,6 +8,7 @@ import ssl
 
 from gateway.auth.tokens import TokenAuthentication
 from gateway.config import ServerSettings
+from gateway.errors import ConfigError
 from gateway.http.credentials import HttpAuthenticator
 from gateway.http.server import ThriftHttpServer
 from gateway.service import GatewayService
@@ -20,7 +21,11 @@ def http_server(service: GatewayService, host: str, settings: ServerSettings, tl
     tokens = TokenAuthentication(auth.token_file or auth.password_file.with_name("tokens"))
     password_file = auth.password_file if auth.mode == "password" else None
     authenticator = HttpAuthenticator(service.authenticate, tokens, service.throttle, password_file)
-    return ThriftHttpServer(service, host, settings.http_port, settings, authenticator, tls, max_connections)
+    try:
+        return ThriftHttpServer(service, host, settings.http_port, settings, authenticator, tls, max_connections)
+    except OSError as exc:
+        raise ConfigError(f"cannot serve HTTP on {host}:{settings.http_port} (server.http_port): {exc.strerror or exc}",
+                          hint="choose a free port, 0 for any, or -1 for no HTTP port") from exc
 
 
 __all__ = ["ThriftHttpServer", "http_server"]
