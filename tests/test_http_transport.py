@@ -121,7 +121,6 @@ def _refused(gateway: Any, authorization: str | None) -> str:
     assert transport.code == 401
     assert gateway.service.sessions.count() == sessions_before  # no session was opened
     from TCLIService import TCLIService, ttypes
-
     from thrift.protocol.TBinaryProtocol import TBinaryProtocol
     from thrift.transport.TTransport import TMemoryBuffer
 
@@ -269,7 +268,6 @@ def strict_gateway(start_gateway: Any) -> Any:
 
 def _closed_by_server(sock: Any, within: float = 15.0) -> bool:
     """Blocks until the server closes `sock` (True), or `within` seconds pass (False)."""
-    import socket
 
     sock.settimeout(within)
     try:
@@ -279,7 +277,7 @@ def _closed_by_server(sock: Any, within: float = 15.0) -> bool:
                 return True
     except (ConnectionResetError, BrokenPipeError):
         return True
-    except socket.timeout:
+    except TimeoutError:
         return False
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from gateway.errors import AuthenticationError, GatewayError
 from gateway.service import GatewayService
-from gateway.thrift import convert, handler as thrift_handler
+from gateway.thrift import convert
+from gateway.thrift import handler as thrift_handler
 
 
 def processor_class() -> type:

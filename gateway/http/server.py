@@ -96,7 +96,7 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
     def version_string(self) -> str:
         return self.server_version
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
 
     # -- answers ------------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
         self._answer(status, (message + "\n").encode("utf-8"), "text/plain; charset=utf-8",
                      ((ERROR_HEADER, _header_text(message)), *headers))
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path.startswith(FEATURE_FLAGS_PATH):
             self._answer(200, json.dumps({"flags": [], "ttl_seconds": 900}).encode(), "application/json")
@@ -125,7 +125,7 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
             return
         self._error(404, "sluicegate speaks Thrift over HTTP POST here; GET serves nothing")
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = self._read_body()
         if body is None:
             return
