@@ -2,8 +2,9 @@
 
 - `Bearer <token>`: a token of the token file (any auth mode: a token names its user, so there is no "any user").
 - `Basic base64(user:secret)`: user `token` means the secret is a token (dbt-spark `method: http`, Simba drivers);
-  a secret that is a token of `user` is accepted as one; anything else is the user's password, checked as the
-  binary port checks it (auth.mode none, password or ldap, with the same login throttling).
+  a secret that is a token of `user` is accepted as one (a secret starting `sgt_` is always taken for a token);
+  anything else is the user's password, checked as the binary port checks it (auth.mode none, password or ldap,
+  with the same login throttling).
 
 Every request carries its credentials (HTTP clients open several connections and send them each time), and a
 password or token costs a PBKDF2 or an LDAP bind: a success is remembered for a short while under a keyed digest of
