@@ -1,4 +1,4 @@
-"""`sluicegate serve | shell | passwd`: the command line."""
+"""`sluicegate serve | shell | passwd | token`: the command line."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def _serve(args: argparse.Namespace) -> int:
     from runtime.jvm_watchdog import JvmWatchdog
     from runtime.spark import create_spark_session, warm_up
 
-    config = load_config(args.conf, host=args.host, port=args.port, warehouse=args.warehouse)
+    config = load_config(args.conf, host=args.host, port=args.port, http_port=args.http_port,
+                         warehouse=args.warehouse)
     require_secure_transport(config.server, config.auth.mode)  # before Spark starts: fail fast
     if config.server.tls_cert is not None and config.server.tls_key is not None:
         server_context(config.server.tls_cert, config.server.tls_key)
@@ -59,6 +60,11 @@ def _serve(args: argparse.Namespace) -> int:
         f"auth {config.auth.mode})",
         flush=True,
     )
+    if server.http_port is not None:
+        scheme = "https" if server.tls else "http"
+        print(f"sluicegate serves Thrift over HTTP at {scheme}://{config.server.host}:{server.http_port}/cliservice "
+              f"(jdbc:hive2://{config.server.host}:{server.http_port}/default;transportMode=http;"
+              f"httpPath=cliservice{ssl_part})", flush=True)
     stop.wait()
     watchdog.stop()
     if jvm_death:
@@ -116,6 +122,48 @@ def _passwd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token(args: argparse.Namespace) -> int:
+    """create: a new token, printed once (only its hash is kept); list: ids, users, dates, comments; revoke."""
+    import time
+
+    from gateway.auth.providers import read_password_file
+    from gateway.auth.tokens import create_token, list_tokens, revoke_tokens
+    from gateway.config import load_config
+
+    config = load_config(args.conf, warehouse=args.warehouse)
+    path = Path(args.file) if args.file else config.auth.token_file
+    assert path is not None
+    if args.action == "create":
+        passwords = config.auth.password_file
+        known = passwords.exists() and args.user in read_password_file(passwords)
+        if config.auth.mode == "password" and not known:
+            print(f"sluicegate token: user {args.user} is not in {passwords}; add it with `sluicegate passwd "
+                  f"{args.user}` first; nothing changed", file=sys.stderr)
+            return 1
+        record, token = create_token(path, args.user, args.comment or "")
+        print(token)
+        print(f"token {record.token_id} of {record.user} added to {path}; it is shown only now: keep it like a "
+              "password", file=sys.stderr)
+        return 0
+    if args.action == "list":
+        for record in list_tokens(path, args.user):
+            created = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(record.created))
+            print(f"{record.token_id}  {record.user}  {created}  {record.comment}".rstrip())
+        return 0
+    if (args.id is None) == (args.user is None):
+        print("sluicegate token revoke: give a token id (or the token), or --user USER for all of a user's",
+              file=sys.stderr)
+        return 2
+    removed = revoke_tokens(path, token_id=args.id, user=args.user)
+    if not removed:
+        print(f"sluicegate token revoke: no such token in {path}; `sluicegate token list` shows them",
+              file=sys.stderr)
+        return 1
+    for record in removed:
+        print(f"revoked token {record.token_id} of {record.user}")
+    return 0
+
+
 def _variable(text: str) -> tuple[str, str]:
     name, equals, value = text.partition("=")
     if not equals or not name.strip().isidentifier():
@@ -137,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="start the HiveServer2 gateway")
     serve.add_argument("--host", help="address to bind (default from conf: 127.0.0.1)")
     serve.add_argument("--port", type=int, help="Thrift port (default from conf: 10000; 0 = any free port)")
+    serve.add_argument("--http-port", type=int,
+                       help="Thrift over HTTP port (default from conf: -1 = off; 0 = any free port; Hive uses 10001)")
     serve.add_argument("--warehouse", help="warehouse folder (default from conf: ./warehouse)")
     serve.add_argument("--conf", help="a TOML file overriding conf/sluicegate.toml key by key")
     serve.set_defaults(run=_serve)
@@ -164,6 +214,23 @@ def build_parser() -> argparse.ArgumentParser:
     passwd.add_argument("--file", help="password file (default: auth.password_file, or ~/.config/sluicegate/passwd)")
     passwd.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
     passwd.set_defaults(run=_passwd)
+
+    token = commands.add_parser("token", help="manage access tokens for the HTTP port (Bearer, or Basic token:...)")
+    token_actions = token.add_subparsers(dest="action", required=True)
+    create = token_actions.add_parser("create", help="create a token for USER and print it (only once)")
+    create.add_argument("user")
+    create.add_argument("--comment", help="what the token is for (shown by `token list`)")
+    listing = token_actions.add_parser("list", help="list tokens: id, user, creation time, comment")
+    listing.add_argument("user", nargs="?", help="only this user's tokens")
+    revoke = token_actions.add_parser("revoke", help="revoke a token by its id (or the token), or all of --user's")
+    revoke.add_argument("id", nargs="?", help="the token's id, as `token list` shows it, or the token itself")
+    revoke.add_argument("--user", help="revoke every token of this user")
+    for action in (create, listing, revoke):
+        action.add_argument("--conf", help="configuration file (to find the token file)")
+        action.add_argument("--warehouse", help="warehouse folder")
+        action.add_argument("--file", help="token file (default: auth.token_file, or `tokens` next to the password "
+                            "file)")
+    token.set_defaults(run=_token)
     return parser
 
 

@@ -41,6 +41,8 @@ class ServerSettings:
     tls_cert: Path | None = None       # None = no TLS
     tls_key: Path | None = None
     allow_plaintext: bool = False
+    http_port: int = -1                # Thrift over HTTP; -1 = off, 0 = a free port
+    http_idle_timeout: float = 300.0
 
     @property
     def tls(self) -> bool:
@@ -70,6 +72,7 @@ class AuthSettings:
     mode: str
     password_file: Path
     ldap: LdapSettings | None = None
+    token_file: Path | None = None     # None = `tokens` next to password_file
     throttle: ThrottleSettings = ThrottleSettings(5, 20, 300.0, 30.0, 900.0)
 
 
@@ -181,6 +184,7 @@ def load_config(
     *,
     host: str | None = None,
     port: int | None = None,
+    http_port: int | None = None,
     warehouse: str | Path | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> GatewayConfig:
@@ -204,6 +208,8 @@ def load_config(
         raw["server"]["host"] = host
     if port is not None:
         raw["server"]["port"] = port
+    if http_port is not None:
+        raw["server"]["http_port"] = http_port
     if warehouse is not None:
         raw["warehouse"]["path"] = str(warehouse)
 
@@ -211,7 +217,9 @@ def load_config(
         raise ConfigError(f"auth.mode must be one of {', '.join(AUTH_MODES)}, got {raw['auth']['mode']!r}")
     if not 0 <= raw["server"]["port"] <= 65535:
         raise ConfigError(f"server.port must be between 0 and 65535, got {raw['server']['port']}")
-    _positive(raw, "server", "handshake_timeout", "max_message_bytes", "max_container_length")
+    if not -1 <= raw["server"]["http_port"] <= 65535:
+        raise ConfigError(f"server.http_port must be -1 (off) or between 0 and 65535, got {raw['server']['http_port']}")
+    _positive(raw, "server", "handshake_timeout", "max_message_bytes", "max_container_length", "http_idle_timeout")
     _positive(raw, "auth", "max_failures", "max_failures_per_address", "failure_window", "lockout_initial",
               "lockout_max", "ldap_timeout")
     _positive(raw, "streams", "max_attempts", "tick_interval")
@@ -231,6 +239,7 @@ def load_config(
                             ca_file=_optional_path(auth["ldap_ca_file"], base), timeout=float(auth["ldap_timeout"]))
     warehouse_path = Path(raw["warehouse"]["path"]).expanduser().resolve()
     password_file = _optional_path(auth["password_file"], base) or default_password_file()
+    token_file = _optional_path(auth["token_file"], base) or password_file.with_name("tokens")
     checkpoints = Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"] \
         else warehouse_path / "_checkpoints"
     spark = raw["spark"]
@@ -247,11 +256,14 @@ def load_config(
             tls_cert=tls_cert,
             tls_key=tls_key,
             allow_plaintext=server["allow_plaintext"],
+            http_port=server["http_port"],
+            http_idle_timeout=float(server["http_idle_timeout"]),
         ),
         auth=AuthSettings(
             mode=auth["mode"],
             password_file=password_file,
             ldap=ldap,
+            token_file=token_file,
             throttle=ThrottleSettings(
                 max_failures=auth["max_failures"],
                 max_failures_per_address=auth["max_failures_per_address"],
@@ -292,7 +304,8 @@ def load_config(
             max_attempts=int(raw["streams"]["max_attempts"]),
             tick_seconds=float(raw["streams"]["tick_interval"]),
         ),
-        security=_security(raw["security"], warehouse_path, (warehouse_path, checkpoints, password_file)),
+        security=_security(raw["security"], warehouse_path,
+                           (warehouse_path, checkpoints, password_file, token_file)),
         events=_events(raw["events"]),
         source=tuple(sources),
     )

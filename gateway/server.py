@@ -10,6 +10,9 @@ Until its first OpenSession succeeds a connection has `server.handshake_timeout`
 request itself, however slowly trickled): the accept loop shuts overdue ones down. After that it may idle, as
 clients keep connections open. One address may hold `server.max_connections_per_address` connections; a few more
 are answered with a clear refusal, beyond that they are closed at once.
+
+With `server.http_port` set (not -1), the same service also answers Thrift over HTTP on that port (`gateway/http/`),
+with the same host, TLS and caps; it starts and stops with this server.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from gateway.auth.transport import (BufferedSocketTransport, FramedSocketTranspo
                                     SaslServerTransport)
 from gateway.config import ServerSettings, require_secure_transport
 from gateway.errors import GatewayError, LimitExceededError
+from gateway.http import ThriftHttpServer, http_server
 from gateway.service import GatewayService
 from gateway.thrift import enable_fast_codec
 from gateway.tls import server_context
@@ -111,11 +115,17 @@ class GatewayServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._next_id = 0
+        self._http: ThriftHttpServer | None = None
 
     @property
     def port(self) -> int:
         assert self._listener is not None, "start() first"
         return self._listener.getsockname()[1]
+
+    @property
+    def http_port(self) -> int | None:
+        """The bound HTTP port; None when server.http_port is -1 (off)."""
+        return self._http.port if self._http is not None else None
 
     @property
     def host(self) -> str:
@@ -136,6 +146,9 @@ class GatewayServer:
         self._accept_thread = threading.Thread(target=self._accept_loop, name="sluicegate-accept", daemon=True)
         self._accept_thread.start()
         log.info("listening on %s:%d%s", self._host, self.port, " (TLS)" if self._tls else "")
+        if self._settings.http_port >= 0:
+            self._http = http_server(self.service, self._host, self._settings, self._tls, self._max_connections)
+            self._http.start()
 
     def _accept_loop(self) -> None:
         assert self._listener is not None
@@ -290,6 +303,8 @@ class GatewayServer:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        if self._http is not None:
+            self._http.stop()
         if self._listener is not None:
             self._listener.close()
         if self._accept_thread is not None:
