@@ -24,6 +24,11 @@ from runtime.delta.errors import DeltaTableNotFoundError, DeltaUnsupportedFeatur
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+# The field metadata that marks a column readers do not see: a materialized view's state (runtime/warehouse/
+# mv_incremental.py), kept beside its rows so that one commit changes both (delta-rs keeps field metadata; it
+# refuses table properties of its own naming).
+HIDDEN_FIELD_KEY = "sluicegate.hidden"
+
 # Reader features whose files Spark's plain Parquet reader reads correctly.
 SUPPORTED_READER_FEATURES = frozenset({"timestampNtz", "vacuumProtocolCheck", "v2Checkpoint", "typeWidening"})
 
@@ -35,6 +40,17 @@ class Snapshot:
     files: tuple[str, ...]
     schema: pa.Schema
     partition_columns: tuple[str, ...]
+    hidden: tuple[str, ...] = ()       # columns of the files that readers do not see (HIDDEN_FIELD_KEY)
+
+
+def hidden_columns(schema: pa.Schema) -> tuple[str, ...]:
+    return tuple(f.name for f in schema if (f.metadata or {}).get(HIDDEN_FIELD_KEY.encode()) == b"true")
+
+
+def hide(schema: pa.Schema, names: set[str]) -> pa.Schema:
+    """`schema` with the columns `names` marked hidden."""
+    return pa.schema([f.with_metadata({**(f.metadata or {}), HIDDEN_FIELD_KEY.encode(): b"true"})
+                      if f.name in names else f for f in schema])
 
 
 @dataclass(frozen=True)
@@ -82,12 +98,14 @@ def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime 
             f"the table at {path} uses Delta reader features this gateway cannot read: {', '.join(sorted(unsupported))}",
             hint="rewrite the table without them (for example disable deletion vectors and run OPTIMIZE)",
         )
+    schema = pa.schema(table.schema().to_arrow())
     return Snapshot(
         path=path,
         version=table.version(),
         files=tuple(table.file_uris()),
-        schema=pa.schema(table.schema().to_arrow()),
+        schema=schema,
         partition_columns=tuple(table.metadata().partition_columns),
+        hidden=hidden_columns(schema),
     )
 
 
@@ -107,12 +125,13 @@ def spark_schema(schema: pa.Schema) -> Any:
 
 
 def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
-    """A DataFrame over exactly the files of `snapshot`, with the table's schema and column order."""
+    """A DataFrame over exactly the files of `snapshot`, with the table's schema and column order (its hidden
+    columns left out)."""
     schema = spark_schema(snapshot.schema)
+    columns = [quote_identifier(name) for name in schema.fieldNames() if name not in snapshot.hidden]
     if not snapshot.files:
-        return spark.createDataFrame([], schema)
+        return spark.createDataFrame([], schema).select(*columns)
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
-    columns = [quote_identifier(name) for name in schema.fieldNames()]
     if not snapshot.partition_columns:
         return spark.read.schema(schema).parquet(*paths).select(*columns)
     # Partition values come from the `key=value` folders under each write's own folder (`_sg_write_*`): one

@@ -172,9 +172,12 @@ class DeltaStreamSource(DataSource):
         return FORMAT_NAME
 
     def schema(self) -> StructType:
+        import pyarrow as pa
+
         from runtime.delta.read import load_snapshot, spark_schema
 
-        return spark_schema(load_snapshot(self.options["path"]).schema)
+        snapshot = load_snapshot(self.options["path"])
+        return spark_schema(pa.schema([f for f in snapshot.schema if f.name not in snapshot.hidden]))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
         skip = self.options.get(SKIP_OPTION, "false").lower() == "true"

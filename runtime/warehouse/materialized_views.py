@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
 from catalog.store import TableEntry
+from dialect import incremental_views
 from dialect import statements as st
 from runtime.errors import RuntimeQueryError
 from runtime.sql import StatementResult
-from runtime.warehouse import locations, mv_background, mv_incremental, mv_refresh
+from runtime.warehouse import locations, mv_background, mv_refresh
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import ensure_spark_database
 from runtime.warehouse.ddl import _named_columns
@@ -63,7 +64,8 @@ def _check_policy(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tup
                 f"{found.detail}", error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason}",
                 line=line, column=column,
                 hint="write REFRESH POLICY AUTO (or FULL): each refresh recomputes the query when an input changed; "
-                     "only filters and projections of one Delta table without a column list refresh incrementally")
+                     "projections, inner joins and count/sum/avg/min/max aggregations of Delta tables refresh "
+                     "incrementally")
     if foreign and stmt.refresh_policy != "FULL":
         raise UnversionedInputError(
             f"the materialized view reads {', '.join(foreign)}: sources that are not Delta tables or views of the "
@@ -72,19 +74,20 @@ def _check_policy(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tup
     return foreign
 
 
-def incrementality(ctx: StatementContext, stmt: st.CreateMaterializedView) -> mv_incremental.Incrementality:
-    """Whether the view can be refreshed incrementally: by its query's tree, its one input being a catalog Delta
-    table (not a view or a source without versions) and no column list (which wraps the query)."""
-    found = mv_incremental.analyse(stmt.query.sql)
+def incrementality(ctx: StatementContext, stmt: st.CreateMaterializedView) -> incremental_views.Incrementality:
+    """Whether the view can be refreshed incrementally: by its query's tree, its inputs being catalog Delta tables
+    (not views or sources without versions) and no column list (which wraps the query)."""
+    found = incremental_views.analyse(stmt.query.sql)
     if not found.incremental:
         return found
-    source = ctx.store.get_table((found.database or ctx.current_database).lower(), (found.table or "").lower())
-    if source is None or source.kind == "VIEW" or (found.database is None and ctx.is_temporary_view(found.table or "")):
-        return mv_incremental.Incrementality(False, "INPUT_NOT_IN_DELTA", f"{found.table} is not a Delta table of "
-                                                                          "the catalog")
+    for ref in found.references:
+        source = ctx.store.get_table((ref.database or ctx.current_database).lower(), ref.name.lower())
+        if source is None or source.kind == "VIEW" or (ref.database is None and ctx.is_temporary_view(ref.name)):
+            return incremental_views.Incrementality(False, "INPUT_NOT_IN_DELTA",
+                                                    f"{ref.name} is not a Delta table of the catalog")
     if stmt.columns:
-        return mv_incremental.Incrementality(False, "OPERATOR_NOT_INCREMENTALIZABLE",
-                                             "a column list renames the query's columns (rename them in the query)")
+        return incremental_views.Incrementality(False, "OPERATOR_NOT_INCREMENTALIZABLE",
+                                                "a column list renames the query's columns (rename them in the query)")
     return found
 
 
@@ -263,9 +266,14 @@ def explain_materialized_view(ctx: StatementContext, statement: st.ExplainMateri
     foreign = mv_refresh.foreign_sources(ctx, create.query.sql)
     lines = [f"Materialized view {database}.{name}", f"Refresh policy: {create.refresh_policy}",
              f"Refresh schedule: {create.schedule.describe() if create.schedule is not None else 'MANUAL'}"]
-    if found.incremental:
-        lines.append(f"Incremental: yes, {found.detail}: rows appended to the input are filtered and projected and "
-                     "appended to the view; any other change of the input is a full recompute")
+    if found.incremental and found.aggregation:
+        lines.append(f"Incremental: yes, {found.detail}: the rows the inputs' changes add and remove are aggregated "
+                     "by the group keys and merged into the groups they touch (hidden state columns keep counts and "
+                     "sums); a sum or avg over floating-point values, or a removed row that may have been a group's "
+                     "min or max, is a full recompute")
+    elif found.incremental:
+        lines.append(f"Incremental: yes, {found.detail}: the rows the inputs' changes add are appended to the view "
+                     "and the rows they remove are taken out of the files that hold them")
     else:
         lines.append(f"Incremental: no, MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason}: {found.detail}")
         lines.append("Refresh: a full recompute when an input has a new version (none: nothing to do)")

@@ -1,124 +1,372 @@
-"""Incremental refresh of a materialized view, where it is exact and cheap: a filter/projection (SELECT ... FROM one
-catalog Delta table [WHERE ...], deterministic, no aggregate, join, window, DISTINCT, LIMIT or subquery) over an
-input that only got appends since the version the view reflects. Then the new rows are the query over the files
-those commits added, appended to the view in one commit; any other change (a remove: UPDATE, DELETE, MERGE,
-OVERWRITE; a schema change) is a full recompute.
+"""Incremental refresh of a materialized view: its inputs' changes since the versions it reflects (mv_changes), run
+through the query (dialect/incremental_views.py builds the SQL) and applied to the view in ONE commit that rewrites
+only the view's files the change touches.
 
-`analyse` decides by the query's tree whether a view is incrementalizable, with Databricks' reason when it is not
-(`MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.<reason>`); EXPLAIN CREATE MATERIALIZED VIEW shows it.
+- A projection (select-project-join): the change's rows, counted (+1 added, -1 removed), are appended, and the rows
+  it removes are taken out of the files that hold them.
+- An aggregation: the change is aggregated by the group keys and merged into the groups it touches through the
+  view's hidden state columns (counts, sums, extremes); a group left with no row goes. A sum or avg over a
+  floating-point column, or a min/max whose extreme a removed row might have been, is recomputed in full instead
+  (exactly equal to a recompute is the contract, and floating-point sums are not associative).
+
+`refresh` answers the outcome, or the reason it must fall back to a full recompute. Every text it hands to Spark
+passes the policy, as the binder's texts do; each input is read with SELECT checked for the refreshing user.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
-from sqlglot import exp
-
-from dialect.references import parse, splice, table_references
+from catalog.names import quote_identifier
+from dialect.incremental_views import (
+    PREFIX,
+    ROWS,
+    SIGN,
+    Aggregate,
+    Incrementality,
+    key_column,
+    term_query,
+    visible_expression,
+)
+from runtime.warehouse import commit
+from runtime.warehouse.mv_changes import TableChange, change_frames, table_bytes, table_change
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
+    from runtime.delta.read import Snapshot
     from runtime.warehouse.context import StatementContext
 
-NONDETERMINISTIC = frozenset({
-    "rand", "randn", "random", "uuid", "shuffle", "current_timestamp", "now", "current_date", "curdate",
-    "localtimestamp", "unix_timestamp", "monotonically_increasing_id", "spark_partition_id", "input_file_name",
-    "current_user", "session_user", "user", "try_reflect", "reflect", "java_method",
-})
+_FILE = f"{PREFIX}file"
+_OLD = f"{PREFIX}old_"
 
 
 @dataclass(frozen=True)
-class Incrementality:
-    incremental: bool
-    reason: str | None = None          # Databricks' reason code when not incrementalizable
-    detail: str = ""                   # what in the query decided it
-    database: str | None = None        # the one input table, when incrementalizable
-    table: str | None = None
+class Applied:
+    """An incremental refresh that ran: the view's new version (None: the change changed no row of it)."""
+    version: int | None
+    reason: str
 
 
-def _function_name(node: exp.Func) -> str:
-    return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+class _Fallback(Exception):
+    """Why this refresh is a full recompute (never leaves this module)."""
 
 
-def analyse(query_sql: str) -> Incrementality:
-    """Whether appends to the query's one input can be applied to its result by appending the query over them."""
-    def no(reason: str, detail: str) -> Incrementality:
-        return Incrementality(False, reason, detail)
-
-    tree = parse(query_sql)
-    if not isinstance(tree, exp.Select) or tree.args.get("with"):
-        return no("OPERATOR_NOT_INCREMENTALIZABLE", "the query is not one SELECT (a set operation, VALUES or WITH)")
-    if tree.find(exp.AggFunc) is not None or tree.args.get("group") or tree.args.get("having"):
-        return no("OPERATOR_NOT_INCREMENTALIZABLE", "an aggregation (only filters and projections are incremental)")
-    if tree.find(exp.Window) is not None:
-        return no("OPERATOR_NOT_INCREMENTALIZABLE", "a window function")
-    if tree.args.get("distinct") or tree.args.get("limit") or tree.args.get("order") or tree.args.get("joins"):
-        return no("OPERATOR_NOT_INCREMENTALIZABLE", "DISTINCT, LIMIT, ORDER BY or a join")
-    if any(isinstance(node, exp.Query) for node in tree.find_all(exp.Subquery, exp.Select) if node is not tree):
-        return no("SUBQUERY_EXPRESSION_NOT_INCREMENTALIZABLE", "a subquery")
-    for function in tree.find_all(exp.Func):
-        if _function_name(function) in NONDETERMINISTIC or isinstance(function, (exp.Rand, exp.Randn)):
-            return no("EXPRESSION_NOT_DETERMINISTIC", f"{_function_name(function)}() is not deterministic")
-    tables = list(tree.find_all(exp.Table))
-    refs = table_references(query_sql, tree)
-    if len(tables) != 1 or len(refs) != 1 or refs[0].version is not None or refs[0].timestamp is not None:
-        return no("INPUT_NOT_IN_DELTA", "the query reads no single Delta table (a table function or time travel)")
-    return Incrementality(True, detail=f"a filter/projection of {refs[0].name}", database=refs[0].database,
-                          table=refs[0].name)
+def refresh(ctx: StatementContext, location: str, found: Incrementality, query_sql: str, schema: StructType,
+            before: dict[str, int], after: dict[str, int], policy: str) -> Applied | str:
+    """Apply the inputs' changes from the versions `before` to `after` to the view at `location` (visible columns
+    `schema`); or the reason a full recompute is needed instead."""
+    session = _Session(ctx)
+    try:
+        return _refresh(session, location, found, query_sql, schema, before, after, policy)
+    except _Fallback as why:
+        return str(why)
+    finally:
+        session.close()
 
 
-def appended_files(location: str, since: int, until: int) -> list[str] | None:
-    """The data files the commits after `since` up to `until` added, as file URIs; None when any of them removed a
-    file or changed the table's metadata (then only a full recompute is exact)."""
-    root = os.path.abspath(location)
-    added: list[str] = []
-    for version in range(since + 1, until + 1):
-        log = os.path.join(root, "_delta_log", f"{version:020d}.json")
-        if not os.path.exists(log):
-            return None  # cleaned up: the change cannot be read
-        with open(log, encoding="utf-8") as handle:
-            for line in handle:
-                action = json.loads(line) if line.strip() else {}
-                if "remove" in action or "metaData" in action or "cdc" in action:
-                    return None
-                add = action.get("add")
-                if add is not None and add.get("dataChange", True):
-                    added.append("file://" + os.path.join(root, unquote(add["path"])))
-    return added
+class _Session:
+    """The temporary views one refresh registers, dropped at its end."""
+
+    def __init__(self, ctx: StatementContext) -> None:
+        self.ctx = ctx
+        self.views: list[str] = []
+        self.cached: list[DataFrame] = []
+
+    def register(self, df: DataFrame) -> str:
+        name = f"{PREFIX}{uuid.uuid4().hex}"
+        df.createOrReplaceTempView(name)
+        self.views.append(name)
+        return name
+
+    def sql(self, text: str) -> DataFrame:
+        """A text run as the binder runs one: judged by the policy before Spark sees it, and its plan after."""
+        ctx = self.ctx
+        ctx.policy.check_query_text(ctx.spark, text, ctx.principal)
+        df = ctx.spark.sql(text)
+        ctx.policy.check_query(df, ctx.principal)
+        return df
+
+    def close(self) -> None:
+        for df in self.cached:
+            df.unpersist()
+        for name in self.views:
+            self.ctx.spark.catalog.dropTempView(name)
 
 
-def appended_rows(ctx: StatementContext, query_sql: str, found: Incrementality, location: str, version: int,
-                  files: list[str]) -> tuple[DataFrame, str]:
-    """The query over the appended files only, checked by the policy as any query (SELECT on the input: the
-    caller's, who refreshes with the view owner's rights), and the temporary view it reads, which the caller drops
-    once the rows are written."""
-    import pyarrow as pa
-    from deltalake import DeltaTable
+def _refresh(session: _Session, location: str, found: Incrementality, query_sql: str, schema: StructType,
+             before: dict[str, int], after: dict[str, int], policy: str) -> Applied:
+    from pyspark.sql import functions as F
 
-    from runtime.delta.read import Snapshot, pinned_dataframe
+    from runtime.delta.read import load_snapshot, pinned_dataframe
     from runtime.warehouse.binder import catalog_resolver
 
-    resolved = catalog_resolver(ctx).resolve(found.database, found.table or "")  # SELECT on the input
-    if resolved is None or os.path.abspath(resolved.location or "") != os.path.abspath(location):
-        raise LookupError(f"{found.table} no longer names the table the view read")
-    table = DeltaTable(location, version=version)
-    snapshot = Snapshot(location, version, tuple(files), pa.schema(table.schema().to_arrow()),
-                        tuple(table.metadata().partition_columns))
-    name = f"__sg_appended_{uuid.uuid4().hex}"
-    pinned_dataframe(ctx.spark, snapshot).createOrReplaceTempView(name)
-    try:
-        spliced = splice(query_sql, [(table_references(query_sql)[0], name)])
-        # as every text the binder hands to spark.sql: Spark runs a command at once, before the plan check below
-        ctx.policy.check_query_text(ctx.spark, spliced.sql, ctx.principal)
-        df = ctx.spark.sql(spliced.sql)
-        ctx.policy.check_query(df, ctx.principal)
-    except BaseException:
-        ctx.spark.catalog.dropTempView(name)
-        raise
-    return df, name
+    ctx = session.ctx
+    resolver = catalog_resolver(ctx)
+    inputs: list[tuple[str, str]] = []            # per reference: the qualified name and the Delta folder
+    for ref in found.references:
+        resolved = resolver.resolve(ref.database, ref.name)   # SELECT on the input, for the refreshing user
+        if resolved is None or resolved.kind != "TABLE":
+            raise _Fallback(f"{ref.name} is not a Delta table of the catalog")
+        inputs.append((f"{resolved.database}.{resolved.name}", resolved.location or ""))
+    if set(after) != {name for name, _ in inputs}:
+        raise _Fallback("the query reads tables through a view")
+    changes: dict[str, TableChange] = {}
+    for name, folder in inputs:
+        if name in changes:
+            continue
+        if before.get(name) is None:
+            raise _Fallback(f"{name} is new to the view")
+        change = table_change(folder, before[name], after[name])
+        if change is None:
+            raise _Fallback(f"the change of {name} (v{before[name]} -> v{after[name]}) cannot be read from its log "
+                            "(a schema change, a deletion vector, or files already vacuumed)")
+        changes[name] = change
+    moved = {name: change for name, change in changes.items() if not change.empty}
+    summary = ", ".join(f"{name} v{c.before} -> v{c.after} (+{len(c.added)}/-{len(c.removed)} files)"
+                        for name, c in sorted(changes.items()))
+    if not moved:
+        return Applied(None, f"incremental (no row changed: {summary})")
+    if policy == "AUTO":
+        _worth_it(inputs, changes)
+    plus, minus, new, old = {}, {}, {}, {}
+    for name, change in moved.items():
+        added, removed = change_frames(ctx.spark, change)
+        plus[name], minus[name] = session.register(added), session.register(removed)
+    for name, folder in inputs:
+        if name not in new:
+            new[name] = session.register(pinned_dataframe(ctx.spark, load_snapshot(folder, after[name])))
+            old[name] = session.register(pinned_dataframe(ctx.spark, load_snapshot(folder, before[name])))
+    terms: list[DataFrame] = []
+    for i, (name, _) in enumerate(inputs):
+        if name not in moved:
+            continue
+        for sign, views in ((1, plus), (-1, minus)):
+            files = moved[name].added if sign > 0 else moved[name].removed
+            if not files:
+                continue
+            replacements = [(ref, new[n] if j < i else views[n] if j == i else old[n])
+                            for j, (ref, (n, _)) in enumerate(zip(found.references, inputs))]
+            text = term_query(query_sql, found, replacements)
+            terms.append(session.sql(text).withColumn(SIGN, F.lit(sign)))
+    change_rows = terms[0]
+    for term in terms[1:]:
+        change_rows = change_rows.unionAll(term)
+    view = load_snapshot(location)
+    if found.aggregation:
+        version = _apply_to_groups(session, location, view, found, schema, change_rows, summary)
+    else:
+        version = _apply_to_rows(ctx.spark, location, view, schema, change_rows, summary)
+    return Applied(version, f"incremental ({summary})")
+
+
+def _worth_it(inputs: list[tuple[str, str]], changes: dict[str, TableChange]) -> None:
+    """AUTO's estimate: an incremental refresh reads each change and, per changed reference, every other
+    reference in full; a recompute reads every input once. The cheaper wins (the view's own files aside)."""
+    sizes = {name: table_bytes(folder, changes[name].after) for name, folder in dict(inputs).items()}
+    full = sum(sizes[name] for name, _ in inputs)
+    incremental = sum(changes[name].bytes + full - sizes[name] for name, _ in inputs if not changes[name].empty)
+    if incremental >= full:
+        raise _Fallback(f"the change is about as large as the inputs ({incremental} bytes to read incrementally, "
+                        f"{full} to recompute): a recompute is cheaper")
+
+
+# ------------------------------------------------------------------------------------------------ projections
+
+def _null_safe(left: DataFrame, right: DataFrame, pairs: list[tuple[str, str]]) -> Column | None:
+    from functools import reduce
+
+    conditions = [left[quote_identifier(a)].eqNullSafe(right[quote_identifier(b)]) for a, b in pairs]
+    return reduce(lambda x, y: x & y, conditions) if conditions else None
+
+
+def _copies(df: DataFrame, count: str, columns: list[str]) -> DataFrame:
+    """Each row `count` times (a multiset's rows from their counts)."""
+    from pyspark.sql import functions as F
+
+    return (df.withColumn(f"{PREFIX}copy", F.explode(F.sequence(F.lit(1), F.col(count).cast("int"))))
+            .select(*[quote_identifier(c) for c in columns]))
+
+
+def _view_rows(spark: SparkSession, view: Snapshot) -> DataFrame:
+    """Every column of the view's current files (the hidden state too), with the file each row is in."""
+    from pyspark.sql import functions as F
+
+    from runtime.delta.read import snapshot_dataframe
+
+    return snapshot_dataframe(spark, replace(view, hidden=())).withColumn(_FILE, F.input_file_name())
+
+
+def _apply_to_rows(spark: SparkSession, location: str, view: Snapshot, schema: StructType, change_rows: DataFrame,
+                   summary: str) -> int | None:
+    """A projection's view as a multiset: each distinct row's net count (added minus removed) is appended, or taken
+    out of the view's files that hold it; a count below zero means the view and its inputs disagree."""
+    from pyspark.sql import functions as F
+
+    from runtime.warehouse.mv_changes import _comparable
+
+    columns = schema.fieldNames()
+    if not _comparable(change_rows):
+        raise _Fallback("the view has a MAP column, whose rows cannot be compared")
+    net = (change_rows.groupBy(*[quote_identifier(c) for c in columns]).agg(F.sum(SIGN).alias(f"{PREFIX}n"))
+           .where(F.col(f"{PREFIX}n") != 0)).localCheckpoint()
+    added = _copies(net.where(F.col(f"{PREFIX}n") > 0), f"{PREFIX}n", columns)
+    removed = net.where(F.col(f"{PREFIX}n") < 0)
+    parameters = {"incremental": "true", "change": summary}
+    if removed.isEmpty():
+        if added.isEmpty():
+            return None
+        return commit.append(location, added, "REFRESH MATERIALIZED VIEW", parameters)
+    rows = _view_rows(spark, view)
+    pairs = [(c, c) for c in columns]
+    touched = [r[0] for r in rows.join(removed, _null_safe(rows, removed, pairs), "left_semi")
+               .select(_FILE).distinct().collect()]
+    counted = rows.where(F.col(_FILE).isin(touched)).groupBy(*[quote_identifier(c) for c in columns]).count()
+    left = counted.alias("v").join(removed.alias("r"), _null_safe(counted, removed, pairs), "left")
+    remaining = left.select(*[F.col("v." + quote_identifier(c)).alias(c) for c in columns],
+                            (F.col("v.count") + F.coalesce(F.col(f"r.{PREFIX}n"), F.lit(0))).alias(f"{PREFIX}n"))
+    remaining = remaining.localCheckpoint()
+    if not remaining.where(F.col(f"{PREFIX}n") < 0).isEmpty() or \
+            counted.join(removed, _null_safe(counted, removed, pairs), "left_semi").count() != removed.count():
+        raise _Fallback("the view does not hold a row its input's change removes (it will be recomputed)")
+    kept = _copies(remaining.where(F.col(f"{PREFIX}n") > 0), f"{PREFIX}n", columns)
+    return commit.rewrite(location, view.version, touched, kept.unionByName(added), "REFRESH MATERIALIZED VIEW",
+                          parameters)
+
+
+# ------------------------------------------------------------------------------------------------ aggregations
+
+_EXACT_SUMS = ("tinyint", "smallint", "int", "bigint", "decimal")
+
+
+def _avg_type(kind: str) -> str:
+    if kind.startswith("decimal("):
+        precision, scale = (int(p) for p in kind[len("decimal("):-1].split(","))
+        return f"decimal({min(precision + 4, 38)},{min(scale + 4, 38)})"
+    return "double"
+
+
+def _change_by_group(found: Incrementality, change_rows: DataFrame) -> DataFrame:
+    """The change aggregated by the group keys: the row count and, per aggregate, what it adds and removes."""
+    from pyspark.sql import functions as F
+
+    sign = F.col(SIGN)
+    adding, removing = sign > 0, sign < 0
+    columns = [F.sum(sign).alias(f"{PREFIX}d_rows")]
+    for a in found.aggregates:
+        x = F.col(a.argument_column) if a.argument is not None else None
+        if a.function == "COUNT_STAR":
+            columns.append(F.sum(sign).alias(f"{PREFIX}d_s{a.index}"))
+        elif a.function == "COUNT":
+            columns.append(F.sum(F.when(x.isNotNull(), sign).otherwise(0)).alias(f"{PREFIX}d_s{a.index}"))
+        elif a.function in ("SUM", "AVG"):
+            columns += [F.sum(F.when(adding, x)).alias(f"{PREFIX}d_p{a.index}"),
+                        F.sum(F.when(removing, x)).alias(f"{PREFIX}d_n{a.index}"),
+                        F.sum(F.when(x.isNotNull(), sign).otherwise(0)).alias(f"{PREFIX}d_c{a.index}")]
+        else:
+            extreme = F.min if a.function == "MIN" else F.max
+            columns += [extreme(F.when(adding, x)).alias(f"{PREFIX}d_p{a.index}"),
+                        extreme(F.when(removing, x)).alias(f"{PREFIX}d_n{a.index}")]
+    return change_rows.groupBy(*[key_column(k) for k in found.keys]).agg(*columns)
+
+
+def _new_state(a: Aggregate, types: dict[str, str]) -> list[tuple[str, Column]]:
+    """An aggregate's state columns after the change: old plus added minus removed."""
+    from pyspark.sql import functions as F
+
+    def old(name: str) -> Column:
+        return F.col(_OLD + name)
+
+    def delta(kind: str) -> Column:
+        return F.col(f"{PREFIX}d_{kind}{a.index}")
+
+    if a.function in ("COUNT_STAR", "COUNT"):
+        return [(a.state, F.coalesce(old(a.state), F.lit(0)) + F.coalesce(delta("s"), F.lit(0)))]
+    if a.function in ("SUM", "AVG"):
+        count = F.coalesce(old(a.count or ""), F.lit(0)) + F.coalesce(delta("c"), F.lit(0))
+        total = (F.coalesce(old(a.state), F.lit(0)) + F.coalesce(delta("p"), F.lit(0))
+                 - F.coalesce(delta("n"), F.lit(0))).cast(types[a.state])
+        return [(a.state, F.when(count == 0, F.lit(None)).otherwise(total)), (a.count or "", count)]
+    merge = F.least if a.function == "MIN" else F.greatest
+    return [(a.state, merge(old(a.state), delta("p")))]
+
+
+def _extreme_removed(a: Aggregate) -> Column:
+    """Whether a row the change removed may have been the group's min (max) and no added row reaches it: then only
+    a recompute knows the next one. (An added row at or beyond the old extreme is the new one.)"""
+    from pyspark.sql import functions as F
+
+    removed, added, current = (F.col(f"{PREFIX}d_n{a.index}"), F.col(f"{PREFIX}d_p{a.index}"),
+                               F.col(_OLD + a.state))
+    if a.function == "MIN":
+        reached, covered = removed <= current, added <= current
+    else:
+        reached, covered = removed >= current, added >= current
+    return removed.isNotNull() & (current.isNull() | (reached & (added.isNull() | ~covered)))
+
+
+def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: Incrementality, schema: StructType,
+                     change_rows: DataFrame, summary: str) -> int | None:
+    """Merge the change into the groups it touches: the files holding those groups are rewritten with their other
+    rows as they were and the touched groups' rows computed again from their new state."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    stored = {field.name: field.dataType.simpleString() for field in _spark_schema(view)}
+    hidden = [f.name for f in view.schema if f.name not in schema.fieldNames()]
+    needed = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
+    if any(column not in stored for column in needed):
+        raise _Fallback("the view has no state to merge a change into yet (this recompute writes it)")
+    argument_types = {f.name: f.dataType.simpleString() for f in change_rows.schema.fields}
+    avg_types: dict[int, str] = {}
+    for a in found.aggregates:
+        if a.function in ("SUM", "AVG") and not argument_types[a.argument_column].startswith(_EXACT_SUMS):
+            raise _Fallback(f"{a.function.lower()}({a.argument}) adds {argument_types[a.argument_column]} values, "
+                            "whose sums round differently when added in another order")
+        if a.function == "AVG":
+            avg_types[a.index] = _avg_type(argument_types[a.argument_column])
+    changed = _change_by_group(found, change_rows).localCheckpoint()
+    columns = schema.fieldNames()
+    rows = _view_rows(session.ctx.spark, view)
+    pairs = [(columns[k], key_column(k)) for k in found.keys]
+    touched_rows = rows.join(changed, _null_safe(rows, changed, pairs), "left_semi") if found.keys else rows
+    touched = [r[0] for r in touched_rows.select(_FILE).distinct().collect()]
+    old = rows.where(F.col(_FILE).isin(touched)).select(
+        *[F.col(quote_identifier(c)).alias(_OLD + c) for c in [*columns, *hidden]])
+    if found.keys:
+        merged = old.join(changed, _null_safe(old, changed, [(_OLD + a, b) for a, b in pairs]), "full_outer")
+    elif touched:
+        merged = old.crossJoin(changed)  # one row each: the view's and the change's
+    else:
+        raise _Fallback("the view of an aggregation without GROUP BY has lost its one row")
+    remaining = F.coalesce(F.col(_OLD + ROWS), F.lit(0)) + F.coalesce(F.col(f"{PREFIX}d_rows"), F.lit(0))
+    extremes = [a for a in found.aggregates if a.function in ("MIN", "MAX")]
+    if extremes:  # a group the change empties needs no extreme
+        lost = reduce(lambda x, y: x | y, [_extreme_removed(a) for a in extremes]) & (remaining > 0)
+        if not merged.where(lost).isEmpty():
+            raise _Fallback("a row the change removed may have been the min or max of its group")
+    state = [(ROWS, remaining)]
+    for a in found.aggregates:
+        state += _new_state(a, stored)
+    keys = [(key_column(k), F.coalesce(F.col(_OLD + columns[k]), F.col(key_column(k)))) for k in found.keys]
+    groups = merged.select(*[value.alias(name) for name, value in keys + state])
+    if found.keys:
+        groups = groups.where(F.col(ROWS) > 0)
+    key_columns = {k: key_column(k) for k in found.keys}
+    visible = [F.expr(visible_expression(found, p, key_columns, avg_types)).cast(stored[c]).alias(c)
+               for p, c in enumerate(columns)]
+    result = groups.select(*visible, *[F.col(c).cast(stored[c]).alias(c) for c in hidden])
+    parameters = {"incremental": "true", "change": summary}
+    if not touched:
+        return commit.append(location, result, "REFRESH MATERIALIZED VIEW", parameters)
+    return commit.rewrite(location, view.version, touched, result, "REFRESH MATERIALIZED VIEW", parameters)
+
+
+def _spark_schema(view: Snapshot) -> StructType:
+    from runtime.delta.read import spark_schema
+
+    return spark_schema(view.schema)

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from catalog.store import StreamEntry, TableEntry
+from dialect import incremental_views
 from dialect.errors import SqlError
 from dialect.references import parse, table_references
 from dialect.statements import Query
 from runtime.errors import from_spark
 from runtime.warehouse import commit
-from runtime.warehouse.binder import bind
+from runtime.warehouse.binder import Binder, bind
 from runtime.warehouse.dml import table_schema
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ MATERIALIZED_VIEW_STATE = "MATERIALIZED_VIEW"   # the desired_state of a view's 
 COMPLETED, FAILED, RUNNING = "COMPLETED", "FAILED", "RUNNING"
 UNCHANGED = "UNCHANGED"                          # a refresh that found every input at the version it reflects
 FULL = "FULL"
-INCREMENTAL = "INCREMENTAL"                      # the query over the rows appended to its input, appended
+INCREMENTAL = "INCREMENTAL"                      # the inputs' changes applied to the view (mv_incremental)
 MAX_VIEW_DEPTH = 16
 
 _locks: dict[tuple[str, str], threading.Lock] = {}
@@ -146,18 +147,24 @@ def same_columns(a: StructType, b: StructType) -> bool:
 
 
 def write_result(location: str, df: DataFrame, entry: TableEntry, operation: str, parameters: dict[str, str],
-                 *, create: bool = False) -> int:
+                 *, create: bool = False, hidden: tuple[str, ...] = ()) -> int:
     """The whole result as one commit: an overwrite of every file (or, when the columns changed or the table is
-    new, the table created again with the new schema, still one commit). Returns the view's new version."""
+    new, the table created again with the new schema, still one commit). `hidden`: the columns of `df` that are
+    the view's refresh state, which readers do not see. Returns the view's new version."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    from runtime.delta.read import hidden_columns, hide, load_snapshot, spark_schema
     from runtime.delta.write import commit_files, write_files
     from runtime.warehouse.ddl import delta_configuration
 
-    if not create and same_columns(df.schema, table_schema(entry)):
-        return commit.overwrite(location, df, operation, parameters)
+    if not create:
+        current = load_snapshot(location)
+        if same_columns(df.schema, spark_schema(current.schema)) and current.hidden == hidden:
+            return commit.overwrite(location, df, operation, parameters)
     files = write_files(df, location, entry.partition_by)
-    return commit_files(location, files, to_arrow_schema(df.schema), "overwrite", partition_by=entry.partition_by,
+    schema = hide(to_arrow_schema(df.schema), set(hidden))
+    assert hidden_columns(schema) == hidden
+    return commit_files(location, files, schema, "overwrite", partition_by=entry.partition_by,
                         create=True, name=entry.name, description=entry.comment,
                         configuration=delta_configuration(entry.properties))
 
@@ -209,29 +216,51 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
                query: Query | None = None, create: bool = False) -> RefreshOutcome:
     """Bind the view's query (or `query`, a new definition whose positions are in `ctx.sql`), compare the pinned
     input versions with the recorded ones, and write the result in one commit unless nothing changed."""
+    from pyspark.sql.types import StructType
+
     if query is None:
         ctx = replace(in_database(ctx, state.database or entry.database), sql=entry.definition or "")
         query = Query(entry.definition or "")
     foreign = tuple(foreign_sources(ctx, query.sql))
-    df, binder = bind(ctx, query)
+    found = incremental_views.analyse(query.sql) if state.refresh_policy != "FULL" else None
+    df, binder, hidden = _bind_with_state(ctx, query, found)
+    visible = StructType(df.schema.fields[:len(df.schema.fields) - len(hidden)])
     try:
         versions = {f"{db}.{name}": snapshot.version for (db, name), snapshot in binder.snapshots.items()}
         if not full and not create and not foreign and state.last_version is not None \
                 and versions == state.input_versions:
             return RefreshOutcome(UNCHANGED, "every input is at the version the view reflects: nothing to do",
-                                  versions, None, foreign, df.schema)
+                                  versions, None, foreign, visible)
+        why = None
         if not full and not create and not foreign and state.last_version is not None:
-            incremental = _incremental(ctx, entry, state, query, versions, df.schema)
-            if incremental is not None:
-                return incremental
+            outcome = _incremental(ctx, entry, state, query, versions, visible, found)
+            if isinstance(outcome, RefreshOutcome):
+                return outcome
+            why = outcome
         reason = ("the view is new" if state.last_version is None else "REFRESH ... FULL" if full else
                   f"it reads {', '.join(foreign)}, which have no versions to compare" if foreign else
-                  "input changed: " + ", ".join(_changes(state.input_versions, versions)))
+                  why or "input changed: " + ", ".join(_changes(state.input_versions, versions)))
         version = write_result(entry.location or "", df, entry, "REFRESH MATERIALIZED VIEW",
-                               {"inputVersions": json.dumps(versions)}, create=create)
-        return RefreshOutcome(FULL, f"full recompute ({reason})", versions, version, foreign, df.schema)
+                               {"inputVersions": json.dumps(versions)}, create=create, hidden=hidden)
+        return RefreshOutcome(FULL, f"full recompute ({reason})", versions, version, foreign, visible)
     finally:
         binder.close()
+
+
+def _bind_with_state(ctx: StatementContext, query: Query,
+                     found: incremental_views.Incrementality | None) -> tuple[DataFrame, Binder, tuple[str, ...]]:
+    """The query bound as a full recompute writes it: an incremental aggregation with its hidden state columns
+    after the visible ones (returned by name), anything else as written. A state query that does not bind is
+    bound as written, so that an error points into the user's text."""
+    if found is None or not found.incremental or not found.aggregation:
+        df, binder = bind(ctx, query)
+        return df, binder, ()
+    try:
+        df, binder = bind(ctx, Query(incremental_views.state_query(query.sql, found), query.offset))
+    except SqlError:
+        df, binder = bind(ctx, query)
+        return df, binder, ()
+    return df, binder, tuple(df.schema.fieldNames()[len(found.items):])
 
 
 def record_failure(ctx: StatementContext, entry: TableEntry, exc: Exception, cause: str) -> SqlError:
@@ -247,35 +276,24 @@ def record_failure(ctx: StatementContext, entry: TableEntry, exc: Exception, cau
 
 
 def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedViewState, query: Query,
-                 versions: dict[str, int], schema: StructType) -> RefreshOutcome | None:
-    """The refresh as an append of the query over the rows appended to its one input, when that is exact (see
-    mv_incremental); None when a full recompute is needed (an error under REFRESH POLICY INCREMENTAL STRICT)."""
+                 versions: dict[str, int], schema: StructType,
+                 found: incremental_views.Incrementality | None) -> RefreshOutcome | str | None:
+    """The refresh applied from the inputs' changes (mv_incremental) when the query allows it; else why not (a full
+    recompute follows), an error under REFRESH POLICY INCREMENTAL STRICT."""
     from runtime.warehouse import mv_incremental
 
-    found = mv_incremental.analyse(query.sql)
-    why = found.detail
+    if found is None:
+        return None  # REFRESH POLICY FULL
+    why: str = found.detail
     if found.incremental:
-        qualified = f"{(found.database or state.database or entry.database).lower()}.{(found.table or '').lower()}"
-        source = ctx.store.get_table(*qualified.split(".", 1))
-        before, after = state.input_versions.get(qualified), versions.get(qualified)
-        files = None
-        if source is None or source.kind == "VIEW" or set(versions) != {qualified} or before is None \
-                or after is None or not same_columns(schema, table_schema(entry)):
-            why = f"{qualified} is not the one Delta table the view reads"
+        if not same_columns(schema, table_schema(entry)):
+            why = "the query's columns changed"
         else:
-            files = mv_incremental.appended_files(source.location or "", before, after)
-            why = f"{qualified} changed by more than appends (v{before} -> v{after})"
-        if files is not None:
-            reason = f"incremental ({len(files)} files appended to {qualified}, v{before} -> v{after})"
-            if not files:
-                return RefreshOutcome(INCREMENTAL, reason, versions, None, (), schema)
-            rows, view = mv_incremental.appended_rows(ctx, query.sql, found, source.location or "", after, files)
-            try:
-                version = commit.append(entry.location or "", rows, "REFRESH MATERIALIZED VIEW",
-                                        {"incremental": "true", "inputVersions": json.dumps(versions)})
-            finally:
-                ctx.spark.catalog.dropTempView(view)
-            return RefreshOutcome(INCREMENTAL, reason, versions, version, (), schema)
+            applied = mv_incremental.refresh(ctx, entry.location or "", found, query.sql, schema,
+                                             state.input_versions, versions, state.refresh_policy)
+            if isinstance(applied, mv_incremental.Applied):
+                return RefreshOutcome(INCREMENTAL, applied.reason, versions, applied.version, (), schema)
+            why = applied
     if state.refresh_policy == "INCREMENTAL STRICT":
         from runtime.warehouse.materialized_views import NotIncrementalizableError
 
@@ -283,7 +301,7 @@ def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedVi
             f"REFRESH POLICY INCREMENTAL STRICT: this refresh cannot be incremental: {why}",
             error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason or 'OPERATOR_NOT_INCREMENTALIZABLE'}",
             hint="REFRESH MATERIALIZED VIEW ... FULL recomputes it; REFRESH POLICY INCREMENTAL falls back by itself")
-    return None
+    return why
 
 
 def _changes(before: dict[str, int], after: dict[str, int]) -> list[str]:

@@ -1,0 +1,106 @@
+"""What changed in a Delta table between two versions, read from its log: the data files the commits in between
+added and removed. The rows of the added files minus the rows of the removed ones are the change, as a multiset
+(a rewritten file's unchanged rows appear on both sides and cancel). A file added and removed within the range
+counts for neither; a compaction (files added and removed without `dataChange`) changes no row.
+
+Only what the log states exactly is answered: a schema change, a deletion vector, a log entry already cleaned up or
+a removed file already vacuumed gives None, and the caller recomputes the view in full.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class TableChange:
+    location: str
+    before: int                          # the version the view reflects
+    after: int                           # the version it is refreshed to
+    added: dict[str, int]                # file URI -> size in bytes
+    removed: dict[str, int]
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.added.values()) + sum(self.removed.values())
+
+    @property
+    def empty(self) -> bool:
+        return not self.added and not self.removed
+
+
+def _uri(root: str, path: str) -> str:
+    path = unquote(path)
+    if "://" in path:
+        return path
+    return "file://" + (path if os.path.isabs(path) else os.path.join(root, path))
+
+
+def table_change(location: str, before: int, after: int) -> TableChange | None:
+    """The files the commits `before`+1 .. `after` added and removed; None when the log cannot say it exactly."""
+    root = os.path.abspath(location)
+    added: dict[str, int] = {}
+    removed: dict[str, int] = {}
+    for version in range(before + 1, after + 1):
+        log = os.path.join(root, "_delta_log", f"{version:020d}.json")
+        if not os.path.exists(log):
+            return None  # cleaned up: the change cannot be read
+        with open(log, encoding="utf-8") as handle:
+            for line in handle:
+                action = json.loads(line) if line.strip() else {}
+                if "metaData" in action:
+                    return None  # the schema or the table's definition may have changed
+                add, remove = action.get("add"), action.get("remove")
+                for file in (add, remove):
+                    if file is not None and file.get("deletionVector"):
+                        return None
+                if add is not None and add.get("dataChange", True):
+                    added[_uri(root, add["path"])] = int(add.get("size") or 0)
+                elif remove is not None and remove.get("dataChange", True):
+                    uri = _uri(root, remove["path"])
+                    if uri in added:
+                        del added[uri]  # added and removed within the range: never seen by the view
+                    else:
+                        removed[uri] = int(remove.get("size") or 0)
+    if any(not os.path.exists(uri[len("file://"):]) for uri in removed if uri.startswith("file://")):
+        return None  # vacuumed: the removed rows cannot be read back
+    return TableChange(location, before, after, added, removed)
+
+
+def table_bytes(location: str, version: int) -> int:
+    """The size of a version's data files, from its log (what a full read of the table costs)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    actions = pa.table(DeltaTable(location, version=version).get_add_actions(flatten=True))
+    return sum(size or 0 for size in actions.column("size_bytes").to_pylist()) if actions.num_rows else 0
+
+
+def change_frames(spark: SparkSession, change: TableChange) -> tuple[DataFrame, DataFrame]:
+    """The rows the change added and the rows it removed (visible columns), each side without the rows the other
+    has too (a rewritten file's unchanged rows), so a change of 1 row in a rewritten file of 1,000 is 1 row."""
+    from runtime.delta.read import load_snapshot, snapshot_dataframe
+
+    def rows(version: int, files: dict[str, int]) -> DataFrame:
+        snapshot = load_snapshot(change.location, version)
+        return snapshot_dataframe(spark, replace(snapshot, files=tuple(files)))
+
+    plus, minus = rows(change.after, change.added), rows(change.before, change.removed)
+    if change.added and change.removed and _comparable(plus):
+        return plus.exceptAll(minus), minus.exceptAll(plus)
+    return plus, minus
+
+
+def _comparable(df: DataFrame) -> bool:
+    """Whether rows can be compared whole (Spark cannot compare maps)."""
+    from pyspark.sql.types import MapType
+
+    return not any(isinstance(field.dataType, MapType) or "map<" in field.dataType.simpleString()
+                   for field in df.schema.fields)
