@@ -97,3 +97,22 @@ def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFr
     if df is not None:
         actions.extend(_adds(write_files(df, location, table.metadata().partition_columns)))
     return _commit(table, actions, "append", operation, parameters)
+
+
+def replace_with_arrow(location: str, read_version: int, rows: Any, operation: str,
+                       parameters: dict[str, str] | None = None) -> int:
+    """Replace every file of the table (as of `read_version`) by one Parquet file of the Arrow table `rows`, written
+    on the driver (for a small result Spark has already computed in memory), as one commit."""
+    import uuid
+
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    from runtime.delta.write import list_written_files
+
+    staging = f"_sg_write_{uuid.uuid4().hex}"
+    os.makedirs(os.path.join(location, staging))
+    pq.write_table(rows, os.path.join(location, staging, f"part-00000-{uuid.uuid4().hex}.snappy.parquet"),
+                   compression="snappy")
+    files = list_written_files(location, staging)
+    return _commit(DeltaTable(location, version=read_version), _adds(files), "overwrite", operation, parameters)

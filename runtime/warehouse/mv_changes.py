@@ -83,9 +83,10 @@ def table_bytes(location: str, version: int) -> int:
     return sum(size or 0 for size in actions.column("size_bytes").to_pylist()) if actions.num_rows else 0
 
 
-def change_frames(spark: SparkSession, change: TableChange) -> tuple[DataFrame, DataFrame]:
-    """The rows the change added and the rows it removed (visible columns), each side without the rows the other
-    has too (a rewritten file's unchanged rows), so a change of 1 row in a rewritten file of 1,000 is 1 row."""
+def change_frames(spark: SparkSession, change: TableChange, net: bool = True) -> tuple[DataFrame, DataFrame]:
+    """The rows the change added and the rows it removed (visible columns). `net`: each side without the rows the
+    other has too (a rewritten file's unchanged rows), so a change of 1 row in a rewritten file of 1,000 is 1 row;
+    an aggregation does without (the unchanged rows cancel in its sums and counts, at less cost than comparing)."""
     from runtime.delta.read import load_snapshot, snapshot_dataframe
 
     def rows(version: int, files: dict[str, int]) -> DataFrame:
@@ -93,12 +94,12 @@ def change_frames(spark: SparkSession, change: TableChange) -> tuple[DataFrame, 
         return snapshot_dataframe(spark, replace(snapshot, files=tuple(files)))
 
     plus, minus = rows(change.after, change.added), rows(change.before, change.removed)
-    if change.added and change.removed and _comparable(plus):
+    if net and change.added and change.removed and comparable(plus):
         return plus.exceptAll(minus), minus.exceptAll(plus)
     return plus, minus
 
 
-def _comparable(df: DataFrame) -> bool:
+def comparable(df: DataFrame) -> bool:
     """Whether rows can be compared whole (Spark cannot compare maps)."""
     from pyspark.sql.types import MapType
 

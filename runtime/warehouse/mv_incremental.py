@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from catalog.names import quote_identifier
 from dialect.incremental_views import (
@@ -56,12 +56,12 @@ class _Fallback(Exception):
 
 
 def refresh(ctx: StatementContext, location: str, found: Incrementality, query_sql: str, schema: StructType,
-            before: dict[str, int], after: dict[str, int], policy: str) -> Applied | str:
+            before: dict[str, int], after: dict[str, int], policy: str, last_version: int | None) -> Applied | str:
     """Apply the inputs' changes from the versions `before` to `after` to the view at `location` (visible columns
-    `schema`); or the reason a full recompute is needed instead."""
+    `schema`, at `last_version` when the catalog recorded `before`); or the reason a full recompute is needed."""
     session = _Session(ctx)
     try:
-        return _refresh(session, location, found, query_sql, schema, before, after, policy)
+        return _refresh(session, location, found, query_sql, schema, before, after, policy, last_version)
     except _Fallback as why:
         return str(why)
     finally:
@@ -98,12 +98,16 @@ class _Session:
 
 
 def _refresh(session: _Session, location: str, found: Incrementality, query_sql: str, schema: StructType,
-             before: dict[str, int], after: dict[str, int], policy: str) -> Applied:
+             before: dict[str, int], after: dict[str, int], policy: str, last_version: int | None) -> Applied:
     from pyspark.sql import functions as F
 
     from runtime.delta.read import load_snapshot, pinned_dataframe
     from runtime.warehouse.binder import catalog_resolver
 
+    view = load_snapshot(location)
+    if view.version != last_version:  # applying the change again would count it twice
+        raise _Fallback(f"the view is at v{view.version}, not at the v{last_version} its catalog row recorded "
+                        "(a refresh interrupted after its commit)")
     ctx = session.ctx
     resolver = catalog_resolver(ctx)
     inputs: list[tuple[str, str]] = []            # per reference: the qualified name and the Delta folder
@@ -132,14 +136,20 @@ def _refresh(session: _Session, location: str, found: Incrementality, query_sql:
         return Applied(None, f"incremental (no row changed: {summary})")
     if policy == "AUTO":
         _worth_it(inputs, changes)
-    plus, minus, new, old = {}, {}, {}, {}
+    plus, minus = {}, {}
     for name, change in moved.items():
-        added, removed = change_frames(ctx.spark, change)
+        added, removed = change_frames(ctx.spark, change, net=not found.aggregation)
         plus[name], minus[name] = session.register(added), session.register(removed)
-    for name, folder in inputs:
-        if name not in new:
-            new[name] = session.register(pinned_dataframe(ctx.spark, load_snapshot(folder, after[name])))
-            old[name] = session.register(pinned_dataframe(ctx.spark, load_snapshot(folder, before[name])))
+    folders = dict(inputs)
+    pinned: dict[tuple[str, int], str] = {}
+
+    def at(name: str, version: int) -> str:
+        """The view of `name` at `version`, registered once (a table that did not change is one snapshot)."""
+        if (name, version) not in pinned:
+            snapshot = load_snapshot(folders[name], version)
+            pinned[(name, version)] = session.register(pinned_dataframe(ctx.spark, snapshot))
+        return pinned[(name, version)]
+
     terms: list[DataFrame] = []
     for i, (name, _) in enumerate(inputs):
         if name not in moved:
@@ -148,16 +158,18 @@ def _refresh(session: _Session, location: str, found: Incrementality, query_sql:
             files = moved[name].added if sign > 0 else moved[name].removed
             if not files:
                 continue
-            replacements = [(ref, new[n] if j < i else views[n] if j == i else old[n])
+            replacements = [(ref, at(n, after[n]) if j < i else views[n] if j == i else at(n, before[n]))
                             for j, (ref, (n, _)) in enumerate(zip(found.references, inputs))]
             text = term_query(query_sql, found, replacements)
             terms.append(session.sql(text).withColumn(SIGN, F.lit(sign)))
     change_rows = terms[0]
     for term in terms[1:]:
         change_rows = change_rows.unionAll(term)
-    view = load_snapshot(location)
     if found.aggregation:
         version = _apply_to_groups(session, location, view, found, schema, change_rows, summary)
+    elif not any(change.removed for change in moved.values()):  # appends only: the new rows are the whole change
+        version = commit.append(location, change_rows.drop(SIGN), "REFRESH MATERIALIZED VIEW",
+                                {"incremental": "true", "change": summary})
     else:
         version = _apply_to_rows(ctx.spark, location, view, schema, change_rows, summary)
     return Applied(version, f"incremental ({summary})")
@@ -206,10 +218,10 @@ def _apply_to_rows(spark: SparkSession, location: str, view: Snapshot, schema: S
     out of the view's files that hold it; a count below zero means the view and its inputs disagree."""
     from pyspark.sql import functions as F
 
-    from runtime.warehouse.mv_changes import _comparable
+    from runtime.warehouse.mv_changes import comparable
 
     columns = schema.fieldNames()
-    if not _comparable(change_rows):
+    if not comparable(change_rows):
         raise _Fallback("the view has a MAP column, whose rows cannot be compared")
     net = (change_rows.groupBy(*[quote_identifier(c) for c in columns]).agg(F.sum(SIGN).alias(f"{PREFIX}n"))
            .where(F.col(f"{PREFIX}n") != 0)).localCheckpoint()
@@ -240,6 +252,8 @@ def _apply_to_rows(spark: SparkSession, location: str, view: Snapshot, schema: S
 # ------------------------------------------------------------------------------------------------ aggregations
 
 _EXACT_SUMS = ("tinyint", "smallint", "int", "bigint", "decimal")
+_EXTREME_LOST = "SLUICEGATE_MV_EXTREME_REMOVED"   # raised inside the write when a group's min/max row went
+SMALL_VIEW_ROWS = 200_000                         # merged on the driver up to this size
 
 
 def _avg_type(kind: str) -> str:
@@ -310,14 +324,11 @@ def _extreme_removed(a: Aggregate) -> Column:
 
 def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: Incrementality, schema: StructType,
                      change_rows: DataFrame, summary: str) -> int | None:
-    """Merge the change into the groups it touches: the files holding those groups are rewritten with their other
-    rows as they were and the touched groups' rows computed again from their new state."""
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-
+    """Merge the change into the groups it touches. A small view (a gold table's usual size: at most
+    SMALL_VIEW_ROWS rows, not partitioned) is merged on the driver and rewritten whole: the change's groups are the
+    one Spark job. A larger one is merged by Spark, and only the files holding touched groups are rewritten, with
+    their other rows as they were."""
     stored = {field.name: field.dataType.simpleString() for field in _spark_schema(view)}
-    hidden = [f.name for f in view.schema if f.name not in schema.fieldNames()]
     needed = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
     if any(column not in stored for column in needed):
         raise _Fallback("the view has no state to merge a change into yet (this recompute writes it)")
@@ -329,41 +340,157 @@ def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: In
                             "whose sums round differently when added in another order")
         if a.function == "AVG":
             avg_types[a.index] = _avg_type(argument_types[a.argument_column])
-    changed = _change_by_group(found, change_rows).localCheckpoint()
-    columns = schema.fieldNames()
-    rows = _view_rows(session.ctx.spark, view)
-    pairs = [(columns[k], key_column(k)) for k in found.keys]
-    touched_rows = rows.join(changed, _null_safe(rows, changed, pairs), "left_semi") if found.keys else rows
-    touched = [r[0] for r in touched_rows.select(_FILE).distinct().collect()]
-    old = rows.where(F.col(_FILE).isin(touched)).select(
-        *[F.col(quote_identifier(c)).alias(_OLD + c) for c in [*columns, *hidden]])
-    if found.keys:
-        merged = old.join(changed, _null_safe(old, changed, [(_OLD + a, b) for a, b in pairs]), "full_outer")
-    elif touched:
-        merged = old.crossJoin(changed)  # one row each: the view's and the change's
-    else:
-        raise _Fallback("the view of an aggregation without GROUP BY has lost its one row")
-    remaining = F.coalesce(F.col(_OLD + ROWS), F.lit(0)) + F.coalesce(F.col(f"{PREFIX}d_rows"), F.lit(0))
-    extremes = [a for a in found.aggregates if a.function in ("MIN", "MAX")]
-    if extremes:  # a group the change empties needs no extreme
-        lost = reduce(lambda x, y: x | y, [_extreme_removed(a) for a in extremes]) & (remaining > 0)
-        if not merged.where(lost).isEmpty():
-            raise _Fallback("a row the change removed may have been the min or max of its group")
-    state = [(ROWS, remaining)]
-    for a in found.aggregates:
-        state += _new_state(a, stored)
-    keys = [(key_column(k), F.coalesce(F.col(_OLD + columns[k]), F.col(key_column(k)))) for k in found.keys]
-    groups = merged.select(*[value.alias(name) for name, value in keys + state])
-    if found.keys:
-        groups = groups.where(F.col(ROWS) > 0)
-    key_columns = {k: key_column(k) for k in found.keys}
-    visible = [F.expr(visible_expression(found, p, key_columns, avg_types)).cast(stored[c]).alias(c)
-               for p, c in enumerate(columns)]
-    result = groups.select(*visible, *[F.col(c).cast(stored[c]).alias(c) for c in hidden])
+    merge = _Merge(session.ctx.spark, found, schema, view, stored, avg_types)
+    changed = _change_by_group(found, change_rows)
     parameters = {"incremental": "true", "change": summary}
-    if not touched:
-        return commit.append(location, result, "REFRESH MATERIALIZED VIEW", parameters)
-    return commit.rewrite(location, view.version, touched, result, "REFRESH MATERIALIZED VIEW", parameters)
+    try:
+        if not view.partition_columns and _rows(location, view.version) <= SMALL_VIEW_ROWS \
+                and all(merge.simple_key(k) for k in found.keys):
+            return merge.on_driver(location, changed, parameters)
+        return merge.with_spark(location, changed, parameters)
+    except Exception as exc:
+        if _EXTREME_LOST in str(exc):
+            raise _Fallback("a row the change removed may have been the min or max of its group") from None
+        raise
+
+
+def _rows(location: str, version: int) -> int:
+    """The view's row count from its log's statistics (no data read); a large number when a file has none."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    actions = pa.table(DeltaTable(location, version=version).get_add_actions(flatten=True))
+    counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
+    return sum(counts) if all(c is not None for c in counts) else SMALL_VIEW_ROWS + 1
+
+
+class _Merge:
+    """The view's old groups joined with the change's (`_OLD` columns beside the `d_` ones), turned into the new
+    rows of the touched groups: the same Spark expressions whether the join ran on the driver or in Spark."""
+
+    def __init__(self, spark: SparkSession, found: Incrementality, schema: StructType, view: Snapshot,
+                 stored: dict[str, str], avg_types: dict[int, str]) -> None:
+        self.spark, self.found, self.view, self.stored, self.avg_types = spark, found, view, stored, avg_types
+        self.columns = schema.fieldNames()
+        self.hidden = [f.name for f in view.schema if f.name not in self.columns]
+
+    def simple_key(self, position: int) -> bool:
+        """Whether a key's values compare alike in Arrow and Spark (not floating point, not nested)."""
+        kind = self.stored[self.columns[position]]
+        return kind.startswith(("tinyint", "smallint", "int", "bigint", "string", "date", "timestamp", "decimal",
+                                "boolean", "binary", "varchar", "char"))
+
+    def new_rows(self, merged: DataFrame) -> DataFrame:
+        from functools import reduce
+
+        from pyspark.sql import functions as F
+
+        found, stored, columns = self.found, self.stored, self.columns
+        remaining = F.coalesce(F.col(_OLD + ROWS), F.lit(0)) + F.coalesce(F.col(f"{PREFIX}d_rows"), F.lit(0))
+        keep = remaining > 0 if found.keys else F.lit(True)
+        extremes = [a for a in found.aggregates if a.function in ("MIN", "MAX")]
+        if extremes:  # checked while the rows are made (no job of its own); a group the change empties needs none
+            lost = reduce(lambda x, y: x | y, [_extreme_removed(a) for a in extremes]) & (remaining > 0)
+            keep = keep & F.when(lost, F.raise_error(F.lit(_EXTREME_LOST))).otherwise(F.lit(True))
+        state = [(ROWS, remaining)]
+        for a in found.aggregates:
+            state += _new_state(a, stored)
+        keys = [(key_column(k), F.coalesce(F.col(_OLD + columns[k]), F.col(key_column(k)))) for k in found.keys]
+        groups = merged.where(keep).select(*[value.alias(name) for name, value in keys + state])
+        key_columns = {k: key_column(k) for k in found.keys}
+        visible = [F.expr(visible_expression(found, p, key_columns, self.avg_types)).cast(stored[c]).alias(c)
+                   for p, c in enumerate(columns)]
+        return groups.select(*visible, *[F.col(c).cast(stored[c]).alias(c) for c in self.hidden])
+
+    def _old(self, rows: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        return rows.select(*[F.col(quote_identifier(c)).alias(_OLD + c) for c in [*self.columns, *self.hidden]])
+
+    def with_spark(self, location: str, changed: DataFrame, parameters: dict[str, str]) -> int | None:
+        from pyspark.sql import functions as F
+
+        found, view = self.found, self.view
+        rows = _view_rows(self.spark, view)
+        pairs = [(self.columns[k], key_column(k)) for k in found.keys]
+        if found.keys:
+            changed = changed.localCheckpoint()   # read twice: to find the files, and to merge
+            touched = [r[0] for r in rows.join(changed, _null_safe(rows, changed, pairs), "left_semi")
+                       .select(_FILE).distinct().collect()]
+            old = self._old(rows.where(F.col(_FILE).isin(touched)))
+            merged = old.join(changed, _null_safe(old, changed, [(_OLD + a, b) for a, b in pairs]), "full_outer")
+        else:
+            touched = list(view.files)
+            merged = self._old(rows).crossJoin(changed)   # one row each: the view's and the change's
+        result = self.new_rows(merged)
+        if not touched:
+            return commit.append(location, result, "REFRESH MATERIALIZED VIEW", parameters)
+        return commit.rewrite(location, view.version, touched, result, "REFRESH MATERIALIZED VIEW", parameters)
+
+    def on_driver(self, location: str, changed: DataFrame, parameters: dict[str, str]) -> int | None:
+        """The change's groups collected (the one Spark job), joined with the view's rows read by delta-rs, the new
+        rows computed by Spark over the joined rows in memory (no job), written as the view's one file."""
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        found = self.found
+        names = [*self.columns, *self.hidden]
+        old = DeltaTable(location, version=self.view.version).to_pyarrow_table(columns=names)
+        old = old.rename_columns([_OLD + c for c in names])
+        change = changed.toArrow()
+        if found.keys:
+            joined = _null_safe_full_join(old, change, [(_OLD + self.columns[k], key_column(k)) for k in found.keys])
+        elif old.num_rows == 1 and change.num_rows == 1:
+            joined = pa.Table.from_arrays([*old.columns, *change.columns], names=[*old.column_names,
+                                                                                   *change.column_names])
+        else:
+            raise _Fallback("the view of an aggregation without GROUP BY does not hold exactly one row")
+        result = self.new_rows(self.spark.createDataFrame(joined)).toArrow()
+        return commit.replace_with_arrow(location, self.view.version, result, "REFRESH MATERIALIZED VIEW",
+                                         parameters)
+
+
+def _null_safe_full_join(left: Any, right: Any, pairs: list[tuple[str, str]]) -> Any:
+    """A full outer join of two Arrow tables on key pairs where NULL matches NULL (Arrow's join never matches
+    nulls): each key joins as (value with nulls filled, is-null flag)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def keyed(table: Any, columns: list[str], side: str) -> tuple[Any, list[str]]:
+        names = []
+        for i, column in enumerate(columns):
+            values = table.column(column)
+            filler = pa.scalar(_filler(values.type), type=values.type)
+            table = table.append_column(f"{PREFIX}{side}v{i}", pc.fill_null(values, filler))
+            table = table.append_column(f"{PREFIX}{side}n{i}", pc.is_null(values))
+            names += [f"{PREFIX}{side}v{i}", f"{PREFIX}{side}n{i}"]
+        return table, names
+
+    left, left_keys = keyed(left, [a for a, _ in pairs], "l")
+    right, right_keys = keyed(right, [b for _, b in pairs], "r")
+    joined = left.join(right, keys=left_keys, right_keys=right_keys, join_type="full outer", coalesce_keys=False)
+    return joined.drop_columns(left_keys + right_keys)
+
+
+def _filler(kind: Any) -> Any:
+    import datetime as dt
+    import decimal
+
+    import pyarrow as pa
+
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return ""
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return b""
+    if pa.types.is_boolean(kind):
+        return False
+    if pa.types.is_date(kind):
+        return dt.date(1970, 1, 1)
+    if pa.types.is_timestamp(kind):
+        return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc if kind.tz else None)
+    if pa.types.is_decimal(kind):
+        return decimal.Decimal(0)
+    return 0
 
 
 def _spark_schema(view: Snapshot) -> StructType:

@@ -223,6 +223,20 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
         query = Query(entry.definition or "")
     foreign = tuple(foreign_sources(ctx, query.sql))
     found = incremental_views.analyse(query.sql) if state.refresh_policy != "FULL" else None
+    why = None
+    if not full and not create and not foreign and state.last_version is not None and found is not None \
+            and found.incremental:
+        # Nothing is bound unless a recompute follows: the inputs' versions come from their logs, and the change
+        # runs through queries of its own (each judged by the policy).
+        versions = _input_versions(ctx, found)
+        if versions is not None:
+            if versions == state.input_versions:
+                return RefreshOutcome(UNCHANGED, "every input is at the version the view reflects: nothing to do",
+                                      versions, None, foreign, table_schema(entry))
+            outcome = _incremental(ctx, entry, state, query, versions, table_schema(entry), found)
+            if isinstance(outcome, RefreshOutcome):
+                return outcome
+            why = outcome
     df, binder, hidden = _bind_with_state(ctx, query, found)
     visible = StructType(df.schema.fields[:len(df.schema.fields) - len(hidden)])
     try:
@@ -231,8 +245,7 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
                 and versions == state.input_versions:
             return RefreshOutcome(UNCHANGED, "every input is at the version the view reflects: nothing to do",
                                   versions, None, foreign, visible)
-        why = None
-        if not full and not create and not foreign and state.last_version is not None:
+        if why is None and not full and not create and not foreign and state.last_version is not None:
             outcome = _incremental(ctx, entry, state, query, versions, visible, found)
             if isinstance(outcome, RefreshOutcome):
                 return outcome
@@ -245,6 +258,23 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
         return RefreshOutcome(FULL, f"full recompute ({reason})", versions, version, foreign, visible)
     finally:
         binder.close()
+
+
+def _input_versions(ctx: StatementContext, found: incremental_views.Incrementality) -> dict[str, int] | None:
+    """The current version of each table the query names, with SELECT on it checked; None when one is not a Delta
+    table of the catalog (a view, a temporary view: only binding the query finds what it reads)."""
+    from deltalake import DeltaTable
+
+    from runtime.warehouse.binder import catalog_resolver
+
+    resolver = catalog_resolver(ctx)
+    versions = {}
+    for ref in found.references:
+        resolved = resolver.resolve(ref.database, ref.name)
+        if resolved is None or resolved.kind != "TABLE" or not resolved.location:
+            return None
+        versions[f"{resolved.database}.{resolved.name}"] = DeltaTable(resolved.location).version()
+    return versions
 
 
 def _bind_with_state(ctx: StatementContext, query: Query,
@@ -290,7 +320,8 @@ def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedVi
             why = "the query's columns changed"
         else:
             applied = mv_incremental.refresh(ctx, entry.location or "", found, query.sql, schema,
-                                             state.input_versions, versions, state.refresh_policy)
+                                             state.input_versions, versions, state.refresh_policy,
+                                             state.last_version)
             if isinstance(applied, mv_incremental.Applied):
                 return RefreshOutcome(INCREMENTAL, applied.reason, versions, applied.version, (), schema)
             why = applied

@@ -76,6 +76,21 @@ def due(schedule: Schedule, row: StreamEntry, changed: Callable[[], bool], now: 
     return lifecycle.pass_due(schedule, row.next_run_at, now, False, last)
 
 
+def recover_interrupted(store: CatalogStore) -> list[Key]:
+    """At start, views whose refresh the last process left RUNNING (it stopped within it) are marked FAILED with
+    that reason, so the schedule takes them up again; the previous result stayed (a refresh is one commit, and a
+    commit the catalog did not record is found by the next refresh, which then recomputes)."""
+    interrupted = []
+    for row in store.list_streams(desired_state=mv_refresh.MATERIALIZED_VIEW_STATE):
+        if row.last_refresh_status == mv_refresh.RUNNING:
+            message = "[REFRESH_INTERRUPTED] the gateway stopped during this refresh; the previous result stays"
+            store.update_stream(row.database, row.name, status=mv_refresh.FAILED,
+                                last_refresh_status=mv_refresh.FAILED, last_error=message)
+            store.record_event(row.database, row.name, "FAILED", message, error=message)
+            interrupted.append((row.database, row.name))
+    return interrupted
+
+
 class MaterializedViewScheduler:
     def __init__(self, spark: SparkSession, store: CatalogStore, warehouse: Path, policy: Policy,
                  tick_seconds: float = 1.0, clock: Callable[[], dt.datetime] = _now,
@@ -95,6 +110,7 @@ class MaterializedViewScheduler:
         self._next_input_check: dt.datetime | None = None
 
     def start(self) -> MaterializedViewScheduler:
+        recover_interrupted(self.store)
         self._thread = threading.Thread(target=self._run, name="sluicegate-mv-scheduler", daemon=True)
         self._thread.start()
         return self

@@ -48,3 +48,23 @@ def test_every_is_due_at_its_time_and_a_failure_waits() -> None:
     failed = _row(next_run_at=NOW, last_refresh_status=FAILED, last_refresh_at=NOW - dt.timedelta(seconds=5))
     assert not due(hourly, failed, lambda: False, NOW)
     assert not due(hourly, _row(next_run_at=NOW, last_refresh_status="RUNNING"), lambda: False, NOW)
+
+
+def test_a_refresh_left_running_by_a_stopped_gateway_is_failed_at_start(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from catalog.store import CatalogStore, TableEntry
+    from runtime.warehouse.mv_scheduler import recover_interrupted
+
+    store = CatalogStore.for_warehouse(Path(str(tmp_path)))
+    store.create_database("db")
+    for name, status in (("mv", "RUNNING"), ("done", "COMPLETED")):
+        store.create_table(TableEntry(database="db", name=name, kind="MATERIALIZED_VIEW", location=f"/x/{name}",
+                                      schema_json=None, definition=None))
+        store.put_stream(StreamEntry("db", name, name, "{}", "", status, "MATERIALIZED_VIEW",
+                                     last_refresh_status=status))
+    assert recover_interrupted(store) == [("db", "mv")]
+    row = store.get_stream("db", "mv")
+    assert row is not None and row.last_refresh_status == FAILED and "REFRESH_INTERRUPTED" in (row.last_error or "")
+    assert store.get_stream("db", "done").last_refresh_status == "COMPLETED"  # type: ignore[union-attr]
+    assert recover_interrupted(store) == []
