@@ -74,7 +74,6 @@ class _Session:
     def __init__(self, ctx: StatementContext) -> None:
         self.ctx = ctx
         self.views: list[str] = []
-        self.cached: list[DataFrame] = []
 
     def register(self, df: DataFrame) -> str:
         name = f"{PREFIX}{uuid.uuid4().hex}"
@@ -91,8 +90,6 @@ class _Session:
         return df
 
     def close(self) -> None:
-        for df in self.cached:
-            df.unpersist()
         for name in self.views:
             self.ctx.spark.catalog.dropTempView(name)
 
