@@ -6,6 +6,7 @@ maxRows, maxBytes and includeResultSetMetadata). Arrow batches are decoded with 
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -67,9 +68,16 @@ def open_req(version: int = SPARK_V7, **fields: Any) -> T.TOpenSessionReq:
     return req
 
 
+@pytest.fixture(scope="module")
+def gateway(start_gateway: Any) -> Any:
+    """A gateway whose long polls (and so its wait for direct results) outlast a cold statement on a loaded machine:
+    the tests below assert what direct results hold, which needs the statement to end within the wait."""
+    return start_gateway({"operation": {"long_polling_timeout": 120.0}})
+
+
 @pytest.fixture()
 def dbx(gateway: Any) -> Iterator[tuple[Any, Any]]:
-    """A raw client and a Spark-protocol session on the shared gateway."""
+    """A raw client and a Spark-protocol session."""
     with raw_client(gateway) as client:
         resp = ok(client.OpenSession(open_req()))
         yield client, resp.sessionHandle
@@ -82,8 +90,10 @@ def execute(client: Any, session: Any, sql: str, **fields: Any) -> T.TExecuteSta
         sessionHandle=session, statement=sql, confOverlay=dict(TIMESTAMP_HINT), **fields)))
 
 
-def wait(client: Any, handle: Any) -> T.TGetOperationStatusResp:
-    for _ in range(600):  # each call long-polls (operation.long_polling_timeout)
+def wait(client: Any, handle: Any, limit: float = 300) -> T.TGetOperationStatusResp:
+    """Poll as the connector does (each call long-polls on the server, so no sleep here)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
         status = ok(client.GetOperationStatus(T.TGetOperationStatusReq(operationHandle=handle)))
         if status.operationState not in (T.TOperationState.PENDING_STATE, T.TOperationState.RUNNING_STATE):
             return status
@@ -272,6 +282,26 @@ def test_direct_results_hold_the_first_rows_and_leave_the_rest_to_fetch(dbx: tup
                         [direct.resultSet.results, *(r.results for r in rest)], lz4=False)
     assert table.column("id").to_pylist() == list(range(2500))
     ok(client.CloseOperation(T.TCloseOperationReq(operationHandle=resp.operationHandle)))
+
+
+def test_a_statement_still_running_gets_its_status_only(start_gateway: Any) -> None:
+    """Past the wait, direct results hold the running state alone; the client polls and fetches as usual."""
+    impatient = start_gateway({"operation": {"long_polling_timeout": 0.01}})
+    with raw_client(impatient) as client:
+        session = ok(client.OpenSession(open_req())).sessionHandle
+        resp = execute(client, session, "SELECT sum(id) AS total FROM range(30000000)", getDirectResults=DIRECT,
+                       canReadArrowResult=True)
+        direct = resp.directResults
+        assert direct.operationStatus.operationState in (T.TOperationState.PENDING_STATE,
+                                                         T.TOperationState.RUNNING_STATE)
+        assert direct.resultSetMetadata is None and direct.resultSet is None and direct.closeOperation is None
+        assert wait(client, resp.operationHandle).operationState == T.TOperationState.FINISHED_STATE
+        meta = ok(client.GetResultSetMetadata(T.TGetResultSetMetadataReq(operationHandle=resp.operationHandle)))
+        fetched = list(fetch_rowsets(client, resp.operationHandle))
+        table = arrow_table(meta.arrowSchema, [r.results for r in fetched], lz4=False)
+        assert table.column("total").to_pylist() == [30000000 * 29999999 // 2]
+        ok(client.CloseOperation(T.TCloseOperationReq(operationHandle=resp.operationHandle)))
+        ok(client.CloseSession(T.TCloseSessionReq(sessionHandle=session)))
 
 
 # -- columns, commands, errors, listings ----------------------------------------------------------------------
