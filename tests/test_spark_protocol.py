@@ -348,6 +348,17 @@ def test_a_failing_statement_reports_its_error_in_the_direct_results(dbx: tuple[
     ok(client.CloseOperation(T.TCloseOperationReq(operationHandle=resp.operationHandle)))
 
 
+def test_native_parameters_are_refused_with_the_way_around(dbx: tuple[Any, Any]) -> None:
+    client, session = dbx
+    parameter = T.TSparkParameter(name="n", type="INT", value=T.TSparkParameterValue(stringValue="1"))
+    resp = client.ExecuteStatement(T.TExecuteStatementReq(sessionHandle=session, statement="SELECT :n",
+                                                          runAsync=True, parameters=[parameter]))
+    assert resp.status.statusCode == T.TStatusCode.ERROR_STATUS and resp.status.sqlState == "0A000"
+    assert "FEATURE_NOT_SUPPORTED" in resp.status.errorMessage and "use_inline_params" in resp.status.errorMessage
+    empty = execute(client, session, "SELECT 1 AS one", parameters=[], getDirectResults=DIRECT)  # as sent usually
+    assert empty.directResults.resultSet.results.columns[0].i32Val.values == [1]
+
+
 def test_metadata_listings_answer_with_direct_results(dbx: tuple[Any, Any]) -> None:
     client, session = dbx
     resp = ok(client.GetSchemas(T.TGetSchemasReq(sessionHandle=session, schemaName="%",

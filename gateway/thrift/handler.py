@@ -156,6 +156,12 @@ class TCLIServiceHandler:
     def ExecuteStatement(self, req: T.TExecuteStatementReq) -> T.TExecuteStatementResp:  # noqa: N802
         session_handle = convert.to_session_handle(req.sessionHandle)
         protocol = self.service.sessions.get(session_handle).protocol
+        if req.parameters:
+            # Unread, they would leave the statement's markers unbound: refused, with the client's way around it.
+            raise FeatureNotSupportedError(
+                "native query parameters (TSparkParameter) are not supported",
+                hint="let the client inline them (databricks-sql-connector: use_inline_params=True) or write the "
+                     "values into the statement")
         watching = contextlib.nullcontext() if req.runAsync else self._watching_for_hang_up()
         with watching:
             operation = self.service.execute_statement(
