@@ -270,6 +270,27 @@ def test_many_rows_in_several_batches_within_max_rows_and_max_bytes(dbx: tuple[A
     ok(client.CloseOperation(T.TCloseOperationReq(operationHandle=bounded.operationHandle)))
 
 
+def test_native_nested_types_stream_from_several_partitions(dbx: tuple[Any, Any]) -> None:
+    """Spark's own Arrow types read from its partition stream (not one collected partition), LZ4 on."""
+    client, session = dbx
+    sql = ("SELECT id, array(id, NULL) AS a, map('k', id) AS m, named_struct('x', id, 'y', CAST(id AS STRING)) AS s, "
+           "CAST(id AS DECIMAL(20,3)) / 8 AS d, timestamp_seconds(id) AS ts, date_from_unix_date(id) AS day "
+           "FROM range(0, 40000, 1, 4)")
+    resp = execute(client, session, sql, getDirectResults=DIRECT, canReadArrowResult=True,
+                   canDecompressLZ4Result=True, useArrowNativeTypes=NATIVE)
+    direct = resp.directResults
+    assert direct.resultSet.hasMoreRows is False and len(direct.resultSet.results.arrowBatches) >= 4
+    table = arrow_table(direct.resultSetMetadata.arrowSchema, [direct.resultSet.results], lz4=True)
+    qualifiers = direct.resultSetMetadata.schema.columns[4].typeDesc.types[0].primitiveEntry.typeQualifiers.qualifiers
+    assert table.num_rows == 40000 and table.schema.field("d").type == pa.decimal128(
+        qualifiers["precision"].i32Value, qualifiers["scale"].i32Value) == pa.decimal128(23, 6)  # as Spark types it
+    row = table.slice(12345, 1).to_pylist()[0]
+    assert row["a"] == [12345, None] and row["m"] == [("k", 12345)] and row["s"] == {"x": 12345, "y": "12345"}
+    assert row["d"] == Decimal("1543.125") and row["day"] == dt.date(1970, 1, 1) + dt.timedelta(days=12345)
+    assert row["ts"] == dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=12345)
+    assert table.column("id").to_pylist() == list(range(40000))
+
+
 def test_direct_results_hold_the_first_rows_and_leave_the_rest_to_fetch(dbx: tuple[Any, Any]) -> None:
     client, session = dbx
     small = T.TSparkGetDirectResults(maxRows=1000, maxBytes=104857600)
