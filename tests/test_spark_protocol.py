@@ -211,7 +211,7 @@ def test_all_types_as_native_arrow_with_lz4_in_direct_results(dbx: tuple[Any, An
     assert types[10] == pa.date32() and pa.types.is_timestamp(types[11]) and types[11].unit == "us"
     assert pa.types.is_list(types[12]) and pa.types.is_map(types[13]) and pa.types.is_struct(types[14])
     first, second = table.to_pylist()
-    assert [first[c] for c in "t s i b f d".split()] == SCALARS
+    assert [first[c] for c in ["t", "s", "i", "b", "f", "d"]] == SCALARS
     assert first["dec"] == Decimal("12.34") and first["str"] == "text" and first["bin"] == b"\x01\x02"
     assert first["bool"] is True and first["day"] == dt.date(2024, 1, 2)
     assert first["ts"] == dt.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=dt.timezone.utc)  # session zone UTC
@@ -237,7 +237,7 @@ def test_without_native_types_decimals_timestamps_and_nested_come_as_text(dbx: t
     first, second = table.to_pylist()
     assert first["dec"] == "12.34" and first["ts"] == "2024-01-02 03:04:05.123456"
     assert first["arr"] == "[1,2]" and first["m"] == '{"k":1}' and first["st"] == '{"a":1,"b":"x"}'
-    assert [first[c] for c in "t s i b f d".split()] == SCALARS
+    assert [first[c] for c in ["t", "s", "i", "b", "f", "d"]] == SCALARS
     assert all(value is None for value in second.values())
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lz4 import frame as lz4_frame
 import pyarrow as pa
 import pytest
+from lz4 import frame as lz4_frame
 
 from gateway.errors import InvalidRequestError
 from gateway.operation.base import ArrowBlock, FetchOrientation, Operation, ResultFormat

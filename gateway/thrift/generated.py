@@ -25,4 +25,4 @@ class Processor(TCLIService.Processor):
         super().__init__(handler)
         self._processMap["GetLog"] = Processor.process_GetLog
 
-    process_GetLog = _HiveProcessor.process_GetLog  # noqa: N815 - the generated name
+    process_GetLog = _HiveProcessor.process_GetLog
