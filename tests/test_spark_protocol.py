@@ -357,6 +357,17 @@ def test_a_command_without_columns_is_answered_and_closed_in_one_response(dbx: t
     assert use.directResults.closeOperation is not None
 
 
+def test_command_output_comes_as_arrow_too(dbx: tuple[Any, Any]) -> None:
+    """Rows a command produced in the gateway (not a Spark query) go out in the same Arrow form."""
+    client, session = dbx
+    resp = execute(client, session, "SHOW DATABASES", getDirectResults=DIRECT, canReadArrowResult=True,
+                   canDecompressLZ4Result=True, useArrowNativeTypes=NATIVE)
+    meta = resp.directResults.resultSetMetadata
+    assert meta.resultFormat == T.TSparkRowSetType.ARROW_BASED_SET
+    table = arrow_table(meta.arrowSchema, [resp.directResults.resultSet.results], lz4=True)
+    assert table.schema.types == [pa.string()] and "default" in table.column(0).to_pylist()
+
+
 def test_a_failing_statement_reports_its_error_in_the_direct_results(dbx: tuple[Any, Any]) -> None:
     client, session = dbx
     resp = execute(client, session, "SELECT no_such_column FROM range(1)", getDirectResults=DIRECT,
