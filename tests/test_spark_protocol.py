@@ -420,3 +420,16 @@ def test_hive_sessions_get_no_databricks_fields(gateway: Any) -> None:
                                                             includeResultSetMetadata=True)))
         assert fetched.resultSetMetadata is None and fetched.results.columns[0].i32Val.values == [1]
         ok(client.CloseSession(T.TCloseSessionReq(sessionHandle=opened.sessionHandle)))
+
+
+def test_pyhive_still_reads_logs_by_getlog(connect: Any) -> None:
+    """GetLog is HiveServer2's, not in the Databricks IDL; PyHive's fetch_logs() asks it first and must get it."""
+    from TCLIService import ttypes as hive_types
+
+    connection = connect()
+    cursor = connection.cursor()
+    cursor.execute("SELECT 1")
+    assert cursor.fetchall() == [(1,)]
+    resp = connection.client.GetLog(hive_types.TGetLogReq(operationHandle=cursor._operationHandle))
+    assert resp.status.statusCode == hive_types.TStatusCode.SUCCESS_STATUS
+    assert "Running: SELECT 1" in resp.log and "Finished" in resp.log
