@@ -29,7 +29,8 @@
   {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
   {%- set on_change = config.get('on_configuration_change', 'apply') -%}
   {%- if on_change not in ['apply', 'continue', 'fail'] -%}
-    {{ exceptions.raise_compiler_error("on_configuration_change must be apply, continue or fail, not '" ~ on_change ~ "'") }}
+    {{ exceptions.raise_compiler_error("on_configuration_change must be apply, continue or fail, not '"
+                                       ~ on_change ~ "'") }}
   {%- endif -%}
   {%- set schedule = sluicegate.schedule_config(config.get('schedule')) -%}
   {%- set partition_by = sluicegate.partition_columns(config.get('partition_by')) -%}
@@ -57,10 +58,12 @@
   {%- set changed = definition_changed or schedule_changed -%}
   {%- set full_refresh = should_full_refresh() and stored is not none -%}
   {%- if changed and on_change == 'fail' and not full_refresh -%}
-    {{ exceptions.raise_compiler_error("the definition of " ~ target_relation ~ " changed and on_configuration_change is 'fail'") }}
+    {{ exceptions.raise_compiler_error("the definition of " ~ target_relation
+                                       ~ " changed and on_configuration_change is 'fail'") }}
   {%- endif -%}
   {%- if changed and on_change == 'continue' and not full_refresh -%}
-    {{ log("sluicegate: the definition of " ~ target_relation ~ " changed; on_configuration_change is 'continue', so it is kept", info=True) }}
+    {{ log("sluicegate: the definition of " ~ target_relation
+           ~ " changed; on_configuration_change is 'continue', so it is kept", info=True) }}
   {%- endif -%}
   {%- set apply = on_change == 'apply' or full_refresh -%}
   {%- set define = stored is none or (apply and (definition_changed or (full_refresh and schedule_changed))) -%}
@@ -117,7 +120,8 @@
   {#- dbt-databricks' `refresh_policy` as the REFRESH POLICY words (and the `Refresh Policy` row DESCRIBE shows). -#}
   {%- set words = ' '.join((policy or 'auto').upper().split()) -%}
   {%- if words not in ['AUTO', 'INCREMENTAL', 'INCREMENTAL STRICT', 'FULL'] -%}
-    {{ exceptions.raise_compiler_error("refresh_policy must be auto, incremental, incremental strict or full, not '" ~ policy ~ "'") }}
+    {{ exceptions.raise_compiler_error("refresh_policy must be auto, incremental, incremental strict or full, not '"
+                                       ~ policy ~ "'") }}
   {%- endif -%}
   {{ return(words) }}
 {%- endmacro %}
