@@ -17,9 +17,9 @@
   `REFRESH MATERIALIZED VIEW` (incremental when it can be; no commit when no input moved). A changed query, comment,
   property, partitioning or policy: `CREATE OR REPLACE MATERIALIZED VIEW` (recomputed in one commit, schedule
   included). A changed schedule alone: `ALTER MATERIALIZED VIEW ... {ADD | ALTER} <schedule> | DROP SCHEDULE`, then
-  the REFRESH. `on_configuration_change='continue'` keeps the stored definition (and refreshes it), 'fail' stops the
-  model. `--full-refresh` is `REFRESH MATERIALIZED VIEW ... FULL`, or CREATE OR REPLACE when something changed. A
-  table, view or streaming table of the same name is dropped first, as dbt does for a changed materialization.
+  the REFRESH. `on_configuration_change='continue'` warns and keeps the stored definition (and refreshes it), 'fail'
+  stops the run. `--full-refresh` is CREATE OR REPLACE (recomputed whole), as dbt-databricks replaces. A table, view
+  or streaming table of the same name is dropped first, as dbt does for a changed materialization.
 -#}
 {% materialization materialized_view, adapter='spark' %}
   {%- set identifier = model['alias'] -%}
@@ -57,26 +57,31 @@
   {%- set schedule_changed = stored is not none and not sluicegate.same_schedule(stored['schedule'], schedule) -%}
   {%- set changed = definition_changed or schedule_changed -%}
   {%- set full_refresh = should_full_refresh() and stored is not none -%}
-  {%- if changed and on_change == 'fail' and not full_refresh -%}
-    {{ exceptions.raise_compiler_error("the definition of " ~ target_relation
-                                       ~ " changed and on_configuration_change is 'fail'") }}
+  {%- if changed and not full_refresh and on_change != 'apply' -%}
+    {%- set message = "Configuration changes were identified and `on_configuration_change` was set to `"
+                      ~ on_change ~ "` for `" ~ target_relation ~ "`" -%}
+    {%- if on_change == 'fail' -%}
+      {{ exceptions.raise_fail_fast_error(message) }}
+    {%- endif -%}
+    {{ exceptions.warn(message) }}
   {%- endif -%}
-  {%- if changed and on_change == 'continue' and not full_refresh -%}
-    {{ log("sluicegate: the definition of " ~ target_relation
-           ~ " changed; on_configuration_change is 'continue', so it is kept", info=True) }}
+  {%- set or_replace = stored is not none and (full_refresh or (on_change == 'apply' and definition_changed)) -%}
+  {%- set reschedule = not or_replace and on_change == 'apply' and schedule_changed -%}
+  {#- the log lines dbt's own materialization writes (dbt-tests-adapter's materialized-view tests read them) -#}
+  {%- if or_replace -%}
+    {{ log("Applying REPLACE to: " ~ target_relation) }}
+  {%- elif reschedule -%}
+    {{ log("Applying ALTER to: " ~ target_relation) }}
   {%- endif -%}
-  {%- set apply = on_change == 'apply' or full_refresh -%}
-  {%- set define = stored is none or (apply and (definition_changed or (full_refresh and schedule_changed))) -%}
-  {%- set reschedule = not define and apply and schedule_changed -%}
 
   {%- call statement('main') -%}
-    {%- if define -%}
-      {{ sluicegate.create_materialized_view_sql(target_relation, sql, stored is not none, partition_by, policy,
+    {%- if stored is none or or_replace -%}
+      {{ sluicegate.create_materialized_view_sql(target_relation, sql, or_replace, partition_by, policy,
                                                  schedule.clause) }}
     {%- elif reschedule -%}
       {{ sluicegate.alter_schedule_sql(target_relation, stored['schedule'], schedule, 'materialized view') }}
     {%- else -%}
-      refresh materialized view {{ target_relation }}{{ " full" if full_refresh }}
+      refresh materialized view {{ target_relation }}
     {%- endif -%}
   {%- endcall -%}
   {%- if reschedule -%}
@@ -91,8 +96,8 @@
 {% endmaterialization %}
 
 
-{% macro create_materialized_view_sql(relation, sql, replace, partition_by, policy, schedule_clause) -%}
-  create {{ "or replace " if replace }}materialized view {{ relation }}
+{% macro create_materialized_view_sql(relation, sql, or_replace, partition_by, policy, schedule_clause) -%}
+  create {{ "or replace " if or_replace }}materialized view {{ relation }}
   {% if partition_by -%}
     partitioned by ({{ partition_by | join(', ') }})
   {%- endif %}

@@ -1,7 +1,8 @@
 """The materialized_view materialization against the suite's gateway, through PyHive: a view in the way is replaced;
 an unchanged re-run is a REFRESH (no commit without new input, the new rows with it); a changed schedule alone is an
 ALTER; on_configuration_change 'fail' and 'continue' keep the stored query, 'apply' replaces it; `--full-refresh`
-recomputes; a streaming table model of the same name then replaces the view."""
+replaces (recomputes); a changed refresh_policy replaces; a streaming table model of the same name then replaces
+the view."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def test_materialized_view_lifecycle(tmp_path: Path, sluicegate: dict[str, Any])
     _project(tmp_path, target, MV + ", schedule={'every': '2 HOURS'}, on_configuration_change='fail'", changed)
     failed = _dbt(project, "run")
     assert not failed.success
-    assert "on_configuration_change is 'fail'" in str(failed.result.results[0].message)
+    assert "`on_configuration_change` was set to `fail`" in str(failed.result.results[0].message)
     _project(tmp_path, target, MV + ", schedule={'every': '2 HOURS'}, on_configuration_change='continue'", changed)
     assert _dbt(project, "run").success
     assert gateway.details()["View Text"] == QUERY  # kept as it was
@@ -111,10 +112,19 @@ def test_materialized_view_lifecycle(tmp_path: Path, sluicegate: dict[str, Any])
     assert gateway.rows(f"SELECT k, total FROM {SCHEMA}.mv") == [("a", 2), ("b", 10), ("c", 7)]
     assert gateway.commits() == commits + 1
 
-    assert _dbt(project, "run", "--full-refresh").success  # REFRESH ... FULL: recomputed though no input moved
+    assert _dbt(project, "run", "--full-refresh").success  # CREATE OR REPLACE: recomputed though nothing moved
     assert gateway.details()["Last Refresh Type"] == "FULL"
     assert gateway.commits() == commits + 2
     assert gateway.rows(f"SELECT k, total FROM {SCHEMA}.mv") == [("a", 2), ("b", 10), ("c", 7)]
+
+    _project(tmp_path, target, MV + ", schedule={'every': '2 HOURS'}, refresh_policy='sometimes'", changed)
+    failed = _dbt(project, "run")
+    assert not failed.success
+    assert "refresh_policy must be auto" in str(failed.result.results[0].message)
+    _project(tmp_path, target, MV + ", schedule={'every': '2 HOURS'}, refresh_policy='full'", changed)
+    assert _dbt(project, "run").success  # another policy: CREATE OR REPLACE
+    assert gateway.details()["Refresh Policy"] == "FULL"
+    assert gateway.commits() == commits + 3
 
     _project(tmp_path, target, "materialized='streaming_table'", f"select k, v from stream({SCHEMA}.src)")
     assert _dbt(project, "run").success  # another materialization: the view goes with DROP MATERIALIZED VIEW
