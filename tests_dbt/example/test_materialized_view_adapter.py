@@ -17,7 +17,6 @@ from dbt.tests.adapter.materialized_view.changes import (
     MaterializedViewChangesContinueMixin,
     MaterializedViewChangesFailMixin,
 )
-from dbt.tests.fixtures.project import *  # noqa: F403 - dbt's project fixtures, for a module outside the suite's tree
 from dbt.tests.util import get_model_file, run_dbt, set_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,11 +26,6 @@ _DELTA = {"seeds": {"+file_format": "delta"}, "models": {"+file_format": "delta"
 _REFUSED = ("dbt-spark's table and view materializations send CREATE OR REPLACE TABLE / DROP TABLE, which a "
             "materialized view refuses as on Databricks (dbt-spark's cache calls every non-view a table); DROP "
             "MATERIALIZED VIEW it first")
-
-
-@pytest.fixture(scope="session")
-def dbt_profile_target(sluicegate: dict[str, Any]) -> dict[str, Any]:
-    return dict(sluicegate["target"])
 
 
 def _details(project: Any, relation: BaseRelation) -> dict[str, str]:
