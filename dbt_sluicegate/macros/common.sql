@@ -36,7 +36,7 @@
   {#- Whether `relation` is a streaming table / materialized view: dbt-spark's relation cache calls both a table
       (it tells only VIEW apart), so SHOW STREAMING TABLES / SHOW MATERIALIZED VIEWS says which. -#}
   {%- set listed = run_query("show " ~ kind ~ "s in " ~ relation.schema ~ " like '" ~ relation.identifier ~ "'") -%}
-  {{ return(listed | length > 0) }}
+  {{ return(listed | selectattr(1, 'equalto', relation.identifier | lower) | list | length > 0) }}
 {%- endmacro %}
 
 
