@@ -16,8 +16,8 @@
   {ADD | ALTER} SCHEDULE ...` or `... DROP SCHEDULE`, which never restarts the query. Then `REFRESH STREAMING TABLE`
   returns once the table has processed every file that was there, so the tests and models after it see the data.
   `--full-refresh` adds `REFRESH STREAMING TABLE ... FULL` (the table empties in one Delta commit and all input is
-  processed again; refused when 'pipelines.reset.allowed' = 'false'). A table or view of the same name that is not a
-  streaming table is dropped first, as dbt does for a changed materialization.
+  processed again; refused when 'pipelines.reset.allowed' = 'false'). A table, view or materialized view of the same
+  name is dropped first (with the DROP its kind takes), as dbt does for a changed materialization.
 -#}
 {% materialization streaming_table, adapter='spark' %}
   {%- set identifier = model['alias'] -%}
