@@ -90,6 +90,10 @@
     {%- endcall -%}
   {%- endif -%}
 
+  {#- `grants` as dbt-databricks applies them (SHOW GRANTS ON, then GRANT / REVOKE the difference) -#}
+  {%- do apply_grants(target_relation, config.get('grants'),
+                      should_revoke=should_revoke(existing_relation, full_refresh_mode=True)) -%}
+
   {{ run_hooks(post_hooks) }}
 
   {{ return({'relations': [target_relation]}) }}

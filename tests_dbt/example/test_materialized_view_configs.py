@@ -57,7 +57,8 @@ class Gateway:
         return len(self.rows(f"DESCRIBE HISTORY {SCHEMA}.mv"))
 
 
-MV = "materialized='materialized_view', partition_by='k', tblproperties={'team': 'finance'}"
+MV = ("materialized='materialized_view', partition_by='k', tblproperties={'team': 'finance'}, "
+      "grants={'select': ['dbt_test_user_1']}")
 QUERY = f"select k, sum(v) as total from {SCHEMA}.src group by k"
 
 
@@ -77,6 +78,7 @@ def test_materialized_view_lifecycle(tmp_path: Path, sluicegate: dict[str, Any])
     assert details["Type"] == "MATERIALIZED_VIEW"
     assert details["Table Properties"] == "[team=finance]"
     assert details["Refresh Schedule"] == "MANUAL"
+    assert ("dbt_test_user_1", "SELECT") in [row[:2] for row in gateway.rows(f"SHOW GRANTS ON {SCHEMA}.mv")]
     assert ("k", "string", None) in gateway.rows(f"DESCRIBE TABLE {SCHEMA}.mv")[:3]
     assert any(row[0] == "# Partition Information" for row in gateway.rows(f"DESCRIBE TABLE {SCHEMA}.mv"))
     assert gateway.rows(f"SELECT k, total FROM {SCHEMA}.mv") == [("a", 3), ("b", 5)]
@@ -109,6 +111,7 @@ def test_materialized_view_lifecycle(tmp_path: Path, sluicegate: dict[str, Any])
     details = gateway.details()
     assert details["View Text"] == changed
     assert details["Refresh Schedule"] == "EVERY 2 HOURS"
+    assert ("dbt_test_user_1", "SELECT") in [row[:2] for row in gateway.rows(f"SHOW GRANTS ON {SCHEMA}.mv")]
     assert gateway.rows(f"SELECT k, total FROM {SCHEMA}.mv") == [("a", 2), ("b", 10), ("c", 7)]
     assert gateway.commits() == commits + 1
 
