@@ -217,7 +217,7 @@ class GatewayServer:
 
     def _serve_connection(self, conn_id: int, conn: socket.socket, address: tuple,
                           refusal: GatewayError | None) -> None:
-        from TCLIService import TCLIService
+        from gateway.thrift.generated import Processor
 
         from gateway.thrift.handler import TCLIServiceHandler
 
@@ -260,7 +260,7 @@ class GatewayServer:
                                          hung_up=lambda timeout: _hung_up(opened_conn, timeout), address=ip,
                                          refusal=refusal,
                                          on_session_opened=lambda: self._session_opened(conn_id, opened_conn))
-            processor = TCLIService.Processor(handler)
+            processor = Processor(handler)
             protocol = TBinaryProtocolAccelerated(transport, string_length_limit=settings.max_message_bytes,
                                                   container_length_limit=settings.max_container_length)
             while not self._stopping.is_set():

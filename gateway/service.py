@@ -17,7 +17,15 @@ from gateway.auth.throttle import LoginThrottle
 from gateway.config import GatewayConfig
 from gateway.errors import AuthenticationError, InvalidRequestError
 from gateway.handles import OperationHandle, SessionHandle
-from gateway.operation.base import FetchOrientation, Operation, OperationStatus, RowBlock
+from gateway.operation.base import (
+    COLUMNS,
+    ArrowBlock,
+    FetchOrientation,
+    Operation,
+    OperationStatus,
+    ResultFormat,
+    RowBlock,
+)
 from gateway.operation.execute_statement import ExecuteStatement
 from gateway.operation.manager import OperationManager
 from gateway.operation import metadata
@@ -35,6 +43,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "sluicegate"
+# The one catalog, under the names clients use for it (Databricks' default, and Spark's); item 3 of issue 15 makes
+# the name configurable.
+CATALOG_NAMES = ("main", "hive_metastore", "spark_catalog")
 
 
 def open_catalog(config: GatewayConfig) -> CatalogStore:
@@ -86,6 +97,16 @@ def start_view_scheduler(config: GatewayConfig, spark: SparkSession, catalog: Ca
     assert config.streams is not None
     return MaterializedViewScheduler(spark, catalog, config.warehouse, policy, config.streams.tick_seconds,
                                      input_check_seconds=config.streams.static_check_interval).start()
+
+
+def check_catalog(name: str | None) -> None:
+    """A catalog a client names must be the gateway's one catalog (under any of its names)."""
+    if name and name.lower() not in CATALOG_NAMES:
+        raise InvalidRequestError(
+            f"catalog '{name}' does not exist; this gateway has one catalog",
+            error_class="CATALOG_NOT_FOUND", sqlstate="42704",
+            hint=f"connect with catalog {CATALOG_NAMES[0]} (or leave it out); "
+                 f"{', '.join(CATALOG_NAMES[1:])} name the same catalog")
 
 
 class InfoType(Enum):
@@ -146,10 +167,16 @@ class GatewayService:
     def open_session(
         self, user: str, protocol: int, configuration: dict[str, str], client: str = "",
         password: str | None = None, authenticated: bool = False, address: str = "",
+        catalog: str | None = None, database: str | None = None,
     ) -> Session:
-        """`authenticated`: the transport (SASL PLAIN) already checked the password. `address`: the client's IP."""
+        """`authenticated`: the transport (SASL PLAIN) already checked the password. `address`: the client's IP.
+        `catalog`, `database`: the session's initial namespace (Databricks' `initialNamespace`); the database
+        becomes current as `use:database` does."""
         if not authenticated:
             self.authenticate(user, password, address)
+        check_catalog(catalog)
+        if database:
+            configuration = {**configuration, "use:database": database}
         return self.sessions.open(user, protocol, configuration, client)
 
     def close_session(self, handle: SessionHandle) -> None:
@@ -176,13 +203,15 @@ class GatewayService:
 
     def execute_statement(
         self, handle: SessionHandle, statement: str, conf_overlay: dict[str, str] | None = None,
-        run_async: bool = False, timeout: float | None = None,
+        run_async: bool = False, timeout: float | None = None, result_format: ResultFormat = COLUMNS,
     ) -> Operation:
+        """`result_format`: how the client reads the result (HiveServer2 columns or Arrow batches)."""
         session = self.sessions.get(handle)
         if not statement or not statement.strip():
             raise InvalidRequestError("the statement is empty", error_class="EMPTY_STATEMENT", sqlstate="42601")
         operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace,
-                                     self.catalog, self.config.warehouse, self.policy, self.streams)
+                                     self.catalog, self.config.warehouse, self.policy, self.streams,
+                                     result_format=result_format)
         session.track(operation)
         self.operations.run(operation, run_async, timeout)
         return operation
@@ -240,11 +269,21 @@ class GatewayService:
     def get_result_set_metadata(self, handle: OperationHandle) -> list[ResultColumn]:
         return self.operation(handle).result_columns()
 
-    def fetch_results(self, handle: OperationHandle, orientation: FetchOrientation, max_rows: int) -> RowBlock:
+    def fetch_results(self, handle: OperationHandle, orientation: FetchOrientation, max_rows: int,
+                      max_bytes: int = 0) -> RowBlock:
+        """The next rows as columns: at most `max_rows` (and `operation.max_fetch_rows`), and about `max_bytes` of
+        data when it is positive (at least one row)."""
+        return self.operation(handle).fetch(orientation, self._row_bound(max_rows), max(max_bytes, 0))
+
+    def fetch_batches(self, handle: OperationHandle, orientation: FetchOrientation, max_rows: int,
+                      max_bytes: int = 0) -> ArrowBlock:
+        """As `fetch_results`, as the Arrow batches the result was produced in."""
+        return self.operation(handle).fetch_batches(orientation, self._row_bound(max_rows), max(max_bytes, 0))
+
+    def _row_bound(self, max_rows: int) -> int:
         if max_rows <= 0:
             raise InvalidRequestError(f"maxRows must be positive, got {max_rows}")
-        max_rows = min(max_rows, self.config.operation.max_fetch_rows)
-        return self.operation(handle).fetch(orientation, max_rows)
+        return min(max_rows, self.config.operation.max_fetch_rows)
 
     def fetch_log(self, handle: OperationHandle, orientation: FetchOrientation, max_rows: int) -> list[str]:
         return self.operation(handle).log.fetch(orientation, max(max_rows, 1))

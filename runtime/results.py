@@ -6,7 +6,8 @@ next partition computes. The gateway's memory bound for a result is therefore ab
 whatever the result's size. A result of a single partition is collected in one job: the same bound, less latency.
 
 Types that HiveServer2 sends as text (DATE, TIMESTAMP, DECIMAL, intervals, ARRAY/MAP/STRUCT) are turned into text
-inside Spark, in the same projection, so that Python only moves primitive columns.
+inside Spark, in the same projection, so that Python only moves primitive columns. A client that reads Arrow results
+may ask for some of them natively (`WireTypes`): those cross as Spark's own Arrow types instead.
 """
 
 from __future__ import annotations
@@ -37,9 +38,35 @@ class ResultColumn:
 _NATIVE_TYPES = {"boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string", "binary"}
 
 
-def _wire_expression(column: str, type_name: str) -> str:
+@dataclass(frozen=True)
+class WireTypes:
+    """Which type families cross as Spark's own Arrow types rather than as text (the Databricks clients'
+    `useArrowNativeTypes`; dates go as date32 in any Arrow result, as Spark's server sends them). The default, all
+    text, is what HiveServer2's columnar results need."""
+
+    date: bool = False
+    timestamp: bool = False
+    decimal: bool = False
+    nested: bool = False
+
+    def keeps(self, type_name: str) -> bool:
+        if type_name in _NATIVE_TYPES:
+            return True
+        if type_name.startswith(("array", "map", "struct")):
+            return self.nested
+        if type_name.startswith("timestamp"):
+            return self.timestamp
+        if type_name.startswith("decimal"):
+            return self.decimal
+        return type_name == "date" and self.date
+
+
+TEXT = WireTypes()
+
+
+def _wire_expression(column: str, type_name: str, types: WireTypes = TEXT) -> str:
     quoted = quote_identifier(column)
-    if type_name in _NATIVE_TYPES:
+    if types.keeps(type_name):
         return quoted
     if type_name.startswith(("array", "map", "struct", "variant")):
         return f"to_json({quoted}, map('ignoreNullFields', 'false'))" if not type_name.startswith("variant") else (
@@ -63,14 +90,35 @@ def result_columns(df: DataFrame) -> list[ResultColumn]:
     ]
 
 
-def wire_dataframe(df: DataFrame, columns: list[ResultColumn]) -> DataFrame:
-    """The projection that renders non-primitive columns as text. Renamed by position: names may repeat. A
-    result of primitive columns only needs none (Arrow batches are read by position): two analyses spared."""
-    if all(col.type in _NATIVE_TYPES for col in columns):
+def wire_dataframe(df: DataFrame, columns: list[ResultColumn], types: WireTypes = TEXT) -> DataFrame:
+    """The projection that renders the columns `types` does not keep as text. Renamed by position: names may
+    repeat. A result whose columns are all kept needs none (Arrow batches are read by position): two analyses
+    spared."""
+    if all(types.keeps(col.type) for col in columns):
         return df
     positional = [f"_c{i}" for i in range(len(columns))]
     renamed = df.toDF(*positional)
-    return renamed.selectExpr(*[f"{_wire_expression(name, col.type)} AS {name}" for name, col in zip(positional, columns)])
+    return renamed.selectExpr(*[f"{_wire_expression(name, col.type, types)} AS {name}"
+                                for name, col in zip(positional, columns)])
+
+
+def typed_arrow_schema(wire_df: DataFrame) -> pa.Schema:
+    """The Arrow schema of a wire DataFrame's batches, named by position. Timestamps are UTC instants (Spark labels
+    them with the session's zone; the values and the layout are the same)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(wire_df.schema)
+    return pa.schema([field.with_name(f"_c{i}") for i, field in enumerate(schema)])
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """`batch` under `schema`: the same columns, renamed by position, cast where only labels differ (a timestamp's
+    zone)."""
+    if batch.schema.equals(schema):
+        return batch
+    columns = [column if column.type.equals(field.type) else column.cast(field.type)
+               for column, field in zip(batch.columns, schema)]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def wire_arrow_type(type_name: str) -> pa.DataType:
@@ -157,8 +205,7 @@ def collect_single_partition(wire_df: DataFrame, schema: pa.Schema) -> list[pa.R
     """A result of one partition in one job: the local iterator would hold that partition whole too, and its job
     per partition plus socket protocol cost ~40 ms more per statement (SELECT 1, a small table)."""
     batches = wire_df._collect_as_arrow()  # type: ignore[operator]
-    return [batch if batch.schema.equals(schema) else pa.RecordBatch.from_arrays(batch.columns, schema=schema)
-            for batch in batches]
+    return [conform(batch, schema) for batch in batches]
 
 
 def arrow_schema(columns: list[ResultColumn]) -> pa.Schema:

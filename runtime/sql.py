@@ -10,11 +10,14 @@ import pyarrow as pa
 
 from runtime.errors import from_spark
 from runtime.results import (
+    TEXT,
     ArrowBatchStream,
     ResultColumn,
+    WireTypes,
     arrow_schema,
     collect_single_partition,
     result_columns,
+    typed_arrow_schema,
     wire_dataframe,
 )
 
@@ -49,7 +52,15 @@ class StatementResult:
 
     columns: list[ResultColumn]
     open_batches: Callable[[], BatchSource]
+    # A query's batches with some types kept as Spark's Arrow types (see WireTypes); None for a result in memory.
+    open_typed: Callable[[WireTypes], tuple[pa.Schema, BatchSource]] | None = None
 
+    def open(self, types: WireTypes = TEXT) -> tuple[pa.Schema, BatchSource]:
+        """The schema and batches from the first row, `types` kept natively where the result can; a result already
+        in memory (commands, listings) comes in its text wire form whatever `types` asks."""
+        if types != TEXT and self.open_typed is not None:
+            return self.open_typed(types)
+        return arrow_schema(self.columns), self.open_batches()
 
 
 def run_sql(
@@ -89,17 +100,25 @@ def stream_dataframe(
     except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
         raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
 
-    def open_batches() -> BatchSource:
+    def open_wire(wire_df: DataFrame, wire_schema: pa.Schema) -> BatchSource:
         context.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
         try:
-            arrow_rdd = wire._jdf.toArrowBatchRdd()
+            arrow_rdd = wire_df._jdf.toArrowBatchRdd()
             if arrow_rdd.getNumPartitions() <= 1:
-                return ListBatchSource(collect_single_partition(wire, schema))
-            return _TranslatingSource(ArrowBatchStream(spark, arrow_rdd, schema), sql, include_stack_trace)
+                return ListBatchSource(collect_single_partition(wire_df, wire_schema))
+            return _TranslatingSource(ArrowBatchStream(spark, arrow_rdd, wire_schema), sql, include_stack_trace)
         except Exception as exc:  # noqa: BLE001
             raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
 
-    return StatementResult(columns, open_batches)
+    def open_typed(types: WireTypes) -> tuple[pa.Schema, BatchSource]:
+        try:
+            typed = wire_dataframe(df, columns, types)
+            typed_schema = typed_arrow_schema(typed)
+        except Exception as exc:  # noqa: BLE001
+            raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
+        return typed_schema, open_wire(typed, typed_schema)
+
+    return StatementResult(columns, lambda: open_wire(wire, schema), open_typed)
 
 
 class _TranslatingSource:

@@ -22,6 +22,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# dbt-tests-adapter's `project` fixtures, also for the test modules outside the suite's tree (tests_dbt/example).
+pytest_plugins = ["dbt.tests.fixtures.project"]
+
 # Skipped by the suite on `apache_spark` (Spark's Thrift server) but run here, with why they apply to sluicegate.
 RUN_HERE = {
     "test_basic.py::TestSnapshotCheckColsSpark": "snapshots MERGE into Delta tables",

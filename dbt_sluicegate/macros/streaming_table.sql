@@ -16,8 +16,8 @@
   {ADD | ALTER} SCHEDULE ...` or `... DROP SCHEDULE`, which never restarts the query. Then `REFRESH STREAMING TABLE`
   returns once the table has processed every file that was there, so the tests and models after it see the data.
   `--full-refresh` adds `REFRESH STREAMING TABLE ... FULL` (the table empties in one Delta commit and all input is
-  processed again; refused when 'pipelines.reset.allowed' = 'false'). A table or view of the same name that is not a
-  streaming table is dropped first, as dbt does for a changed materialization.
+  processed again; refused when 'pipelines.reset.allowed' = 'false'). A table, view or materialized view of the same
+  name is dropped first (with the DROP its kind takes), as dbt does for a changed materialization.
 -#}
 {% materialization streaming_table, adapter='spark' %}
   {%- set identifier = model['alias'] -%}
@@ -38,7 +38,7 @@
     {%- set stored = sluicegate.stored_config(existing_relation) -%}
     {%- if stored is none -%}
       {{ log("sluicegate: " ~ existing_relation ~ " is not a streaming table; dropping it", info=True) }}
-      {{ adapter.drop_relation(existing_relation) }}
+      {{ sluicegate.drop_existing(existing_relation) }}
     {%- endif -%}
   {%- endif -%}
 
@@ -75,6 +75,10 @@
     {%- endcall -%}
   {%- endif -%}
 
+  {#- `grants` as dbt-databricks applies them (SHOW GRANTS ON, then GRANT / REVOKE the difference) -#}
+  {%- do apply_grants(target_relation, config.get('grants'),
+                      should_revoke=should_revoke(existing_relation, full_refresh_mode=True)) -%}
+
   {{ run_hooks(post_hooks) }}
 
   {{ return({'relations': [target_relation]}) }}
@@ -82,125 +86,10 @@
 
 
 {% macro create_streaming_table_sql(relation, sql, schedule_clause) -%}
-  {%- set tblproperties = config.get('tblproperties') or {} -%}
   create or refresh streaming table {{ relation }}
-  {%- if model.description %}
-  comment '{{ model.description | replace("\\", "\\\\") | replace("'", "\\'") }}'
-  {%- endif %}
-  {%- if tblproperties %}
-  tblproperties ({% for key, value in tblproperties.items() %}'{{ key }}' = '{{ value }}'{{ ", " if not loop.last }}{% endfor %})
-  {%- endif %}
-  {%- if schedule_clause %}
+  {{ sluicegate.comment_clause(model.description) }}
+  {{ sluicegate.tblproperties_clause(config.get('tblproperties')) }}
   {{ schedule_clause }}
-  {%- endif %}
   as
   {{ sql }}
-{%- endmacro %}
-
-
-{% macro stored_config(relation) -%}
-  {#- What sluicegate stored for a streaming table, from DESCRIBE TABLE EXTENDED as dbt-databricks reads it: the query
-      (`View Text`), comment, table properties and `Refresh Schedule`; none when `relation` is not a streaming table. -#}
-  {%- set listed = run_query("show streaming tables in " ~ relation.schema ~ " like '" ~ relation.identifier ~ "'") -%}
-  {%- if listed | length == 0 -%}
-    {{ return(none) }}
-  {%- endif -%}
-  {%- set described = run_query("describe table extended " ~ relation) -%}
-  {%- set stored = {'query': '', 'comment': none, 'properties': '', 'schedule': 'MANUAL'} -%}
-  {%- for row in described -%}
-    {%- set key = {'View Text': 'query', 'Comment': 'comment', 'Table Properties': 'properties',
-                   'Refresh Schedule': 'schedule'}.get(row[0]) -%}
-    {%- if key -%}
-      {%- do stored.update({key: row[1]}) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(stored) }}
-{%- endmacro %}
-
-
-{% macro properties_text(tblproperties) -%}
-  {#- The `Table Properties` row DESCRIBE TABLE EXTENDED shows for these properties ('' for none). -#}
-  {%- if not tblproperties -%}
-    {{ return('') }}
-  {%- endif -%}
-  {%- set pairs = [] -%}
-  {%- for key in tblproperties | sort -%}
-    {%- do pairs.append(key ~ '=' ~ tblproperties[key]) -%}
-  {%- endfor -%}
-  {{ return('[' ~ pairs | join(', ') ~ ']') }}
-{%- endmacro %}
-
-
-{% macro schedule_config(schedule) -%}
-  {#- dbt-databricks' `schedule` config as the clause to write and the `Refresh Schedule` text it reads back:
-      {'cron': '<quartz>', 'time_zone_value': '<tz>'} | {'every': 'n HOURS|DAYS|WEEKS'} |
-      {'on_update': true, 'at_most_every': 'n SECONDS|MINUTES|HOURS'}; none: no schedule (a continuous stream). -#}
-  {%- if schedule is none -%}
-    {{ return({'clause': '', 'kind': none, 'describe': 'MANUAL', 'cron': none, 'time_zone': none}) }}
-  {%- endif -%}
-  {%- if schedule is not mapping -%}
-    {{ exceptions.raise_compiler_error("schedule must be a dict: {'cron': '0 0 6 * * ?', 'time_zone_value': 'UTC'}, {'every': '2 HOURS'} or {'on_update': true}") }}
-  {%- endif -%}
-  {%- if schedule.get('cron') -%}
-    {%- set cron = schedule['cron'].split() | join(' ') -%}
-    {%- set zone = schedule.get('time_zone_value') -%}
-    {%- set clause = "schedule cron '" ~ cron ~ "'" ~ (" at time zone '" ~ zone ~ "'" if zone else "") -%}
-    {{ return({'clause': clause, 'kind': 'cron', 'describe': "CRON '" ~ cron ~ "' AT TIME ZONE '" ~ zone ~ "'",
-               'cron': cron, 'time_zone': zone}) }}
-  {%- elif schedule.get('every') -%}
-    {%- set parts = (schedule['every'] | string).split() -%}
-    {%- if parts | length != 2 or not parts[0].isdigit() -%}
-      {{ exceptions.raise_compiler_error("schedule every must read '<number> HOURS|DAYS|WEEKS', not '" ~ schedule['every'] ~ "'") }}
-    {%- endif -%}
-    {%- set unit = parts[1].upper().rstrip('S') ~ 'S' -%}
-    {{ return({'clause': 'schedule every ' ~ parts[0] ~ ' ' ~ unit, 'kind': 'every',
-               'describe': 'EVERY ' ~ (parts[0] | int) ~ ' ' ~ unit, 'cron': none, 'time_zone': none}) }}
-  {%- elif schedule.get('on_update') -%}
-    {%- set at_most = schedule.get('at_most_every') -%}
-    {%- if not at_most -%}
-      {{ return({'clause': 'trigger on update', 'kind': 'on_update', 'describe': 'TRIGGER ON UPDATE', 'cron': none,
-                 'time_zone': none}) }}
-    {%- endif -%}
-    {%- set parts = (at_most | string).split() -%}
-    {%- set factor = {'SECOND': 1, 'MINUTE': 60, 'HOUR': 3600}.get(parts[-1].upper().rstrip('S')) -%}
-    {%- if parts | length != 2 or not parts[0].isdigit() or factor is none -%}
-      {{ exceptions.raise_compiler_error("schedule at_most_every must read '<number> SECONDS|MINUTES|HOURS', not '" ~ at_most ~ "'") }}
-    {%- endif -%}
-    {{ return({'clause': 'trigger on update at most every interval ' ~ parts[0] ~ ' ' ~ parts[1],
-               'kind': 'on_update', 'cron': none, 'time_zone': none,
-               'describe': 'TRIGGER ON UPDATE AT MOST EVERY INTERVAL ' ~ ((parts[0] | int) * factor) ~ ' SECONDS'}) }}
-  {%- endif -%}
-  {{ exceptions.raise_compiler_error("schedule needs 'cron', 'every' or 'on_update', not " ~ schedule) }}
-{%- endmacro %}
-
-
-{% macro same_schedule(stored, schedule) -%}
-  {#- Whether the stored `Refresh Schedule` is the configured one; a cron without time_zone_value took the session's
-      zone at CREATE, so only the expression is compared then. -#}
-  {%- if schedule.kind == 'cron' and not schedule.time_zone -%}
-    {{ return(stored.startswith("CRON '" ~ schedule.cron ~ "' AT TIME ZONE ")) }}
-  {%- endif -%}
-  {{ return(stored == schedule.describe) }}
-{%- endmacro %}
-
-
-{% macro alter_schedule_sql(relation, stored, schedule) -%}
-  {#- The ALTER that turns the stored schedule into the configured one, never touching the query. -#}
-  {%- if schedule.kind is none -%}
-    alter streaming table {{ relation }} drop schedule
-  {%- elif stored == 'MANUAL' -%}
-    alter streaming table {{ relation }} add {{ schedule.clause }}
-  {%- else -%}
-    alter streaming table {{ relation }} alter {{ schedule.clause }}
-  {%- endif -%}
-{%- endmacro %}
-
-
-{% macro normalised(text) -%}
-  {#- A definition without dbt's leading query comment, in lower case with single spaces: what a change means. -#}
-  {%- set text = text.strip() -%}
-  {%- if text.startswith('/*') and '*/' in text -%}
-    {%- set text = text.split('*/', 1)[1] -%}
-  {%- endif -%}
-  {{ return(' '.join(text.lower().split())) }}
 {%- endmacro %}

@@ -5,7 +5,6 @@ handler sees it; everything else passes through unchanged.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from gateway.errors import AuthenticationError, GatewayError
@@ -15,10 +14,11 @@ from gateway.thrift import handler as thrift_handler
 
 
 def processor_class() -> type:
-    """The generated TCLIService Processor of the same package as the handler's types (whichever module the
-    handler takes them from), so that the HTTP transport decodes exactly what the binary port decodes."""
-    package = thrift_handler.T.__name__.rpartition(".")[0]
-    return importlib.import_module(f"{package}.TCLIService").Processor
+    """The Processor the binary port serves (gateway/thrift/generated.py: the connector's types, with Hive's GetLog),
+    so that the HTTP transport decodes exactly what the binary port decodes."""
+    from gateway.thrift.generated import Processor
+
+    return Processor
 
 
 class OwnerCheckedHandler:

@@ -28,7 +28,7 @@ from gateway.errors import (
 from gateway.handles import OperationHandle
 from gateway.operation.state import TERMINAL, OperationState, check_transition
 from dialect.errors import SqlError
-from runtime.results import ResultColumn
+from runtime.results import TEXT, ResultColumn, WireTypes
 from runtime.sql import BatchSource, StatementResult
 
 if TYPE_CHECKING:
@@ -53,6 +53,33 @@ class FetchOrientation(Enum):
     NEXT = "NEXT"
     FIRST = "FIRST"
     OTHER = "OTHER"
+
+
+@dataclass(frozen=True)
+class ResultFormat:
+    """How the client reads the result: HiveServer2 columns (the default), or Arrow batches, LZ4-framed when it can
+    decompress them, with the type families of `types` kept as Arrow types instead of text."""
+
+    arrow: bool = False
+    lz4: bool = False
+    types: WireTypes = TEXT
+
+
+COLUMNS = ResultFormat()
+
+
+@dataclass
+class ArrowBlock:
+    """A slice of a result as the Arrow batches it was produced in (sliced, never copied), from row start_offset."""
+
+    start_offset: int
+    schema: pa.Schema
+    batches: list[pa.RecordBatch]
+    has_more: bool
+
+    @property
+    def num_rows(self) -> int:
+        return sum(batch.num_rows for batch in self.batches)
 
 
 @dataclass
@@ -105,10 +132,11 @@ class Operation(ABC):
 
     op_type: OperationType = OperationType.UNKNOWN
 
-    def __init__(self, session: Session, statement: str | None = None) -> None:
+    def __init__(self, session: Session, statement: str | None = None, result_format: ResultFormat = COLUMNS) -> None:
         self.handle = OperationHandle.new()
         self.session = session
         self.statement = statement
+        self.result_format = result_format
         self.log = OperationLog()
         self._state = OperationState.INITIALIZED
         self._state_lock = threading.Lock()
@@ -117,6 +145,7 @@ class Operation(ABC):
         self._error: BaseException | None = None
         self._result: StatementResult | None = None
         self._source: BatchSource | None = None
+        self._schema: pa.Schema | None = None  # of the batches, named by position
         self._batches: Iterator[pa.RecordBatch] | None = None
         self._pending: pa.RecordBatch | None = None
         self._exhausted = False
@@ -192,7 +221,7 @@ class Operation(ABC):
             result = self.execute()
             if self._state in TERMINAL:
                 return  # cancelled or timed out during analysis: start no job
-            source = result.open_batches()
+            schema, source = result.open(self.result_format.types)
             batches = iter(source)
             # The first batch is read here, so that most failures show in the status rather than at fetch.
             pending = next(batches, None)
@@ -207,6 +236,7 @@ class Operation(ABC):
             ended = self._state in TERMINAL
             if not ended:
                 self._result, self._source, self._batches, self._pending = result, source, batches, pending
+                self._schema = schema
                 self._exhausted = pending is None
         if ended:
             source.close()
@@ -295,7 +325,30 @@ class Operation(ABC):
             f"the operation is {state.value}; poll GetOperationStatus until it is FINISHED before fetching"
         )
 
-    def fetch(self, orientation: FetchOrientation, max_rows: int) -> RowBlock:
+    def result_schema(self) -> pa.Schema:
+        """The Arrow schema of the result's batches (named by position), once the operation finished."""
+        self._require_finished()
+        assert self._schema is not None
+        return self._schema
+
+    def fetch(self, orientation: FetchOrientation, max_rows: int, max_bytes: int = 0) -> RowBlock:
+        """The next rows as one array per column (HiveServer2's columns); `max_bytes` > 0 bounds their size too."""
+        start, slices, schema = self._fetch_slices(orientation, max_rows, max_bytes)
+        assert self._result is not None
+        if slices:
+            table = pa.Table.from_batches(slices)
+            arrays = [table.column(i).combine_chunks() for i in range(table.num_columns)]
+        else:
+            arrays = [pa.array([], type=field.type) for field in schema]
+        return RowBlock(start, self._result.columns, arrays, has_more=not self._exhausted)
+
+    def fetch_batches(self, orientation: FetchOrientation, max_rows: int, max_bytes: int = 0) -> ArrowBlock:
+        """The next rows as the Arrow batches they came in (for Arrow results: no copy, no per-column work)."""
+        start, slices, schema = self._fetch_slices(orientation, max_rows, max_bytes)
+        return ArrowBlock(start, schema, slices, has_more=not self._exhausted)
+
+    def _fetch_slices(self, orientation: FetchOrientation, max_rows: int,
+                      max_bytes: int) -> tuple[int, list[pa.RecordBatch], pa.Schema]:
         if orientation is FetchOrientation.OTHER:
             raise FeatureNotSupportedError(
                 "only FETCH_NEXT and FETCH_FIRST are supported; results are read forward",
@@ -304,43 +357,33 @@ class Operation(ABC):
         self._require_finished()
         with self._fetch_lock:
             self._require_finished()
-            assert self._result is not None
+            assert self._result is not None and self._schema is not None
             if orientation is FetchOrientation.FIRST and self._row_offset > 0:
                 self._restart()
             start = self._row_offset
             try:
-                slices = self._take(max_rows)
+                slices = self._take(max_rows, max_bytes)
             except SqlError:
                 self._require_finished()  # a cancel or timeout explains the failure better than Spark's message
                 raise
-            columns = self._result.columns
-            if slices:
-                table = pa.Table.from_batches(slices)
-                arrays = [table.column(i).combine_chunks() for i in range(table.num_columns)]
-            else:
-                arrays = [pa.array([], type=field.type) for field in self._empty_schema()]
-            block = RowBlock(start, columns, arrays, has_more=not self._exhausted)
-            self._row_offset += block.num_rows
-            return block
-
-    def _empty_schema(self) -> pa.Schema:
-        from runtime.results import arrow_schema
-
-        assert self._result is not None
-        return arrow_schema(self._result.columns)
+            self._row_offset += sum(batch.num_rows for batch in slices)
+            return start, slices, self._schema
 
     def _restart(self) -> None:
         assert self._result is not None
         self._release()
-        self._source = self._result.open_batches()
+        self._schema, self._source = self._result.open(self.result_format.types)
         self._batches = iter(self._source)
         self._pending = None
         self._exhausted = False
         self._row_offset = 0
 
-    def _take(self, max_rows: int) -> list[pa.RecordBatch]:
+    def _take(self, max_rows: int, max_bytes: int = 0) -> list[pa.RecordBatch]:
+        """Up to `max_rows` rows and, when `max_bytes` > 0, about that many bytes of Arrow buffers (at least one
+        row, so that a client always progresses), as slices of the produced batches."""
         slices: list[pa.RecordBatch] = []
         wanted = max_rows
+        budget = float(max_bytes) if max_bytes > 0 else None
         while wanted > 0 and not self._exhausted:
             if self._pending is None:
                 assert self._batches is not None
@@ -349,12 +392,22 @@ class Operation(ABC):
                     self._exhausted = True
                     break
             batch = self._pending
-            if batch.num_rows <= wanted:
+            if batch.num_rows == 0:
+                self._pending = None
+                continue
+            rows = min(batch.num_rows, wanted)
+            if budget is not None:
+                row_bytes = batch.nbytes / batch.num_rows
+                fitting = max(int(budget // row_bytes), 0) if row_bytes else rows
+                rows = min(rows, fitting if slices else max(fitting, 1))
+                if rows == 0:
+                    break
+                budget -= rows * row_bytes
+            if rows == batch.num_rows:
                 slices.append(batch)
-                wanted -= batch.num_rows
                 self._pending = None
             else:
-                slices.append(batch.slice(0, wanted))
-                self._pending = batch.slice(wanted)
-                wanted = 0
+                slices.append(batch.slice(0, rows))
+                self._pending = batch.slice(rows)
+            wanted -= rows
         return slices

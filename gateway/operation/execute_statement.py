@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dialect.statements import classify
-from gateway.operation.base import Operation, OperationType
+from gateway.operation.base import COLUMNS, Operation, OperationType, ResultFormat
 from gateway.operation.state import TERMINAL
 from runtime.policy.sessions import set_current_user
 from runtime.policy.settings import is_client_hint
@@ -27,8 +27,9 @@ class ExecuteStatement(Operation):
     op_type = OperationType.EXECUTE_STATEMENT
 
     def __init__(self, session: Session, statement: str, conf_overlay: dict[str, str], include_stack_trace: bool,
-                 catalog: CatalogStore, warehouse: Path, policy: Policy, streams: StreamManager | None = None) -> None:
-        super().__init__(session, statement)
+                 catalog: CatalogStore, warehouse: Path, policy: Policy, streams: StreamManager | None = None,
+                 result_format: ResultFormat = COLUMNS) -> None:
+        super().__init__(session, statement, result_format)
         self._conf_overlay = conf_overlay
         self._include_stack_trace = include_stack_trace
         self._catalog = catalog

@@ -1,5 +1,5 @@
-"""Everything HiveServer2-Thrift: the generated types (PyHive's TCLIService, patched for the C codec), the one module
-of conversions, the handler and the server. Nothing outside this package touches Thrift types."""
+"""Everything HiveServer2-Thrift: the generated types (the server's in `generated`; PyHive's, used by the shell
+client, patched here for the C codec), the protocol versions, the one module of conversions and the handler."""
 
 from gateway.thrift._fastcodec import enable_fast_codec
 

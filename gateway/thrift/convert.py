@@ -1,5 +1,8 @@
 """All conversions between HiveServer2 Thrift types and the gateway's domain types, in one place.
 
+Results go out as HiveServer2 columns, or, to a client that reads them (Databricks' `canReadArrowResult`), as Arrow
+IPC record batches, one `TSparkArrowBatch` per produced batch, LZ4-framed when the client can decompress them.
+
 Errors become TStatus here and nowhere else: the message a client shows is `[ERROR_CLASS] message`, then the line
 and column with the statement line and a caret under the offending place, then a hint where there is one.
 """
@@ -8,24 +11,23 @@ from __future__ import annotations
 
 import logging
 
+from lz4 import frame as lz4_frame
 import numpy as np
 import pyarrow as pa
-from TCLIService import ttypes as T
 
 from gateway import types as hive_types
 from dialect.errors import SqlError
 from gateway.errors import InvalidRequestError
 from gateway.handles import OperationHandle, SessionHandle
-from gateway.operation.base import FetchOrientation, Operation, OperationType, RowBlock
+from gateway.operation.base import ArrowBlock, FetchOrientation, Operation, OperationType, ResultFormat, RowBlock
 from gateway.operation.state import OperationState
 from gateway.service import InfoType
+from gateway.thrift import protocol as versions
+from gateway.thrift.generated import ttypes as T
 from runtime.errors import short_message
-from runtime.results import ResultColumn
+from runtime.results import ResultColumn, WireTypes, conform
 
 log = logging.getLogger(__name__)
-
-PROTOCOL_V6 = T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V6
-SERVER_PROTOCOL = T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10
 
 # -- handles --------------------------------------------------------------------------------------------------
 
@@ -207,13 +209,62 @@ def _tcolumn_value(kind: pa.DataType, value: object) -> T.TColumnValue:
 
 def to_trowset(block: RowBlock, protocol: int) -> T.TRowSet:
     """Columnar for V6 and later (what PyHive and the JDBC driver ask for); row-based for V1 to V5."""
-    if protocol >= PROTOCOL_V6:
+    if versions.columnar(protocol):
         return T.TRowSet(startRowOffset=block.start_offset, rows=[],
                          columns=[to_tcolumn(array) for array in block.arrays])
     columns = [(array.type, array.to_pylist()) for array in block.arrays]
     rows = [T.TRow(colVals=[_tcolumn_value(kind, values[i]) for kind, values in columns])
             for i in range(block.num_rows)]
     return T.TRowSet(startRowOffset=block.start_offset, rows=rows)
+
+
+def to_arrow_schema(columns: list[ResultColumn], schema: pa.Schema) -> pa.Schema:
+    """The batches' schema named as the result's columns (names may repeat), every column nullable."""
+    return pa.schema([pa.field(col.name, field.type, nullable=True) for col, field in zip(columns, schema)])
+
+
+def to_arrow_rowset(block: ArrowBlock, schema: pa.Schema, lz4: bool) -> T.TRowSet:
+    """One TSparkArrowBatch per batch: its IPC record-batch message (no schema, no end marker: the client prepends
+    `arrowSchema`), one LZ4 frame when `lz4`, and its exact row count."""
+    batches = []
+    for batch in block.batches:
+        payload = conform(batch, schema).serialize().to_pybytes()
+        if lz4:
+            payload = lz4_frame.compress(payload)
+        batches.append(T.TSparkArrowBatch(batch=payload, rowCount=batch.num_rows))
+    return T.TRowSet(startRowOffset=block.start_offset, rows=[], arrowBatches=batches)
+
+
+def to_tresult_set_metadata(columns: list[ResultColumn], result_format: ResultFormat, schema: pa.Schema | None,
+                            protocol: int) -> T.TGetResultSetMetadataResp:
+    """The result's schema; for a Spark-protocol session also its format (the connector needs it on every result,
+    DDL and listings included) and, for Arrow, the serialized Arrow schema the batches follow."""
+    resp = T.TGetResultSetMetadataResp(schema=to_ttable_schema(columns))
+    if not versions.is_spark(protocol):
+        return resp
+    if result_format.arrow and schema is not None:
+        resp.resultFormat = T.TSparkRowSetType.ARROW_BASED_SET
+        resp.lz4Compressed = result_format.lz4
+        resp.arrowSchema = schema.serialize().to_pybytes()
+    else:
+        resp.resultFormat = T.TSparkRowSetType.COLUMN_BASED_SET
+        resp.lz4Compressed = False
+    return resp
+
+
+def to_result_format(req: T.TExecuteStatementReq, protocol: int) -> ResultFormat:
+    """What the request says the client reads. Arrow only in a Spark-protocol session (V5 promises Arrow metadata);
+    dates always as date32 then, the other families natively only when `useArrowNativeTypes` asks."""
+    if not (versions.is_spark(protocol) and req.canReadArrowResult):
+        return ResultFormat()
+    native = req.useArrowNativeTypes
+    types = WireTypes(
+        date=True,
+        timestamp=bool(native and native.timestampAsArrow),
+        decimal=bool(native and native.decimalAsArrow),
+        nested=bool(native and native.complexTypesAsArrow),
+    )
+    return ResultFormat(arrow=True, lz4=bool(req.canDecompressLZ4Result), types=types)
 
 
 def log_to_trowset(lines: list[str], protocol: int) -> T.TRowSet:

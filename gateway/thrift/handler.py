@@ -3,6 +3,11 @@
 One handler serves one connection: it knows the SASL user of that connection and the sessions opened on it, which
 are closed when the connection drops. The `rpc` decorator turns every exception into the response's TStatus, so
 nothing ever escapes into the Thrift library and a failed request never ends the connection.
+
+A session of a Databricks client (a Spark protocol version) also gets what those clients need: its namespace and
+`canUseMultipleCatalogs` at OpenSession, `resultFormat` on every result's metadata, the metadata again in
+FetchResults when asked, Arrow results when the statement asks, and direct results: a statement that ends within
+`operation.long_polling_timeout` is answered with its status, metadata and first rows in the same response.
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from TCLIService import ttypes as T
-
 from gateway.errors import FeatureNotSupportedError, OperationCanceledError
+from gateway.handles import OperationHandle, SessionHandle
+from gateway.operation.base import FetchOrientation, Operation
 from gateway.operation.state import OperationState
-from gateway.service import GatewayService
-from gateway.handles import SessionHandle
+from gateway.service import CATALOG_NAMES, GatewayService
 from gateway.thrift import convert
+from gateway.thrift import generated
+from gateway.thrift import protocol as versions
+from gateway.thrift.generated import ttypes as T
 
 log = logging.getLogger(__name__)
 
@@ -109,19 +116,26 @@ class TCLIServiceHandler:
     def OpenSession(self, req: T.TOpenSessionReq) -> T.TOpenSessionResp:  # noqa: N802
         if self._refusal is not None:
             raise self._refusal
-        protocol = min(req.client_protocol, convert.SERVER_PROTOCOL)
+        protocol = versions.negotiate(versions.client_version(req.client_protocol, req.client_protocol_i64))
         if self.sasl_user is not None:
             user, authenticated, password = self.sasl_user, True, self.sasl_password
         else:
             user, authenticated, password = req.username or "anonymous", False, req.password
+        namespace = req.initialNamespace or T.TNamespace()
         session = self.service.open_session(user, protocol, dict(req.configuration or {}), self.peer,
-                                            password=password, authenticated=authenticated, address=self.address)
+                                            password=password, authenticated=authenticated, address=self.address,
+                                            catalog=namespace.catalogName, database=namespace.schemaName)
         with self._lock:
             self._sessions.add(session.handle)
         if self._on_session_opened is not None:
             self._on_session_opened()
-        return T.TOpenSessionResp(serverProtocolVersion=protocol,
+        resp = T.TOpenSessionResp(serverProtocolVersion=protocol,
                                   sessionHandle=convert.to_tsession_handle(session.handle), configuration={})
+        if versions.is_spark(protocol):
+            resp.canUseMultipleCatalogs = True  # the connector refuses a catalog otherwise; any name of ours is one
+            resp.initialNamespace = T.TNamespace(catalogName=namespace.catalogName or CATALOG_NAMES[0],
+                                                 schemaName=session.current_database)
+        return resp
 
     @rpc(T.TCloseSessionResp)
     def CloseSession(self, req: T.TCloseSessionReq) -> T.TCloseSessionResp:  # noqa: N802
@@ -140,11 +154,20 @@ class TCLIServiceHandler:
 
     @rpc(T.TExecuteStatementResp)
     def ExecuteStatement(self, req: T.TExecuteStatementReq) -> T.TExecuteStatementResp:  # noqa: N802
+        session_handle = convert.to_session_handle(req.sessionHandle)
+        protocol = self.service.sessions.get(session_handle).protocol
+        if req.parameters:
+            # Unread, they would leave the statement's markers unbound: refused, with the client's way around it.
+            raise FeatureNotSupportedError(
+                "native query parameters (TSparkParameter) are not supported",
+                hint="let the client inline them (databricks-sql-connector: use_inline_params=True) or write the "
+                     "values into the statement")
         watching = contextlib.nullcontext() if req.runAsync else self._watching_for_hang_up()
         with watching:
             operation = self.service.execute_statement(
-                convert.to_session_handle(req.sessionHandle), req.statement, dict(req.confOverlay or {}),
+                session_handle, req.statement, dict(req.confOverlay or {}),
                 run_async=bool(req.runAsync), timeout=float(req.queryTimeout or 0),
+                result_format=convert.to_result_format(req, protocol),
             )
         status = operation.status()
         if not req.runAsync and status.state in (OperationState.ERROR, OperationState.TIMEDOUT,
@@ -153,70 +176,102 @@ class TCLIServiceHandler:
             # a client blocked in the call learns of a cancel the same way.
             self.service.close_operation(operation.handle)
             raise status.error or OperationCanceledError("the statement was cancelled")
-        return T.TExecuteStatementResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TExecuteStatementResp, operation, req)
 
     @rpc(T.TGetTypeInfoResp)
     def GetTypeInfo(self, req: T.TGetTypeInfoReq) -> T.TGetTypeInfoResp:  # noqa: N802
         operation = self.service.get_type_info(convert.to_session_handle(req.sessionHandle))
-        return T.TGetTypeInfoResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetTypeInfoResp, operation, req)
 
     @rpc(T.TGetCatalogsResp)
     def GetCatalogs(self, req: T.TGetCatalogsReq) -> T.TGetCatalogsResp:  # noqa: N802
         operation = self.service.get_catalogs(convert.to_session_handle(req.sessionHandle))
-        return T.TGetCatalogsResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetCatalogsResp, operation, req)
 
     @rpc(T.TGetSchemasResp)
     def GetSchemas(self, req: T.TGetSchemasReq) -> T.TGetSchemasResp:  # noqa: N802
         operation = self.service.get_schemas(convert.to_session_handle(req.sessionHandle), req.schemaName)
-        return T.TGetSchemasResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetSchemasResp, operation, req)
 
     @rpc(T.TGetTablesResp)
     def GetTables(self, req: T.TGetTablesReq) -> T.TGetTablesResp:  # noqa: N802
         operation = self.service.get_tables(convert.to_session_handle(req.sessionHandle), req.schemaName,
                                             req.tableName, list(req.tableTypes) if req.tableTypes else None)
-        return T.TGetTablesResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetTablesResp, operation, req)
 
     @rpc(T.TGetTableTypesResp)
     def GetTableTypes(self, req: T.TGetTableTypesReq) -> T.TGetTableTypesResp:  # noqa: N802
         operation = self.service.get_table_types(convert.to_session_handle(req.sessionHandle))
-        return T.TGetTableTypesResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetTableTypesResp, operation, req)
 
     @rpc(T.TGetColumnsResp)
     def GetColumns(self, req: T.TGetColumnsReq) -> T.TGetColumnsResp:  # noqa: N802
         operation = self.service.get_columns(convert.to_session_handle(req.sessionHandle), req.schemaName,
                                              req.tableName, req.columnName)
-        return T.TGetColumnsResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetColumnsResp, operation, req)
 
     @rpc(T.TGetFunctionsResp)
     def GetFunctions(self, req: T.TGetFunctionsReq) -> T.TGetFunctionsResp:  # noqa: N802
         operation = self.service.get_functions(convert.to_session_handle(req.sessionHandle), req.schemaName,
                                                req.functionName)
-        return T.TGetFunctionsResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetFunctionsResp, operation, req)
 
     @rpc(T.TGetPrimaryKeysResp)
     def GetPrimaryKeys(self, req: T.TGetPrimaryKeysReq) -> T.TGetPrimaryKeysResp:  # noqa: N802
         operation = self.service.get_primary_keys(convert.to_session_handle(req.sessionHandle))
-        return T.TGetPrimaryKeysResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetPrimaryKeysResp, operation, req)
 
     @rpc(T.TGetCrossReferenceResp)
     def GetCrossReference(self, req: T.TGetCrossReferenceReq) -> T.TGetCrossReferenceResp:  # noqa: N802
         operation = self.service.get_cross_reference(convert.to_session_handle(req.sessionHandle))
-        return T.TGetCrossReferenceResp(operationHandle=convert.to_toperation_handle(operation))
+        return self._started(T.TGetCrossReferenceResp, operation, req)
+
+    def _started(self, response_type: type, operation: Operation, req: Any) -> Any:
+        """The response to a request that started an operation, with direct results when the client asked."""
+        direct = self._direct_results(operation, getattr(req, "getDirectResults", None))
+        return response_type(operationHandle=convert.to_toperation_handle(operation), directResults=direct)
+
+    def _direct_results(self, operation: Operation,
+                        wanted: T.TSparkGetDirectResults | None) -> T.TSparkDirectResults | None:
+        """Status, metadata and first rows of a statement that ends within the long-poll wait; a result read whole
+        is closed here, and the client, told so, sends no CloseOperation."""
+        if wanted is None or not versions.is_spark(operation.session.protocol):
+            return None
+        status = self._status(operation.handle)
+        if status.operationState != T.TOperationState.FINISHED_STATE:
+            return T.TSparkDirectResults(operationStatus=status)
+        metadata = self._metadata(operation)
+        if not wanted.maxRows or wanted.maxRows <= 0:  # no rows wanted now: the client fetches them
+            return T.TSparkDirectResults(operationStatus=status, resultSetMetadata=metadata)
+        results = self._fetch(operation, FetchOrientation.NEXT, wanted.maxRows, wanted.maxBytes or 0)
+        closed = None
+        if not results.hasMoreRows:
+            self.service.close_operation(operation.handle)
+            closed = T.TCloseOperationResp(status=convert.OK_STATUS)
+        return T.TSparkDirectResults(operationStatus=status, resultSetMetadata=metadata, resultSet=results,
+                                     closeOperation=closed)
 
     # -- operations ----------------------------------------------------------------------------------------------
 
     @rpc(T.TGetOperationStatusResp)
     def GetOperationStatus(self, req: T.TGetOperationStatusReq) -> T.TGetOperationStatusResp:  # noqa: N802
-        operation, status = self.service.get_operation_status(convert.to_operation_handle(req.operationHandle))
+        return self._status(convert.to_operation_handle(req.operationHandle))
+
+    def _status(self, handle: OperationHandle) -> T.TGetOperationStatusResp:
+        operation, status = self.service.get_operation_status(handle)
         message = sqlstate = code = None
         if status.error is not None:
             message, sqlstate, code = convert.error_fields(status.error, operation.statement)
-        return T.TGetOperationStatusResp(
+        resp = T.TGetOperationStatusResp(
+            status=convert.OK_STATUS,
             operationState=convert.to_toperation_state(status.state), sqlState=sqlstate, errorCode=code,
             errorMessage=message, operationStarted=int(status.started * 1000),
             operationCompleted=int(status.completed * 1000) if status.completed else None,
             hasResultSet=status.has_result_set,
         )
+        if versions.is_spark(operation.session.protocol):
+            resp.displayMessage = message  # what the connector shows first
+        return resp
 
     @rpc(T.TCancelOperationResp)
     def CancelOperation(self, req: T.TCancelOperationReq) -> T.TCancelOperationResp:  # noqa: N802
@@ -230,25 +285,50 @@ class TCLIServiceHandler:
 
     @rpc(T.TGetResultSetMetadataResp)
     def GetResultSetMetadata(self, req: T.TGetResultSetMetadataReq) -> T.TGetResultSetMetadataResp:  # noqa: N802
-        columns = self.service.get_result_set_metadata(convert.to_operation_handle(req.operationHandle))
-        return T.TGetResultSetMetadataResp(schema=convert.to_ttable_schema(columns))
+        return self._metadata(self.service.operation(convert.to_operation_handle(req.operationHandle)))
+
+    def _metadata(self, operation: Operation) -> T.TGetResultSetMetadataResp:
+        columns = self.service.get_result_set_metadata(operation.handle)
+        schema = convert.to_arrow_schema(columns, operation.result_schema()) if self._arrow(operation) else None
+        resp = convert.to_tresult_set_metadata(columns, operation.result_format, schema, operation.session.protocol)
+        resp.status = convert.OK_STATUS
+        return resp
+
+    @staticmethod
+    def _arrow(operation: Operation) -> bool:
+        """Arrow batches for a statement that asked and has columns; a result without any goes as (no) columns."""
+        return operation.result_format.arrow and bool(operation.result_columns())
 
     @rpc(T.TFetchResultsResp)
     def FetchResults(self, req: T.TFetchResultsReq) -> T.TFetchResultsResp:  # noqa: N802
         handle = convert.to_operation_handle(req.operationHandle)
         orientation = convert.to_fetch_orientation(req.orientation)
-        protocol = self.service.operation(handle).session.protocol
+        operation = self.service.operation(handle)
         if req.fetchType == 1:
             lines = self.service.fetch_log(handle, orientation, req.maxRows)
-            return T.TFetchResultsResp(hasMoreRows=False, results=convert.log_to_trowset(lines, protocol))
-        block = self.service.fetch_results(handle, orientation, req.maxRows)
-        return T.TFetchResultsResp(hasMoreRows=block.has_more, results=convert.to_trowset(block, protocol))
+            return T.TFetchResultsResp(hasMoreRows=False,
+                                       results=convert.log_to_trowset(lines, operation.session.protocol))
+        resp = self._fetch(operation, orientation, req.maxRows, req.maxBytes or 0)
+        if req.includeResultSetMetadata and versions.is_spark(operation.session.protocol):
+            resp.resultSetMetadata = self._metadata(operation)
+        return resp
 
-    @rpc(T.TGetLogResp)
-    def GetLog(self, req: T.TGetLogReq) -> T.TGetLogResp:  # noqa: N802
+    def _fetch(self, operation: Operation, orientation: FetchOrientation, max_rows: int,
+               max_bytes: int) -> T.TFetchResultsResp:
+        if self._arrow(operation):
+            schema = convert.to_arrow_schema(operation.result_columns(), operation.result_schema())
+            batches = self.service.fetch_batches(operation.handle, orientation, max_rows, max_bytes)
+            rowset = convert.to_arrow_rowset(batches, schema, operation.result_format.lz4)
+            return T.TFetchResultsResp(status=convert.OK_STATUS, hasMoreRows=batches.has_more, results=rowset)
+        block = self.service.fetch_results(operation.handle, orientation, max_rows, max_bytes)
+        return T.TFetchResultsResp(status=convert.OK_STATUS, hasMoreRows=block.has_more,
+                                   results=convert.to_trowset(block, operation.session.protocol))
+
+    @rpc(generated.TGetLogResp)
+    def GetLog(self, req: generated.TGetLogReq) -> generated.TGetLogResp:  # noqa: N802
         lines = self.service.fetch_log(convert.to_operation_handle(req.operationHandle),
                                        convert.to_fetch_orientation(None), 1_000_000)
-        return T.TGetLogResp(log="\n".join(lines))
+        return generated.TGetLogResp(log="\n".join(lines))
 
     # -- delegation tokens: Kerberos only ------------------------------------------------------------------------
 

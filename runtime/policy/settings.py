@@ -44,10 +44,14 @@ SESSION_SAFE = frozenset(name.lower() for name in SESSION_SAFE_NAMES)
 _VARIABLE = re.compile(r"hivevar:[A-Za-z_][A-Za-z0-9_]*\Z")
 # Hints the Hive JDBC driver sends in OpenSession about its own fetching; they are not Spark settings.
 CLIENT_HINT_PREFIXES = ("hive.server2.",)
+# Hints the Databricks clients send in OpenSession and in every statement's overlay: how they want timestamps in
+# Arrow results (the request's useArrowNativeTypes decides that) and dbt's query tags. Ignored, never set.
+CLIENT_HINT_NAMES = frozenset({"spark.thriftserver.arrowbasedrowset.timestampasstring", "query_tags"})
 
 
 def is_client_hint(key: str) -> bool:
-    return key.lower().startswith(CLIENT_HINT_PREFIXES)
+    lowered = key.lower()
+    return lowered.startswith(CLIENT_HINT_PREFIXES) or lowered in CLIENT_HINT_NAMES
 
 
 def check_setting(key: str) -> None:

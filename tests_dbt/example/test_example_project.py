@@ -1,11 +1,15 @@
 """The worked dbt project (dbt_example/, with the sluicegate package) against the suite's gateway: `dbt build` makes
-bronze, silver and gold streaming tables and tests them; a second build changes nothing; after more files land,
-a third build brings gold up to date. Run by `./run test-dbt` in .venv-dbt."""
+bronze and silver streaming tables and the gold materialized view over silver, and tests them; a second build
+changes nothing; more files that land reach gold without dbt (streams, then gold's TRIGGER ON UPDATE) and a third
+build keeps them; `--full-refresh` rebuilds the same.
+Run by `./run test-dbt` in .venv-dbt."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,16 @@ def _rows(target: dict[str, Any], sql: str) -> list[tuple[Any, ...]]:
     return sorted(cursor.fetchall(), key=repr)
 
 
+def _poll(read: Callable[[], Any], expected: Any, timeout: float = 180.0) -> Any:
+    """`read()` until it returns `expected` or `timeout` seconds pass; the last value read."""
+    deadline = time.monotonic() + timeout
+    value = read()
+    while value != expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+        value = read()
+    return value
+
+
 @pytest.fixture()
 def project(tmp_path: Path, sluicegate: dict[str, Any]) -> Path:
     project = tmp_path / "dbt_example"
@@ -61,20 +75,29 @@ def test_build_twice_then_new_files(project: Path, sluicegate: dict[str, Any], m
     _dbt(project, "build")
     gold = f"SELECT customer, orders, CAST(revenue AS STRING) FROM {SCHEMA}.gold_revenue"
     assert _rows(target, gold) == [("alice", 1, "10.50"), ("bob", 1, "20.00")]
-    history = f"DESCRIBE HISTORY {SCHEMA}.bronze_orders"
-    versions = len(_rows(target, history))
+    described = dict(row[:2] for row in _rows(target, f"DESCRIBE TABLE EXTENDED {SCHEMA}.gold_revenue"))
+    assert described["Type"] == "MATERIALIZED_VIEW"
+    assert described["Refresh Schedule"] == "TRIGGER ON UPDATE"
+    assert described["Input Versions"].startswith(f"{SCHEMA}.silver_orders@v")
+    histories = [f"DESCRIBE HISTORY {SCHEMA}.{name}" for name in ("bronze_orders", "silver_orders", "gold_revenue")]
+    versions = [len(_rows(target, history)) for history in histories]
 
-    _dbt(project, "build")  # nothing changed: every stream goes on from its checkpoint, no commit is made
-    assert _rows(target, gold) == [("alice", 1, "10.50"), ("bob", 1, "20.00")]
-    assert len(_rows(target, history)) == versions
+    _dbt(project, "build")  # nothing changed: every stream goes on from its checkpoint, gold's REFRESH finds silver
+    assert _rows(target, gold) == [("alice", 1, "10.50"), ("bob", 1, "20.00")]  # unmoved: no commit is made
+    assert [len(_rows(target, history)) for history in histories] == versions
 
     _land(landing / "orders", "part-2.json", [
         {"order_id": "o5", "customer": "Bob ", "amount": "7.5", "status": "paid"},
         {"order_id": "o6", "customer": "alice", "amount": "-3", "status": "paid"},
     ])
+    # no dbt run: the streams pick the file up and gold, TRIGGER ON UPDATE, follows silver's new version
+    expected = [("alice", 1, "10.50"), ("bob", 2, "27.50")]
+    assert _poll(lambda: _rows(target, gold), expected) == expected
     _dbt(project, "build")
     assert _rows(target, gold) == [("alice", 1, "10.50"), ("bob", 2, "27.50")]
     assert _rows(target, f"SELECT count(*) FROM {SCHEMA}.bronze_orders") == [(6,)]
 
-    _dbt(project, "build", "--full-refresh")  # emptied and rebuilt from every file: the same result
+    _dbt(project, "build", "--full-refresh")  # emptied and rebuilt from every file, gold recomputed: the same result
     assert _rows(target, gold) == [("alice", 1, "10.50"), ("bob", 2, "27.50")]
+    described = dict(row[:2] for row in _rows(target, f"DESCRIBE TABLE EXTENDED {SCHEMA}.gold_revenue"))
+    assert described["Last Refresh Type"] == "FULL"

@@ -25,7 +25,7 @@ def _project(tmp_path: Path, target: dict[str, Any], landing: Path, on_change: s
         {"configs": {"target": "dev", "outputs": {"dev": {**target, "schema": SCHEMA}}}}))
     (project / "models" / "events.sql").write_text(
         f"{{{{ config(materialized='streaming_table', on_configuration_change='{on_change}', "
-        "tblproperties={'team': 'growth'}) }}\n"
+        "tblproperties={'team': 'growth'}, grants={'select': ['dbt_test_user_1']}) }}\n"
         f"select {column} from stream read_files('{landing}', format => 'json', schema => 'a STRING, b STRING')\n")
     return project
 
@@ -39,6 +39,8 @@ def _definition(target: dict[str, Any]) -> str:
     cursor.execute(f"DESCRIBE TABLE EXTENDED {SCHEMA}.events")
     details = {row[0]: row[1] for row in cursor.fetchall()}
     assert "team=growth" in details["Table Properties"]
+    cursor.execute(f"SHOW GRANTS ON {SCHEMA}.events")
+    assert ("dbt_test_user_1", "SELECT") in [tuple(row[:2]) for row in cursor.fetchall()]
     return details["View Text"]
 
 
