@@ -52,9 +52,18 @@ def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:
     return StructType(fields)
 
 
-def _already_exists(ctx: StatementContext, table: TableName) -> TableAlreadyExistsError:
+def _already_exists(ctx: StatementContext, table: TableName,
+                    existing_kind: str | None = None) -> TableAlreadyExistsError:
+    """The name is taken; `existing_kind`: by an object OR REPLACE cannot replace (a view, a streaming table, a
+    materialized view), which the hint names with the statement that drops it."""
     database, name = ctx.qualify(table)
     line, column = ctx.position_of(table)
+    if existing_kind is not None:
+        what = _NAME_KINDS.get(existing_kind, existing_kind.lower())
+        return TableAlreadyExistsError(
+            f"Cannot create table `{database}`.`{name}` because a {what} of that name already exists; OR REPLACE "
+            f"replaces a table only.", hint=f"DROP {what.upper()} `{database}`.`{name}` first, or choose another name",
+            line=line, column=column)
     return TableAlreadyExistsError(
         f"Cannot create table or view `{database}`.`{name}` because it already exists.",
         hint="choose another name, drop the existing object, or use IF NOT EXISTS / OR REPLACE",
@@ -129,7 +138,7 @@ def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
             return no_result()
         raise _already_exists(ctx, stmt.table)
     if existing is not None and existing.kind != "TABLE":
-        raise _already_exists(ctx, stmt.table)
+        raise _already_exists(ctx, stmt.table, existing.kind)
     if ctx.store.get_database(database) is None:
         line, column = ctx.position_of(stmt.table)
         raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,

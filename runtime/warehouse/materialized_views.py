@@ -201,8 +201,9 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
         raise error from exc
     ctx.store.update_table(database, name, definition=definition, schema_json=schema.json(),
                            partition_by=tuple(stmt.partition_by), properties=dict(stmt.properties))
-    mv_refresh.record_success(ctx, entry, state, replace(outcome, reason=f"{outcome.reason}; the definition "
-                                                                         "changed"), True, "USER_ACTION")
+    why = "the definition changed" if not same else "CREATE OR REPLACE"
+    mv_refresh.record_success(ctx, entry, state, replace(outcome, reason=f"{outcome.reason}; {why}"), True,
+                              "USER_ACTION")
 
 
 def refresh_materialized_view(ctx: StatementContext, statement: st.Refresh, entry: TableEntry) -> StatementResult:

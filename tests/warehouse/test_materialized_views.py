@@ -133,6 +133,8 @@ def test_show_drop_and_wrong_drops(cursor: Any, database: str) -> None:
     for statement in ("DROP TABLE m1", "DROP VIEW m1"):
         assert "DROP MATERIALIZED VIEW" in error_status(cursor, statement).errorMessage
     assert "EXPECT_MATERIALIZED_VIEW" in error_status(cursor, "DROP MATERIALIZED VIEW plain").errorMessage
+    replaced = error_status(cursor, "CREATE OR REPLACE TABLE m1 AS SELECT 1 AS x").errorMessage
+    assert "a materialized view of that name" in replaced and "DROP MATERIALIZED VIEW" in replaced
     cursor.execute("DROP MATERIALIZED VIEW m1")
     cursor.execute("DROP MATERIALIZED VIEW IF EXISTS m1")
     assert "TABLE_OR_VIEW_NOT_FOUND" in error_status(cursor, "SELECT * FROM m1").errorMessage
