@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -167,6 +168,23 @@ def test_initial_namespace_and_dml(dbx_gateway: Any, token: str, schema: str) ->
         cursor.execute("INSERT INTO dbx_people VALUES (1, 'ada'), (2, 'grace')")
         cursor.execute("SELECT name FROM dbx_people ORDER BY id")
         assert [row[0] for row in cursor.fetchall()] == ["ada", "grace"]
+
+
+def test_a_short_statement_is_one_http_request(start_gateway: Any, token_file: Path, token: str,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    """Direct results: status, metadata and rows in the ExecuteStatement response, the operation closed there; the
+    connector then sends nothing else. (A gateway of its own that waits long enough on a loaded machine.)"""
+    patient = start_gateway({"server": {"http_port": 0}, "auth": {"token_file": str(token_file)},
+                             "operation": {"databricks_long_polling_timeout": 60.0}})
+    with dbx_cursor(patient, token) as cursor:
+        cursor.execute("SELECT 1 AS one")  # a first statement warms the session up
+        cursor.fetchall()
+        with caplog.at_level(logging.DEBUG, logger="urllib3.connectionpool"):
+            caplog.clear()
+            cursor.execute("SELECT 41 + 1 AS answer")
+            assert cursor.fetchall()[0][0] == 42
+            posts = [r.getMessage() for r in caplog.records if "POST /cliservice" in r.getMessage()]
+    assert len(posts) == 1, posts
 
 
 # -- cancel and errors ----------------------------------------------------------------------------------------
