@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import shutil
 import subprocess
 import sys
 import threading
@@ -185,6 +186,47 @@ def test_a_short_statement_is_one_http_request(start_gateway: Any, token_file: P
             assert cursor.fetchall()[0][0] == 42
             posts = [r.getMessage() for r in caplog.records if "POST /cliservice" in r.getMessage()]
     assert len(posts) == 1, posts
+
+
+def test_inline_parameters_work_and_native_ones_are_refused_with_the_way_around(dbx_gateway: Any,
+                                                                                 token: str) -> None:
+    with dbx_cursor(dbx_gateway, token, use_inline_params=True) as cursor:
+        cursor.execute("SELECT %(n)s + 1 AS answer, %(s)s AS quoted", {"n": 41, "s": "it's"})
+        assert tuple(cursor.fetchone()) == (42, "it's")
+    with dbx_cursor(dbx_gateway, token) as cursor:
+        with pytest.raises(sql.exc.DatabaseError) as refused:
+            cursor.execute("SELECT :n + 1 AS answer", {"n": 41})
+        assert "[FEATURE_NOT_SUPPORTED]" in str(refused.value) and "use_inline_params" in str(refused.value)
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A throwaway self-signed certificate for 127.0.0.1: (cert, key)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    folder = tmp_path_factory.mktemp("dbx_tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def test_https_with_the_certificate_trusted(start_gateway: Any, token_file: Path, token: str,
+                                            certificate: tuple[Path, Path]) -> None:
+    cert, key = certificate
+    tls = start_gateway({"server": {"http_port": 0, "tls_cert": str(cert), "tls_key": str(key)},
+                         "auth": {"token_file": str(token_file)}})
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/cliservice", access_token=token,
+                             _connection_uri=f"https://127.0.0.1:{tls.server.http_port}/cliservice",
+                             _tls_trusted_ca_file=str(cert), enable_telemetry=False)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_user() AS who")
+            assert cursor.fetchone()[0] == USER
+    finally:
+        connection.close()
 
 
 # -- cancel and errors ----------------------------------------------------------------------------------------
