@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -256,6 +257,45 @@ def test_cancel_from_another_thread(dbx_gateway: Any, token: str) -> None:
     with dbx_cursor(dbx_gateway, token) as cursor:
         cursor.execute("SELECT 1 AS one")
         assert cursor.fetchall()[0][0] == 1
+
+
+def test_databricks_sessions_wait_briefly_hive_sessions_long(start_gateway: Any, token_file: Path,
+                                                              token: str) -> None:
+    """What lets the cancel above through: ExecuteStatement's wait for direct results and a status poll of a Spark
+    protocol session last `operation.databricks_long_polling_timeout`, a Hive session's `long_polling_timeout`."""
+    from databricks.sql.thrift_api.TCLIService import TCLIService
+    from databricks.sql.thrift_api.TCLIService import ttypes as T
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+    from thrift.transport.THttpClient import THttpClient
+
+    waits = start_gateway({"server": {"http_port": 0}, "auth": {"token_file": str(token_file)},
+                           "operation": {"long_polling_timeout": 5.0, "databricks_long_polling_timeout": 0.2}})
+    transport = THttpClient(f"http://127.0.0.1:{waits.server.http_port}/cliservice")
+    transport.setCustomHeaders({"Authorization": f"Bearer {token}"})
+    client = TCLIService.Client(TBinaryProtocol(transport))
+    long_query = "SELECT count(*) FROM range(0, 1000000000000, 1, 2)"
+    spark = T.TOpenSessionReq(client_protocol_i64=T.TProtocolVersion.SPARK_CLI_SERVICE_PROTOCOL_V7)
+    spark.client_protocol = None
+    hive = T.TOpenSessionReq(client_protocol=T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10)
+    for opened, brief in ((client.OpenSession(spark), True), (client.OpenSession(hive), False)):
+        session = opened.sessionHandle
+        started = time.monotonic()
+        executed = client.ExecuteStatement(T.TExecuteStatementReq(
+            sessionHandle=session, statement=long_query, runAsync=True,
+            getDirectResults=T.TSparkGetDirectResults(maxRows=1000, maxBytes=1 << 20)))
+        answered = time.monotonic() - started
+        started = time.monotonic()
+        polled = client.GetOperationStatus(T.TGetOperationStatusReq(operationHandle=executed.operationHandle))
+        status_wait = time.monotonic() - started
+        assert polled.operationState == T.TOperationState.RUNNING_STATE
+        client.CancelOperation(T.TCancelOperationReq(operationHandle=executed.operationHandle))
+        client.CloseSession(T.TCloseSessionReq(sessionHandle=session))
+        if brief:
+            assert executed.directResults.operationStatus.operationState == T.TOperationState.RUNNING_STATE
+            assert answered < 4.0 and status_wait < 4.0, (answered, status_wait)
+        else:
+            assert executed.directResults is None  # a Hive session: no waiting in ExecuteStatement at all
+            assert status_wait >= 4.9, status_wait
 
 
 @pytest.mark.parametrize(("statement", "error_class", "sqlstate", "hint"), [
