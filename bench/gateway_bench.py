@@ -16,7 +16,15 @@ next one starts: the machine has two cores, so the two servers never run at the 
   fetch (c)         beeline (Hive JDBC), csv2 to /dev/null: wall time minus the wall time of beeline running SELECT 1
                     (JVM start, connect); rows/s
 
-(a)-(c) are medians over 3 runs. Alongside, the CPU seconds used by the server's processes (for sluicegate: its Python
+and, from sluicegate only (over its HTTP port, with a token; Spark's Thrift server answers no Spark protocol version,
+so the connector refuses it):
+
+  connector         databricks-sql-connector as a user connects it: open session p50; SELECT 1 (execute + fetchall,
+                    answered with direct results: one HTTP request) p50 and p95; fetch with Arrow results (LZ4) by
+                    `fetchall_arrow()`, and as rows through `fetchmany(100000)`; rows/s. A second table sets these
+                    against Spark's Thrift server with its best client of the run (issue 15's aims).
+
+(a)-(c) and the connector's fetches are medians over 3 runs. Alongside, the CPU seconds used by the server's processes (for sluicegate: its Python
 process and its JVM) and by the client are recorded for each fetch, which tells where the time goes.
 The table is printed; everything, raw samples included, is written as JSON to bench/out/.
 """
@@ -199,6 +207,8 @@ class Server:
     port: int
     log: Path
     started_in: float
+    http_port: int | None = None   # sluicegate's Thrift over HTTP port (the Databricks connector's)
+    token: str | None = None       # an access token for it
 
     def stop(self, timeout: float = 90) -> None:
         if self.proc.poll() is None:
@@ -213,12 +223,25 @@ class Server:
             self.proc.stdout.close()
 
 
+def bench_token(workdir: Path, env: dict[str, str]) -> tuple[Path, str]:
+    """A token file with one token of user `bench` (the connector sends it as Bearer), and a conf naming it."""
+    tokens = workdir / "tokens"
+    made = subprocess.run([sys.executable, "-m", "gateway", "token", "create", "bench", "--file", str(tokens)],
+                          capture_output=True, text=True, cwd=workdir, env=env, check=True)
+    conf = workdir / "bench.toml"
+    conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n')
+    return conf, made.stdout.split()[0]
+
+
 def start_sluicegate(workdir: Path, env: dict[str, str], deadline: float) -> Server:
+    """With the HTTP port on (any free port) and a token, for the Databricks connector's figures."""
     log = workdir / "sluicegate.log"
+    conf, token = bench_token(workdir, env)
     started = time.perf_counter()
     with open(log, "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse", str(workdir / "warehouse")],
+            [sys.executable, "-m", "gateway", "serve", "--port", "0", "--http-port", "0", "--warehouse",
+             str(workdir / "warehouse"), "--conf", str(conf)],
             stdout=subprocess.PIPE, stderr=err, cwd=workdir, env=env,
         )
     assert proc.stdout is not None
@@ -236,13 +259,13 @@ def start_sluicegate(workdir: Path, env: dict[str, str], deadline: float) -> Ser
         if not chunk:
             continue
         buffered += chunk
-        for line in buffered.decode(errors="replace").splitlines():
-            if "ready" in line:
-                found = re.search(r":(\d+)\b", line)
-                if not found:
-                    raise RuntimeError(f"no port in sluicegate's ready line: {line!r}")
-                selector.close()
-                return Server("sluicegate", proc, int(found.group(1)), log, time.perf_counter() - started)
+        text = buffered.decode(errors="replace")
+        ready = re.search(r"sluicegate ready on [^:]+:(\d+)\b", text)
+        http = re.search(r"Thrift over HTTP at https?://[^:]+:(\d+)/", text)
+        if ready and http:
+            selector.close()
+            return Server("sluicegate", proc, int(ready.group(1)), log, time.perf_counter() - started,
+                          http_port=int(http.group(1)), token=token)
 
 
 def start_sts(workdir: Path, env: dict[str, str], deadline: float) -> Server:
@@ -453,6 +476,87 @@ def fetch_beeline(server: Server, sql: str, expected: int, base: float, env: dic
             "server_cpu_s": server_cpu}
 
 
+# -- the Databricks connector (sluicegate only: it needs a Spark protocol version, which STS does not answer) ------
+
+
+def dbx_connect(server: Server) -> Any:
+    """databricks-sql-connector as the README tells users to connect: http:// needs the private `_connection_uri`;
+    without `enable_telemetry=False` every connect first waits on a feature-flag GET to https://host:443."""
+    from databricks import sql
+
+    return sql.connect(server_hostname=HOST, http_path="/cliservice", access_token=server.token,
+                       _connection_uri=f"http://{HOST}:{server.http_port}/cliservice", enable_telemetry=False)
+
+
+def measure_dbx_open_session(server: Server, runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        dbx_connect(server).close()
+        samples.append(time.perf_counter() - t0)
+    return samples
+
+
+def measure_dbx_select1(server: Server, runs: int) -> list[float]:
+    """execute + fetchall on one open connection: with direct results, one HTTP request per statement."""
+    samples = []
+    with closing(dbx_connect(server)) as conn, closing(conn.cursor()) as cursor:
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            cursor.execute("SELECT 1")
+            rows = cursor.fetchall()
+            samples.append(time.perf_counter() - t0)
+            assert rows[0][0] == 1, rows
+    return samples
+
+
+def fetch_dbx(server: Server, sql: str, expected: int, arrow: bool) -> dict[str, float]:
+    """(d) the connector with Arrow results (its default: LZ4 frames, native types): `fetchall_arrow()` when `arrow`,
+    else rows counted through `fetchmany(100000)` (Python Row objects, what DB-API code gets)."""
+    with closing(dbx_connect(server)) as conn, closing(conn.cursor()) as cursor:
+        server_cpu0, client_cpu0 = tree_cpu_seconds(server.proc.pid), time.process_time()
+        t0 = time.perf_counter()
+        cursor.execute(sql)
+        if arrow:
+            rows = cursor.fetchall_arrow().num_rows
+        else:
+            rows = 0
+            while batch := cursor.fetchmany(100_000):
+                rows += len(batch)
+        seconds = time.perf_counter() - t0
+        client_cpu = time.process_time() - client_cpu0
+        server_cpu = tree_cpu_seconds(server.proc.pid) - server_cpu0
+    if rows != expected:
+        raise RuntimeError(f"the Databricks connector fetched {rows} rows, expected {expected}")
+    return {"seconds": seconds, "rows_per_s": expected / seconds, "client_cpu_s": client_cpu,
+            "server_cpu_s": server_cpu}
+
+
+def bench_dbx(server: Server, plan: Plan, sql: str) -> dict[str, Any]:
+    say("sluicegate: databricks-sql-connector over HTTP: warm-up")
+    measure_dbx_select1(server, 5)
+    fetch_dbx(server, FETCH_SQL.format(rows=min(plan.rows, 100_000)), min(plan.rows, 100_000), arrow=True)
+    say(f"sluicegate: connector open session x{plan.opens}, SELECT 1 x{plan.selects}")
+    opens = measure_dbx_open_session(server, plan.opens)
+    selects = measure_dbx_select1(server, plan.selects)
+    say(f"sluicegate: connector fetch {plan.rows:,} rows x {plan.fetch_runs}: Arrow, then rows")
+    arrow = [fetch_dbx(server, sql, plan.rows, arrow=True) for _ in range(plan.fetch_runs)]
+    rows = [fetch_dbx(server, sql, plan.rows, arrow=False) for _ in range(plan.fetch_runs)]
+    return {
+        "connector": _connector_version(),
+        "open_session_s": {"p50": statistics.median(opens), "samples": opens},
+        "select1_s": {"p50": statistics.median(selects), "p95": percentile(selects, 95), "samples": selects},
+        "fetch_arrow": summarize(arrow),
+        "fetch_rows": summarize(rows),
+    }
+
+
+def _connector_version() -> str:
+    from importlib.metadata import version
+
+    return version("databricks-sql-connector")
+
+
 # -- one server ---------------------------------------------------------------------------------------------------
 
 
@@ -502,6 +606,7 @@ def bench_server(key: str, plan: Plan, env: dict[str, str], start_timeout: float
             base_runs = [beeline(server.port, "SELECT 1", env)[0] for _ in range(plan.beeline_base_runs)]
             base = statistics.median(base_runs)
             jdbc = [fetch_beeline(server, sql, plan.rows, base, env) for _ in range(plan.fetch_runs)]
+            dbx = bench_dbx(server, plan, sql) if server.http_port is not None else None
             rss_mib = _rss_tree_mib(server.proc.pid)
         say(f"{SERVERS[key]}: stopped")
     finally:
@@ -517,6 +622,7 @@ def bench_server(key: str, plan: Plan, env: dict[str, str], start_timeout: float
                                    "calls": len(round_trips)},
         "fetch_beeline": {**summarize(jdbc), "beeline_select1_s": base, "beeline_select1_runs": base_runs},
         "rss_after_mib": rss_mib,
+        "databricks_connector": dbx,
     }
 
 
@@ -612,6 +718,54 @@ def table(results: dict[str, dict[str, Any]], rows: int) -> str:
     return "\n".join(out)
 
 
+STS_FETCHES = {"fetch_pyhive": "stock PyHive", "fetch_c_decoder": "PyHive + C decoder", "fetch_beeline": "beeline"}
+
+
+def _sts_best_fetch(sts: dict[str, Any]) -> tuple[float, str]:
+    """Spark's Thrift server with its fastest client of the run: (rows/s, which client)."""
+    key = max(STS_FETCHES, key=lambda k: sts[k]["rows_per_s"] if sts[k]["rows_per_s"] == sts[k]["rows_per_s"] else 0)
+    return sts[key]["rows_per_s"], STS_FETCHES[key]
+
+
+def dbx_table(results: dict[str, dict[str, Any]], rows: int) -> str:
+    """The Databricks connector on sluicegate against Spark's Thrift server with PyHive (the connector cannot talk to
+    it: it needs a Spark protocol version), on the figures issue 15 sets aims for."""
+    dbx = (results.get("sluicegate") or {}).get("databricks_connector")
+    sts = results.get("sts")
+    if not dbx:
+        return ""
+    best, best_client = _sts_best_fetch(sts) if sts else (float("nan"), "-")
+    nan = float("nan")
+    figures: list[tuple[str, float, float, str, bool]] = [
+        (f"fetch, connector Arrow (fetchall_arrow) vs STS with its best client ({best_client}), {rows:,} rows x 5 "
+         "cols", dbx["fetch_arrow"]["rows_per_s"], best, "rows/s", False),
+        ("fetch, connector rows (fetchmany 100,000) vs the same", dbx["fetch_rows"]["rows_per_s"], best, "rows/s",
+         False),
+        ("SELECT 1, connector with direct results vs STS with PyHive, p50", dbx["select1_s"]["p50"],
+         sts["select1_s"]["p50"] if sts else nan, "ms", True),
+        ("SELECT 1, same, p95", dbx["select1_s"]["p95"], sts["select1_s"]["p95"] if sts else nan, "ms", True),
+        ("open session (connect + close), connector vs STS with PyHive, p50", dbx["open_session_s"]["p50"],
+         sts["open_session_s"]["p50"] if sts else nan, "ms", True),
+        ("sluicegate server CPU per connector Arrow fetch (STS: per fetch (b))", dbx["fetch_arrow"]["server_cpu_s"],
+         sts["fetch_c_decoder"]["server_cpu_s"] if sts else nan, "s", True),
+        ("client CPU per connector Arrow fetch (STS: per fetch (b))", dbx["fetch_arrow"]["client_cpu_s"],
+         sts["fetch_c_decoder"]["client_cpu_s"] if sts else nan, "s", True),
+    ]
+    head = [f"Databricks connector {dbx['connector']} over HTTP", "sluicegate", "Spark Thrift Server",
+            "ratio (>1: sluicegate better)"]
+    lines = []
+    for label, a, b, unit, lower_better in figures:
+        ratio = (b / a if lower_better else a / b) if a > 0 and b > 0 else nan
+        ratio_text = "n/a" if ratio != ratio else f"{ratio:.2f}x"
+        lines.append([label, fmt(a, unit), fmt(b, unit), ratio_text])
+    widths = [max(len(str(row[i])) for row in [head, *lines]) for i in range(4)]
+
+    def render(row: list[str]) -> str:
+        return "| " + " | ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)) + " |"
+
+    return "\n".join([render(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(render, lines)])
+
+
 def finish_run(name: str, table_text: str, machine: dict[str, Any], load_before: list[float],
                load_after: list[float], started: float, record: dict[str, Any]) -> Path:
     """Print a run's table with the machine and its load, and write the raw record to bench/out/<name>-<time>.json."""
@@ -669,7 +823,8 @@ def main(argv: list[str] | None = None) -> int:
         results[key] = bench_server(key, plan, env, args.start_timeout)
     load_after = load_average()
 
-    finish_run(f"gateway_bench{'-quick' if args.quick else ''}", table(results, plan.rows), machine, load_before,
+    tables = "\n\n".join(text for text in (table(results, plan.rows), dbx_table(results, plan.rows)) if text)
+    finish_run(f"gateway_bench{'-quick' if args.quick else ''}", tables, machine, load_before,
                load_after, started,
                {"plan": vars(plan), "fetch_sql": FETCH_SQL.format(rows=plan.rows), "results": results})
     return 0

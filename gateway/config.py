@@ -89,6 +89,7 @@ class OperationSettings:
     max_fetch_rows: int
     background_threads: int
     long_polling_timeout: float = 5.0
+    databricks_long_polling_timeout: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,7 @@ def load_config(
             max_fetch_rows=raw["operation"]["max_fetch_rows"],
             background_threads=raw["operation"]["background_threads"],
             long_polling_timeout=float(raw["operation"]["long_polling_timeout"]),
+            databricks_long_polling_timeout=float(raw["operation"]["databricks_long_polling_timeout"]),
         ),
         include_stack_trace=raw["errors"]["include_stack_trace"],
         warehouse=warehouse_path,

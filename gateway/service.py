@@ -259,11 +259,12 @@ class GatewayService:
         operation.session.touch()
         return operation
 
-    def get_operation_status(self, handle: OperationHandle) -> tuple[Operation, OperationStatus]:
-        """Long-polls: a running operation is waited on up to `operation.long_polling_timeout`, so the answer comes
-        the moment it ends instead of after the client's next poll interval."""
+    def get_operation_status(self, handle: OperationHandle,
+                             wait: float | None = None) -> tuple[Operation, OperationStatus]:
+        """Long-polls: a running operation is waited on up to `wait` seconds (`operation.long_polling_timeout` by
+        default), so the answer comes the moment it ends instead of after the client's next poll interval."""
         operation = self.operation(handle)
-        operation.wait(self.config.operation.long_polling_timeout)
+        operation.wait(self.config.operation.long_polling_timeout if wait is None else wait)
         return operation, operation.status()
 
     def get_result_set_metadata(self, handle: OperationHandle) -> list[ResultColumn]:

@@ -72,7 +72,7 @@ def open_req(version: int = SPARK_V7, **fields: Any) -> T.TOpenSessionReq:
 def gateway(start_gateway: Any) -> Any:
     """A gateway whose long polls (and so its wait for direct results) outlast a cold statement on a loaded machine:
     the tests below assert what direct results hold, which needs the statement to end within the wait."""
-    return start_gateway({"operation": {"long_polling_timeout": 120.0}})
+    return start_gateway({"operation": {"long_polling_timeout": 120.0, "databricks_long_polling_timeout": 120.0}})
 
 
 @pytest.fixture()
@@ -307,7 +307,7 @@ def test_direct_results_hold_the_first_rows_and_leave_the_rest_to_fetch(dbx: tup
 
 def test_a_statement_still_running_gets_its_status_only(start_gateway: Any) -> None:
     """Past the wait, direct results hold the running state alone; the client polls and fetches as usual."""
-    impatient = start_gateway({"operation": {"long_polling_timeout": 0.01}})
+    impatient = start_gateway({"operation": {"databricks_long_polling_timeout": 0.01}})
     with raw_client(impatient) as client:
         session = ok(client.OpenSession(open_req())).sessionHandle
         resp = execute(client, session, "SELECT sum(id) AS total FROM range(30000000)", getDirectResults=DIRECT,

@@ -316,6 +316,15 @@ def error_fields(exc: BaseException, sql: str | None = None) -> tuple[str, str, 
         "XX000", 0
 
 
+def with_sqlstate(message: str, sqlstate: str | None) -> str:
+    """The message with ` SQLSTATE: xxxxx` ending its first line, as Spark's own texts have it: for clients that show
+    the message only (databricks-sql-connector drops the sqlState field). A text already naming one is kept."""
+    if not sqlstate or "SQLSTATE:" in message:
+        return message
+    first, newline, rest = message.partition("\n")
+    return f"{first} SQLSTATE: {sqlstate}{newline}{rest}"
+
+
 def to_tstatus(exc: BaseException, sql: str | None = None) -> T.TStatus:
     message, sqlstate, code = error_fields(exc, sql)
     return T.TStatus(statusCode=T.TStatusCode.ERROR_STATUS, sqlState=sqlstate, errorCode=code, errorMessage=message)

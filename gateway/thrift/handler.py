@@ -7,7 +7,8 @@ nothing ever escapes into the Thrift library and a failed request never ends the
 A session of a Databricks client (a Spark protocol version) also gets what those clients need: its namespace and
 `canUseMultipleCatalogs` at OpenSession, `resultFormat` on every result's metadata, the metadata again in
 FetchResults when asked, Arrow results when the statement asks, and direct results: a statement that ends within
-`operation.long_polling_timeout` is answered with its status, metadata and first rows in the same response.
+`operation.databricks_long_polling_timeout` is answered with its status, metadata and first rows in the same
+response. Their error messages carry the SQLSTATE in the text too: the connector shows the message only.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ def rpc(response_type: type) -> Callable[[F], F]:
                 return resp
             except Exception as exc:  # noqa: BLE001 - every failure is answered as a status
                 log.debug("%s failed: %s", method.__name__, exc)
-                return response_type(status=convert.to_tstatus(exc, self.statement_of(req)))
+                status = convert.to_tstatus(exc, self.statement_of(req))
+                if self.from_databricks_client(req):
+                    status.errorMessage = convert.with_sqlstate(status.errorMessage, status.sqlState)
+                return response_type(status=status)
 
         return call  # type: ignore[return-value]
 
@@ -79,6 +83,21 @@ class TCLIServiceHandler:
             except Exception:  # noqa: BLE001 - the handle is already known to be bad; no excerpt then
                 return None
         return statement
+
+    def from_databricks_client(self, req: Any) -> bool:
+        """Whether a request comes from a Databricks client: it asks for, or its session speaks, a Spark version."""
+        try:
+            if isinstance(req, T.TOpenSessionReq):
+                return versions.is_spark(versions.client_version(req.client_protocol, req.client_protocol_i64))
+            if getattr(req, "sessionHandle", None) is not None:
+                return versions.is_spark(self.service.sessions.get(convert.to_session_handle(req.sessionHandle))
+                                         .protocol)
+            if getattr(req, "operationHandle", None) is not None:
+                operation = self.service.operation(convert.to_operation_handle(req.operationHandle))
+                return versions.is_spark(operation.session.protocol)
+        except Exception:  # noqa: BLE001 - an unknown handle or no version: the error is answered as it is
+            return False
+        return False
 
     @contextlib.contextmanager
     def _watching_for_hang_up(self) -> Iterator[None]:
@@ -258,10 +277,12 @@ class TCLIServiceHandler:
         return self._status(convert.to_operation_handle(req.operationHandle))
 
     def _status(self, handle: OperationHandle) -> T.TGetOperationStatusResp:
-        operation, status = self.service.get_operation_status(handle)
+        operation, status = self.service.get_operation_status(handle, self._poll_wait(handle))
         message = sqlstate = code = None
+        spark = versions.is_spark(operation.session.protocol)
         if status.error is not None:
             message, sqlstate, code = convert.error_fields(status.error, operation.statement)
+            message = convert.with_sqlstate(message, sqlstate) if spark else message
         resp = T.TGetOperationStatusResp(
             status=convert.OK_STATUS,
             operationState=convert.to_toperation_state(status.state), sqlState=sqlstate, errorCode=code,
@@ -269,9 +290,17 @@ class TCLIServiceHandler:
             operationCompleted=int(status.completed * 1000) if status.completed else None,
             hasResultSet=status.has_result_set,
         )
-        if versions.is_spark(operation.session.protocol):
+        if spark:
             resp.displayMessage = message  # what the connector shows first
         return resp
+
+    def _poll_wait(self, handle: OperationHandle) -> float | None:
+        """Databricks clients wait less (`operation.databricks_long_polling_timeout`): their connector holds one lock
+        over each poll and knows the operation only once ExecuteStatement answers, so `cursor.cancel()` from another
+        thread gets through only between short waits."""
+        if versions.is_spark(self.service.operation(handle).session.protocol):
+            return self.service.config.operation.databricks_long_polling_timeout
+        return None
 
     @rpc(T.TCancelOperationResp)
     def CancelOperation(self, req: T.TCancelOperationReq) -> T.TCancelOperationResp:  # noqa: N802
