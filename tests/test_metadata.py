@@ -487,7 +487,7 @@ def test_protocol_is_echoed_and_row_sets_follow_it(raw, version):
         rowset = ok(client.FetchResults(T.TFetchResultsReq(operationHandle=schemas.operationHandle, orientation=0,
                                                            maxRows=10))).results
         assert bool(rowset.columns) == (version >= V6)
-        assert decode(rowset) == [("default", "")]
+        assert decode(rowset) == [("default", "main")]
     finally:
         ok(client.CloseSession(T.TCloseSessionReq(sessionHandle=session)))
 
