@@ -231,3 +231,16 @@ def test_jdbc_metadata_reports_the_catalog(connect: Any, schema: str) -> None:
     tables = fetched(conn.client.GetTables(T.TGetTablesReq(sessionHandle=session, catalogName="hive_metastore",
                                                            schemaName=schema)))
     assert [row[:4] for row in tables] == [["main", schema, "t", "TABLE"]]
+
+
+def test_spark_s_own_tables_by_three_part_names(connect: Any, schema: str) -> None:
+    """A table only Spark's session knows (USING parquet): Spark runs the statement, without the catalog part."""
+    cur = connect().cursor()
+    cur.execute(f"CREATE SCHEMA main.{schema}")
+    cur.execute(f"CREATE TABLE main.{schema}.p (a INT) USING parquet")
+    cur.execute(f"INSERT INTO `main`.`{schema}`.`p` SELECT 1")
+    assert rows(cur, f"SELECT a FROM hive_metastore.{schema}.p") == [(1,)]
+    assert rows(cur, f"SELECT table_type FROM system.information_schema.tables WHERE table_schema = '{schema}'") == [
+        ("MANAGED",)]
+    cur.execute(f"DROP TABLE spark_catalog.{schema}.p")
+    assert rows(cur, f"SHOW TABLES IN main.{schema}") == []

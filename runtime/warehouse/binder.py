@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -182,9 +182,12 @@ class Binder:
             refs = table_references(query.sql, tree)
         except SqlError as exc:
             raise self._relocate(exc, query) from None
-        if reads_only:
-            refs = [ref for ref in refs if _read_by_a_query(ref)]
         replacements: list[tuple[TableReference, str]] = []
+        if reads_only:
+            # the table the statement writes stays Spark's to resolve, named without the catalog Spark does not know
+            replacements += [(replace(ref, needs_alias=False), _two_parts(ref)) for ref in refs
+                             if not _read_by_a_query(ref) and _names_a_catalog(ref)]
+            refs = [ref for ref in refs if _read_by_a_query(ref)]
         for ref in refs:
             if self._information_schema is not None and (ref.database or "").lower() == INFORMATION_SCHEMA:
                 read_view = self._information_schema
@@ -192,9 +195,9 @@ class Binder:
                     lambda view: read_view(view, lambda offset: self._position(offset, query)), ref, query)))
                 continue
             resolved = self._resolve(ref, query)
-            if resolved is None and ref.node is not None and ref.node.meta.get("catalog"):
+            if resolved is None and _names_a_catalog(ref):
                 # one of Spark's own (or nothing): Spark reads it without the catalog part it does not know
-                replacements.append((ref, quote_qualified(*(p for p in (ref.database, ref.name) if p))))
+                replacements.append((ref, _two_parts(ref)))
             if resolved is None:
                 continue  # a temporary view of Spark's, or an error Spark reports with its position
             self.resolved.append(resolved)
@@ -238,6 +241,15 @@ class Binder:
 
 def _identity(offset: int) -> int:
     return offset
+
+
+def _names_a_catalog(ref: TableReference) -> bool:
+    """Whether the reference was written `catalog.schema.table` (the catalog dropped by dialect/catalogs.py)."""
+    return ref.node is not None and bool(ref.node.meta.get("catalog"))
+
+
+def _two_parts(ref: TableReference) -> str:
+    return quote_qualified(*(part for part in (ref.database, ref.name) if part))
 
 
 def _read_by_a_query(ref: TableReference) -> bool:
