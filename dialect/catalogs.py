@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from dialect.commands import ShowGrants
 from dialect.errors import DialectError
 from dialect.streaming.positions import line_column
 
@@ -125,7 +126,7 @@ def _names_schema(node: exp.Expression) -> bool:
     SHOW <kind> IN s."""
     if isinstance(node, exp.Use):
         return node.text("kind").upper() != "CATALOG"
-    if isinstance(node, (exp.Grant, exp.Revoke)) or type(node).__name__ == "ShowGrants":
+    if isinstance(node, (exp.Grant, exp.Revoke, ShowGrants)):
         return str(node.args.get("kind") or "").upper() in ("SCHEMA", "DATABASE")
     return False
 

@@ -244,3 +244,13 @@ def test_spark_s_own_tables_by_three_part_names(connect: Any, schema: str) -> No
         ("MANAGED",)]
     cur.execute(f"DROP TABLE spark_catalog.{schema}.p")
     assert rows(cur, f"SHOW TABLES IN main.{schema}") == []
+
+
+def test_the_catalog_name_is_configured_and_checked() -> None:
+    from gateway.config import ConfigError, load_config
+
+    assert load_config().catalog_name == "main"
+    assert load_config(overrides={"catalog": {"name": "Lake"}}).catalog_name == "lake"
+    for bad in ("system", "a/b", "", "1x"):
+        with pytest.raises(ConfigError, match="not a valid catalog name"):
+            load_config(overrides={"catalog": {"name": bad}})
