@@ -457,7 +457,7 @@ _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("REFRESH",), ("STREAMING", "MATERIALIZED")), (("ALTER",), ("STREAMING", "MATERIALIZED")),
     (("CREATE", "DROP"), ("FLOW",)), (("SHOW",), ("FLOWS",)),
     (("CREATE", "DROP"), ("MATERIALIZED",)), (("CREATE",), ("OR",), ("REPLACE",), ("MATERIALIZED",)),
-    (("SHOW",), ("MATERIALIZED",)),
+    (("SHOW",), ("MATERIALIZED",)), (("USE", "SET"), ("CATALOG",)), (("SHOW",), ("CATALOGS",)),
 )
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
 
@@ -479,6 +479,9 @@ def _database_name(node: exp.Expression | None) -> str:
 def _use_catalog(sql: str, node: exp.Expression | None) -> UseCatalog:
     if node is None or not node.name:
         raise StatementSyntaxError("expected a catalog name", hint="write USE CATALOG main")
+    if isinstance(node, exp.Table) and node.db:
+        raise _error(sql, node, f"a catalog's name has one part, not `{node.db}`.`{node.name}`",
+                     f"write USE CATALOG {node.db}, then USE {node.name} for the schema")
     start = start_of(node)
     line, column = line_column(sql, start) if start is not None else (None, None)
     return UseCatalog(node.name, line, column)

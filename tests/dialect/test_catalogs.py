@@ -10,6 +10,7 @@ import pytest
 from dialect import catalogs
 from dialect import statements as st
 from dialect.catalogs import NoSuchCatalogError
+from dialect.errors import DialectError
 from dialect.references import current_catalog_calls, parse, splice, table_references
 from dialect.statements import TableName, classify
 
@@ -132,3 +133,11 @@ def test_current_catalog_calls_keep_spark_s_column_name_only_where_they_are_a_co
     calls = current_catalog_calls(sql, parse(sql))
     assert splice(sql, [(call, "'main'") for call in calls]).sql == (
         "SELECT 'main' AS `current_catalog()`, 'main' AS c FROM t WHERE 'main' = 'main'")
+
+
+@pytest.mark.parametrize("sql", ["USE CATALOG", "SET CATALOG", "SHOW CATALOGS LIKE", "SHOW CATALOGS x",
+                                 "USE CATALOG main.x"])
+def test_a_bad_catalog_statement_is_a_positioned_syntax_error_never_spark_s(sql: str) -> None:
+    with pytest.raises(DialectError) as raised:
+        classify(sql)
+    assert raised.value.line == 1 and raised.value.column is not None
