@@ -101,7 +101,7 @@ class GatewayConfig:
     warehouse: Path
     spark: SparkSettings
     catalog_url: str = ""              # "" = SQLite in WAREHOUSE/catalog.db
-    catalog_name: str = "main"         # the catalog's name (dialect/catalogs.py); hive_metastore, spark_catalog alias it
+    catalog_name: str = "main"         # the catalog's name (dialect/catalogs.py); hive_metastore and spark_catalog too
     streams: StreamSettings | None = None
     security: SecuritySettings | None = None
     events: EventRetention = field(default_factory=EventRetention)

@@ -121,8 +121,8 @@ def _drop_leftovers(gateway: Any) -> None:
 def output(success_run: Any) -> dict[str, list[str]]:
     assert success_run.returncode == 0, success_run.stderr
     found = sections(clean(success_run.stdout))
-    assert list(found) == ["query", "ddl", "tables", "columns", "describe", "schemas", "catalogs", "functions", "empty", "rows",
-                           "drop", "end"], success_run.stdout
+    assert list(found) == ["query", "ddl", "tables", "columns", "describe", "schemas", "catalogs", "functions", "empty",
+                           "rows", "drop", "end"], success_run.stdout
     return found
 
 

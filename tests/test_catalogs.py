@@ -14,7 +14,8 @@ from pyhive_helpers import error_status
 # dbt-databricks 1.12's relation listing, as the trace shows it
 LIST_RELATIONS = """SELECT
   table_name,
-  if(table_type IN ('EXTERNAL', 'MANAGED', 'MANAGED_SHALLOW_CLONE', 'EXTERNAL_SHALLOW_CLONE'), 'table', lower(table_type)) AS table_type,
+  if(table_type IN ('EXTERNAL', 'MANAGED', 'MANAGED_SHALLOW_CLONE', 'EXTERNAL_SHALLOW_CLONE'), 'table',
+     lower(table_type)) AS table_type,
   lower(data_source_format) AS file_format,
   table_owner,
   if(

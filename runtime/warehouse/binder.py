@@ -25,7 +25,13 @@ from dialect import catalogs
 from dialect.catalogs import INFORMATION_SCHEMA
 from dialect.errors import SqlError
 from dialect.references import (
-    TableReference, current_catalog_calls, file_reads, parse, splice, table_function_calls, table_references,
+    TableReference,
+    current_catalog_calls,
+    file_reads,
+    parse,
+    splice,
+    table_function_calls,
+    table_references,
 )
 from dialect.statements import Query
 from dialect.streaming.positions import line_column
@@ -47,6 +53,7 @@ __all__ = ["Binder", "BoundQuery", "ResolvedTable", "TableResolver", "TimeTravel
 MAX_VIEW_DEPTH = 16
 _counter = itertools.count()
 _PinKey = tuple[str, str, "int | None", "str | None"]
+# reads `information_schema.<view>`, given the reference and a map from offsets to the statement's line and column
 InformationSchemaReader = Callable[[TableReference, Callable[[int], "tuple[int, int]"]], "DataFrame"]
 
 
@@ -165,6 +172,11 @@ class Binder:
         self._views.append(name)
         return name
 
+    def _information_schema_view(self, query: Query) -> Callable[[TableReference], DataFrame]:
+        read = self._information_schema
+        assert read is not None
+        return lambda ref: read(ref, lambda offset: self._position(offset, query))
+
     def _resolve(self, ref: TableReference, query: Query) -> ResolvedTable | None:
         try:
             return self._resolver.resolve(ref.database, ref.name)
@@ -190,9 +202,7 @@ class Binder:
             refs = [ref for ref in refs if _read_by_a_query(ref)]
         for ref in refs:
             if self._information_schema is not None and (ref.database or "").lower() == INFORMATION_SCHEMA:
-                read_view = self._information_schema
-                replacements.append((ref, self._bind_function(
-                    lambda view: read_view(view, lambda offset: self._position(offset, query)), ref, query)))
+                replacements.append((ref, self._bind_function(self._information_schema_view(query), ref, query)))
                 continue
             resolved = self._resolve(ref, query)
             if resolved is None and _names_a_catalog(ref):

@@ -28,7 +28,8 @@ def _named(view: str, row: tuple) -> dict:
 def test_tables_report_databricks_table_types_and_formats() -> None:
     found = [_named("tables", row) for row in rows("tables", "main", SCHEMAS, TABLES)]
     assert [(t["table_catalog"], t["table_schema"], t["table_name"], t["table_type"], t["data_source_format"])
-            for t in found] == [("main", "analytics", "t", "MANAGED", "DELTA"), ("main", "analytics", "v", "VIEW", None),
+            for t in found] == [("main", "analytics", "t", "MANAGED", "DELTA"),
+                                ("main", "analytics", "v", "VIEW", None),
                                 ("main", "analytics", "st", "STREAMING_TABLE", "DELTA"),
                                 ("main", "analytics", "mv", "MATERIALIZED_VIEW", "DELTA")]
     assert found[0]["table_owner"] == "ann" and found[0]["created"] == WHEN
