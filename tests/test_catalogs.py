@@ -158,6 +158,10 @@ def test_streaming_tables_and_materialized_views_by_three_part_names(connect: An
     cur.execute(f"CREATE STREAMING TABLE `main`.`{schema}`.`m_st` AS SELECT id, name FROM STREAM "
                 f"read_files('{source}', format => 'json', schema => 'id BIGINT, name STRING')")
     streams.wait_for(schema, "m_st")
+    for call in (f"TABLE(main.{schema}.m_st)", f"'hive_metastore.{schema}.m_st'"):
+        assert rows(cur, f"SELECT count(*) > 0 FROM event_log({call})") == [(True,)], call
+    status = error_status(cur, f"SELECT * FROM event_log('other.{schema}.m_st')")
+    assert status.sqlState == "42704" and "[NO_SUCH_CATALOG_EXCEPTION]" in status.errorMessage
     cur.execute(f"CREATE MATERIALIZED VIEW main.{schema}.m_mv AS SELECT count(*) AS n FROM main.{schema}.m_st")
     assert rows(cur, f"SELECT n FROM main.{schema}.m_mv") == [(2,)]
     assert sorted(rows(cur, LIST_RELATIONS.format(schema=schema))) == [

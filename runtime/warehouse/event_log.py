@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from catalog.errors import InvalidNameError, TableNotFoundError
 from catalog.names import ALLOWED, check_name, name_problem
+from dialect.catalogs import check_catalog
 from dialect.references import TableReference
 from runtime.errors import RuntimeQueryError
 
@@ -87,6 +88,9 @@ def target(call: TableReference, position: Position) -> tuple[str | None, str, i
         raise EventLogArgumentError("event_log takes TABLE(name) or the name as a string literal",
                                     line=line, column=column, hint=_USAGE)
     line, column = position(offset)
+    if len(parts) == 3:  # catalog.schema.table: the catalog checked and dropped, as everywhere (dialect/catalogs.py)
+        check_catalog(parts[0], parts[1], line=line, column=column)
+        parts = parts[1:]
     for index, part in enumerate(parts):
         check_name(part, "database" if index < len(parts) - 1 else "table", line=line, column=column)
     if len(parts) > 2:
