@@ -39,6 +39,7 @@ NameKind = Literal["database", "table", "view", "streaming table", "flow", "mate
 
 MAX_NAME_LENGTH = 128
 RESERVED_DATABASES = frozenset({"catalog"})
+INFORMATION_SCHEMA = "information_schema"   # the schema of the catalog's views, in every catalog
 ALLOWED = "ASCII letters, digits and `_`, at most 128 characters"
 _VALID = re.compile(r"[A-Za-z0-9_]+")
 
@@ -60,6 +61,8 @@ def name_problem(name: str, kind: NameKind = "table") -> str | None:
         return f"it contains {_described(bad)}"
     if kind == "database" and name.lower() in RESERVED_DATABASES:
         return f"`{name.lower()}` is reserved: its folder would be the gateway's catalog file"
+    if kind == "database" and name.lower() == INFORMATION_SCHEMA:
+        return f"`{INFORMATION_SCHEMA}` is reserved: it holds the catalog's views (dialect/catalogs.py)"
     return None
 
 

@@ -51,6 +51,7 @@ class StreamingSpark(Databricks):
             "GRANTS": lambda self: self._parse_show_grants(),
             "TBLPROPERTIES": lambda self: self._parse_show_tblproperties(),
             "GRANT": lambda self: self._parse_show_grants(),
+            "CATALOGS": lambda self: self._parse_show_list("CATALOGS", in_database=False),
         }
         SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -60,6 +61,12 @@ class StreamingSpark(Databricks):
             "TRIGGER": lambda self: self._parse_trigger_on_update(),
             "REFRESH": lambda self: self._parse_refresh_policy(),
         }
+
+        SET_PARSERS = {
+            **Databricks.Parser.SET_PARSERS,
+            "CATALOG": lambda self: self._parse_set_catalog(),
+        }
+        SET_TRIE = new_trie(key.split(" ") for key in SET_PARSERS)
 
         CONSTRAINT_PARSERS = {
             **Databricks.Parser.CONSTRAINT_PARSERS,
@@ -212,11 +219,18 @@ class StreamingSpark(Databricks):
 
         def _parse_show_list(self, kind: str, in_database: bool = True) -> exp.Show:
             """`SHOW <kind> [{IN|FROM} db] [[LIKE] 'pattern']`, Spark's form for databases, tables and views."""
-            db = None
-            if in_database and self._match_set((TokenType.IN, TokenType.FROM)):
-                db = self._parse_id_var()
-                if db is None:
-                    self.raise_error(f"Expected a database name after SHOW {kind} IN")
+            db: exp.Expression | None = None
+            if self._match_set((TokenType.IN, TokenType.FROM)):
+                # SHOW SCHEMAS IN catalog; SHOW TABLES IN [catalog.]schema (the catalog: dialect/catalogs.py)
+                parts = [self._parse_id_var()]
+                while in_database and parts[-1] is not None and len(parts) < 2 and self._match(TokenType.DOT):
+                    parts.append(self._parse_id_var())
+                if any(part is None for part in parts):
+                    self.raise_error(f"Expected a {'schema' if in_database else 'catalog'} name after SHOW {kind} IN")
+                if len(parts) == 2:
+                    db = exp.Table(this=parts[1], db=parts[0])
+                else:
+                    db = parts[0] if in_database else exp.Table(this=parts[0])
             like_keyword = self._match(TokenType.LIKE)
             like = self._parse_string()
             if like_keyword and like is None:
@@ -241,15 +255,27 @@ class StreamingSpark(Databricks):
             parts = [self._parse_id_var(any_token=False)]
             while parts[-1] is not None and self._match(TokenType.DOT):
                 parts.append(self._parse_id_var(any_token=False))
-            if any(part is None for part in parts) or len(parts) > 2:
+            if any(part is None for part in parts) or len(parts) > 3:
                 self.raise_error("Expected a table name after SHOW TBLPROPERTIES")
-            table = exp.Table(this=parts[-1], db=parts[0] if len(parts) == 2 else None)
+            table = exp.Table(this=parts[-1], db=parts[-2] if len(parts) > 1 else None,
+                              catalog=parts[0] if len(parts) == 3 else None)
             key = None
             if self._match(TokenType.L_PAREN):
                 key = self._parse_string()
                 if key is None or not self._match(TokenType.R_PAREN):
                     self.raise_error("Expected ('key') after SHOW TBLPROPERTIES table")
             return self.expression(exp.Show(this="TBLPROPERTIES", target=table, like=key))
+
+        def _parse_set_catalog(self) -> exp.Expression | None:
+            """`SET CATALOG name` (Databricks; the JDBC driver sends it): a SetItem of kind CATALOG. `SET catalog =
+            v` stays the setting of a key named `catalog`."""
+            if self._curr is None or self._curr.token_type == TokenType.EQ:
+                self._retreat(self._index - 1)
+                return self._parse_set_item_assignment(kind=None)
+            name = self._parse_string() or self._parse_id_var()
+            if name is None:
+                self.raise_error("Expected a catalog name after SET CATALOG")
+            return self.expression(exp.SetItem(this=name, kind="CATALOG"))
 
         def _parse_change_column(self) -> exp.AlterColumn | None:
             """`ALTER TABLE t CHANGE [COLUMN] c COMMENT 'text'` (what dbt's persist_docs sends); other CHANGE forms

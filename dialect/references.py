@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from dialect.catalogs import drop_catalogs
 from dialect.dialect import StreamingSpark
 from dialect.errors import DialectError, StatementSyntaxError
 from dialect.streaming.positions import line_column, start_of
@@ -37,9 +38,11 @@ class TableReference:
     timestamp: str | None = None
     node: exp.Table | None = field(default=None, compare=False, repr=False)   # the node in the tree it came from
     alias_at: int | None = None  # where an alias goes when the reference has none: after a TABLESAMPLE clause
+    needs_alias: bool = True     # False: replaced inside an expression, where no alias may follow
 
 
 def parse(sql: str) -> exp.Expression:
+    """`sql`'s tree, every catalog part of a name checked and dropped (dialect/catalogs.py)."""
     try:
         tree = sqlglot.parse_one(sql, read=StreamingSpark)
     except ParseError as exc:
@@ -52,7 +55,7 @@ def parse(sql: str) -> exp.Expression:
         raise StatementSyntaxError(str(exc), hint="check the quotes and comments") from exc
     if tree is None:
         raise StatementSyntaxError("the statement is empty")
-    return tree
+    return drop_catalogs(sql, tree)
 
 
 def _cte_names(tree: exp.Expression) -> set[str]:
@@ -115,7 +118,8 @@ def table_references(sql: str, tree: exp.Expression | None = None) -> list[Table
         if not isinstance(table.this, exp.Identifier) or isinstance(table.parent, exp.Stream):
             continue  # table functions and streaming sources are not catalog reads
         parts = [p for p in (table.args.get("catalog"), table.args.get("db"), table.this) if p is not None]
-        start = min((p.meta["start"] for p in parts if p.meta.get("start") is not None), default=None)
+        starts = [p.meta["start"] for p in (*parts, table) if p.meta.get("start") is not None]
+        start = min(starts, default=None)  # the table's own: where a dropped catalog part began
         if start is None:
             continue  # not from the text: nothing the user named
         version, timestamp = _time_travel(sql, table)
@@ -145,6 +149,21 @@ def table_function_calls(sql: str, tree: exp.Expression, function_name: str) -> 
             continue
         end = after_parentheses(sql, function.meta.get("end", start) + 1)
         found.append(TableReference(None, function_name, start, end, node=table))
+    return sorted(found, key=lambda ref: ref.start)
+
+
+def current_catalog_calls(sql: str, tree: exp.Expression) -> list[TableReference]:
+    """Every `current_catalog()` call, its span running to the closing parenthesis: Spark's would answer
+    `spark_catalog`, so the binder puts the gateway's catalog name there. A call that is a column of the result by
+    itself keeps Spark's column name, `current_catalog()`."""
+    found = []
+    for call in tree.find_all(exp.CurrentCatalog):
+        start = call.meta.get("start")
+        if start is None:
+            continue
+        end = after_parentheses(sql, call.meta.get("end", start) + 1)
+        found.append(TableReference(None, "current_catalog()", start, end, node=call,
+                                    needs_alias=isinstance(call.parent, exp.Select)))
     return sorted(found, key=lambda ref: ref.start)
 
 
@@ -182,7 +201,7 @@ def splice(sql: str, replacements: list[tuple[TableReference, str]]) -> Spliced:
         out.append(view)
         written += len(view)
         cursor = ref.end
-        if ref.node is None or not ref.node.alias:
+        if ref.needs_alias and (ref.node is None or not ref.node.alias):
             alias_at = ref.alias_at if ref.alias_at is not None else ref.end
             between = sql[cursor:alias_at]
             pieces.append((written, cursor, len(between)))

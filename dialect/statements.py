@@ -84,6 +84,20 @@ class ShowDatabases:
 
 
 @dataclass(frozen=True)
+class UseCatalog:
+    """`USE CATALOG c` / `SET CATALOG c`: the gateway has one catalog, so this checks the name and changes nothing."""
+
+    name: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class ShowCatalogs:
+    pattern: str | None
+
+
+@dataclass(frozen=True)
 class CreateTable:
     table: TableName
     columns: tuple[ColumnSpec, ...]
@@ -426,6 +440,7 @@ Statement = (
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
     | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | DropFlow | ShowFlows
     | CreateMaterializedView | DropMaterializedView | ShowMaterializedViews | ExplainMaterializedView
+    | UseCatalog | ShowCatalogs
 )
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "ALL PRIVILEGES")
@@ -442,7 +457,7 @@ _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("REFRESH",), ("STREAMING", "MATERIALIZED")), (("ALTER",), ("STREAMING", "MATERIALIZED")),
     (("CREATE", "DROP"), ("FLOW",)), (("SHOW",), ("FLOWS",)),
     (("CREATE", "DROP"), ("MATERIALIZED",)), (("CREATE",), ("OR",), ("REPLACE",), ("MATERIALIZED",)),
-    (("SHOW",), ("MATERIALIZED",)),
+    (("SHOW",), ("MATERIALIZED",)), (("USE", "SET"), ("CATALOG",)), (("SHOW",), ("CATALOGS",)),
 )
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
 
@@ -459,6 +474,17 @@ def _database_name(node: exp.Expression | None) -> str:
     if isinstance(node, exp.Table) and (node.name or node.db):
         return node.name or node.db
     raise DialectError("expected a database name")
+
+
+def _use_catalog(sql: str, node: exp.Expression | None) -> UseCatalog:
+    if node is None or not node.name:
+        raise StatementSyntaxError("expected a catalog name", hint="write USE CATALOG main")
+    if isinstance(node, exp.Table) and node.db:
+        raise _error(sql, node, f"a catalog's name has one part, not `{node.db}`.`{node.name}`",
+                     f"write USE CATALOG {node.db}, then USE {node.name} for the schema")
+    start = start_of(node)
+    line, column = line_column(sql, start) if start is not None else (None, None)
+    return UseCatalog(node.name, line, column)
 
 
 def _dropped(tree: exp.Drop) -> exp.Expression | None:
@@ -647,6 +673,8 @@ def _show(tree: exp.Show) -> Statement:
     kind = tree.name
     if kind == "DATABASES":
         return ShowDatabases(pattern)
+    if kind == "CATALOGS":
+        return ShowCatalogs(pattern)
     if kind == "TABLES":
         return ShowTables(database, pattern)
     if kind == "TABLE EXTENDED":
@@ -922,6 +950,10 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
             return DropMaterializedView(_table_name(_dropped(tree)), bool(tree.args.get("exists")))
         if kind in ("TABLE", "VIEW"):
             return DropTable(_table_name(_dropped(tree)), bool(tree.args.get("exists")), kind == "VIEW")
+    if isinstance(tree, exp.Use) and tree.text("kind").upper() == "CATALOG":
+        return _use_catalog(sql, tree.this)
+    if isinstance(tree, exp.Set) and len(tree.expressions) == 1 and tree.expressions[0].text("kind") == "CATALOG":
+        return _use_catalog(sql, tree.expressions[0].this)
     if isinstance(tree, exp.Use):
         return UseDatabase(_database_name(tree.this))
     if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "TABLE":

@@ -102,6 +102,7 @@ class GatewayConfig:
     warehouse: Path
     spark: SparkSettings
     catalog_url: str = ""              # "" = SQLite in WAREHOUSE/catalog.db
+    catalog_name: str = "main"         # the catalog's name (dialect/catalogs.py); hive_metastore and spark_catalog too
     streams: StreamSettings | None = None
     security: SecuritySettings | None = None
     events: EventRetention = field(default_factory=EventRetention)
@@ -297,6 +298,7 @@ def load_config(
             include_stack_trace=raw["errors"]["include_stack_trace"],
         ),
         catalog_url=raw["catalog"]["url"],
+        catalog_name=_catalog_name(raw["catalog"]["name"]),
         streams=StreamSettings(
             trigger_seconds=float(raw["streams"]["trigger_interval"]),
             retry_initial=float(raw["streams"]["retry_initial"]),
@@ -311,6 +313,15 @@ def load_config(
         events=_events(raw["events"]),
         source=tuple(sources),
     )
+
+
+def _catalog_name(name: Any) -> str:
+    from dialect.catalogs import checked_name
+
+    try:
+        return checked_name(str(name))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def _events(raw: dict[str, Any]) -> EventRetention:

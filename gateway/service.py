@@ -12,6 +12,7 @@ import time
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from dialect import catalogs
 from gateway.auth.providers import Authenticator
 from gateway.auth.throttle import LoginThrottle
 from gateway.config import GatewayConfig
@@ -43,9 +44,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "sluicegate"
-# The one catalog, under the names clients use for it (Databricks' default, and Spark's); item 3 of issue 15 makes
-# the name configurable.
-CATALOG_NAMES = ("main", "hive_metastore", "spark_catalog")
 
 
 def open_catalog(config: GatewayConfig) -> CatalogStore:
@@ -100,13 +98,9 @@ def start_view_scheduler(config: GatewayConfig, spark: SparkSession, catalog: Ca
 
 
 def check_catalog(name: str | None) -> None:
-    """A catalog a client names must be the gateway's one catalog (under any of its names)."""
-    if name and name.lower() not in CATALOG_NAMES:
-        raise InvalidRequestError(
-            f"catalog '{name}' does not exist; this gateway has one catalog",
-            error_class="CATALOG_NOT_FOUND", sqlstate="42704",
-            hint=f"connect with catalog {CATALOG_NAMES[0]} (or leave it out); "
-                 f"{', '.join(CATALOG_NAMES[1:])} name the same catalog")
+    """A catalog a client names must be the gateway's one catalog (under any of its names): dialect/catalogs.py."""
+    if name:
+        catalogs.check_catalog(name)
 
 
 class InfoType(Enum):
@@ -130,6 +124,7 @@ class GatewayService:
         resumes every stream of the catalog, and stops them on shutdown."""
         self.config = config
         self.spark = spark
+        catalogs.configure(config.catalog_name)
         self.catalog = catalog if catalog is not None else open_catalog(config)
         _shadow_databases(spark, self.catalog)
         self._owns_streams = streams is None

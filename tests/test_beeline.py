@@ -38,6 +38,8 @@ SELECT 'describe' AS section;
 !describe {VIEW}
 SELECT 'schemas' AS section;
 !metadata getSchemas
+SELECT 'catalogs' AS section;
+!metadata getCatalogs
 SELECT 'functions' AS section;
 !metadata getFunctions "" "" "upper"
 SELECT 'empty' AS section;
@@ -119,8 +121,8 @@ def _drop_leftovers(gateway: Any) -> None:
 def output(success_run: Any) -> dict[str, list[str]]:
     assert success_run.returncode == 0, success_run.stderr
     found = sections(clean(success_run.stdout))
-    assert list(found) == ["query", "ddl", "tables", "columns", "describe", "schemas", "functions", "empty", "rows",
-                           "drop", "end"], success_run.stdout
+    assert list(found) == ["query", "ddl", "tables", "columns", "describe", "schemas", "catalogs", "functions", "empty",
+                           "rows", "drop", "end"], success_run.stdout
     return found
 
 
@@ -147,9 +149,9 @@ def test_tables_lists_the_table_and_the_view_with_their_type(output):
     assert header[:5] == ["TABLE_CAT", "TABLE_SCHEM", "TABLE_NAME", "TABLE_TYPE", "REMARKS"]
     mine = {row[2]: row[:5] for row in rows if row[2] in (TABLE, VIEW, TEMP_VIEW)}
     assert mine == {
-        TABLE: ["", "default", TABLE, "TABLE", "made by beeline"],
-        VIEW: ["", "default", VIEW, "VIEW", ""],
-        TEMP_VIEW: ["", "NULL", TEMP_VIEW, "VIEW", ""],  # the session's temporary view: no schema
+        TABLE: ["main", "default", TABLE, "TABLE", "made by beeline"],
+        VIEW: ["main", "default", VIEW, "VIEW", ""],
+        TEMP_VIEW: ["NULL", "NULL", TEMP_VIEW, "VIEW", ""],  # the session's temporary view: no catalog, no schema
     }
 
 
@@ -181,7 +183,9 @@ def test_describe_goes_through_database_metadata(output):
 def test_schemas_and_functions_through_database_metadata(output):
     header, *rows = csv_rows(output["schemas"])
     assert header == ["TABLE_SCHEM", "TABLE_CATALOG"]
-    assert ["default", ""] in rows
+    assert ["default", "main"] in rows
+    header, *rows = csv_rows(output["catalogs"])
+    assert (header, rows) == (["TABLE_CAT"], [["main"]])  # the one catalog (dialect/catalogs.py)
     header, *rows = csv_rows(output["functions"])
     assert header == ["FUNCTION_CAT", "FUNCTION_SCHEM", "FUNCTION_NAME", "REMARKS", "FUNCTION_TYPE", "SPECIFIC_NAME"]
     assert [(row[2], row[4], row[5]) for row in rows] == [("upper", "1", "upper")]

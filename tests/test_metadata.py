@@ -155,20 +155,20 @@ def test_get_info_of_an_unknown_kind_is_an_error_not_a_crash(raw):
                                            infoType=T.TGetInfoType.CLI_DBMS_NAME))).infoValue.stringValue
 
 
-def test_get_catalogs_is_empty_with_its_column(raw):
+def test_get_catalogs_lists_the_one_catalog(raw):
     client, session = raw
     handle = ok(client.GetCatalogs(T.TGetCatalogsReq(sessionHandle=session))).operationHandle
     assert column_names(client, handle) == ["TABLE_CAT"]
-    assert fetch_all(client, handle) == []
+    assert fetch_all(client, handle) == [("main",)]
 
 
 def test_get_schemas_with_a_pattern(raw, objects):
     client, session = raw
     every = records(client, client.GetSchemas(T.TGetSchemasReq(sessionHandle=session)))
-    assert {"TABLE_SCHEM": "default", "TABLE_CATALOG": ""} in every
-    assert {"TABLE_SCHEM": SCHEMA, "TABLE_CATALOG": ""} in every
+    assert {"TABLE_SCHEM": "default", "TABLE_CATALOG": "main"} in every
+    assert {"TABLE_SCHEM": SCHEMA, "TABLE_CATALOG": "main"} in every
     assert records(client, client.GetSchemas(T.TGetSchemasReq(sessionHandle=session, schemaName="meta%"))) == [
-        {"TABLE_SCHEM": SCHEMA, "TABLE_CATALOG": ""}
+        {"TABLE_SCHEM": SCHEMA, "TABLE_CATALOG": "main"}
     ]
     # `_` is one character, `\_` a literal underscore; matching ignores case as the metastore does
     assert [r["TABLE_SCHEM"] for r in records(client, client.GetSchemas(
@@ -260,7 +260,7 @@ def test_get_columns_describes_each_column_as_jdbc_does(raw, objects):
     assert columns["id"]["REMARKS"] == "the id"
     assert columns["name"]["REMARKS"] == ""
     assert {(c["TABLE_CAT"], c["TABLE_SCHEM"], c["TABLE_NAME"]) for c in columns.values()} == {
-        ("", SCHEMA, "meta_t1")}
+        ("main", SCHEMA, "meta_t1")}
 
 
 def test_get_columns_of_a_view_reports_not_null(raw, objects):
@@ -487,7 +487,7 @@ def test_protocol_is_echoed_and_row_sets_follow_it(raw, version):
         rowset = ok(client.FetchResults(T.TFetchResultsReq(operationHandle=schemas.operationHandle, orientation=0,
                                                            maxRows=10))).results
         assert bool(rowset.columns) == (version >= V6)
-        assert decode(rowset) == [("default", "")]
+        assert decode(rowset) == [("default", "main")]
     finally:
         ok(client.CloseSession(T.TCloseSessionReq(sessionHandle=session)))
 

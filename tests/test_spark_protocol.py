@@ -176,7 +176,7 @@ def test_initial_namespace_sets_the_current_database(gateway: Any) -> None:
 
 
 @pytest.mark.parametrize(("namespace", "error_class", "sqlstate"), [
-    (T.TNamespace(catalogName="other_catalog"), "CATALOG_NOT_FOUND", "42704"),
+    (T.TNamespace(catalogName="other_catalog"), "NO_SUCH_CATALOG_EXCEPTION", "42704"),
     (T.TNamespace(catalogName="main", schemaName="no_such_db_here"), "SCHEMA_NOT_FOUND", "42704"),
 ])
 def test_a_bad_initial_namespace_is_refused_clearly(gateway: Any, namespace: Any, error_class: str,

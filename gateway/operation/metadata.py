@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dialect import catalogs
 from gateway import types as hive_types
 from gateway.operation.base import Operation, OperationType
 from runtime import catalog_view
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from catalog.store import CatalogStore
     from gateway.session import Session
 
-CATALOG_NAME = ""  # Spark's thrift server reports no catalog level; JDBC tools then show schemas at the top
 TABLE_TYPES = ("TABLE", "VIEW")
 
 
@@ -104,18 +104,24 @@ class MetadataOperation(Operation):
         return [t for t in found if matcher.match(t.name) and (wanted is None or t.kind in wanted)]
 
 
+def _catalog_of(table: catalog_view.TableInfo) -> str | None:
+    """The catalog a listed table is in (dialect/catalogs.py); a session's temporary view is in none."""
+    return catalogs.current().name if table.database else None
+
+
 class GetCatalogs(MetadataOperation):
     op_type = OperationType.GET_CATALOGS
 
     def execute(self) -> StatementResult:
-        return table_result([("TABLE_CAT", "string")], [])
+        # the catalog three-part names, USE CATALOG and information_schema know (dialect/catalogs.py)
+        return table_result([("TABLE_CAT", "string")], [(catalogs.current().name,)])
 
 
 class GetSchemas(MetadataOperation):
     op_type = OperationType.GET_SCHEMAS
 
     def execute(self) -> StatementResult:
-        rows = [(db, CATALOG_NAME) for db in self._databases(self.request.get("schema_name"))]
+        rows = [(db, catalogs.current().name) for db in self._databases(self.request.get("schema_name"))]
         return table_result([("TABLE_SCHEM", "string"), ("TABLE_CATALOG", "string")], rows)
 
 
@@ -125,7 +131,7 @@ class GetTables(MetadataOperation):
     def execute(self) -> StatementResult:
         tables = self._tables(self.request.get("schema_name"), self.request.get("table_name"),
                               self.request.get("table_types"))
-        rows = [(CATALOG_NAME, t.database or None, t.name, t.kind, t.comment or "", None, None, None, None, None)
+        rows = [(_catalog_of(t), t.database or None, t.name, t.kind, t.comment or "", None, None, None, None, None)
                 for t in tables]
         return table_result(
             [("TABLE_CAT", "string"), ("TABLE_SCHEM", "string"), ("TABLE_NAME", "string"), ("TABLE_TYPE", "string"),
@@ -167,7 +173,7 @@ def _column_row(table: catalog_view.TableInfo, column: catalog_view.ColumnInfo) 
     if length is not None:
         size = length
     return (
-        CATALOG_NAME, table.database or None, table.name, column.name, hive.jdbc_code,
+        _catalog_of(table), table.database or None, table.name, column.name, hive.jdbc_code,
         hive_types.jdbc_type_name(column.type), size, None, digits, 10 if hive.numeric else None,
         1 if column.nullable else 0, column.comment or "", None, None, None, None, column.position,
         "YES" if column.nullable else "NO", None, None, None, None, "NO",

@@ -20,11 +20,12 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from dialect import catalogs
 from gateway.errors import FeatureNotSupportedError, OperationCanceledError
 from gateway.handles import OperationHandle, SessionHandle
 from gateway.operation.base import FetchOrientation, Operation
 from gateway.operation.state import OperationState
-from gateway.service import CATALOG_NAMES, GatewayService
+from gateway.service import GatewayService
 from gateway.thrift import convert
 from gateway.thrift import generated
 from gateway.thrift import protocol as versions
@@ -152,7 +153,7 @@ class TCLIServiceHandler:
                                   sessionHandle=convert.to_tsession_handle(session.handle), configuration={})
         if versions.is_spark(protocol):
             resp.canUseMultipleCatalogs = True  # the connector refuses a catalog otherwise; any name of ours is one
-            resp.initialNamespace = T.TNamespace(catalogName=namespace.catalogName or CATALOG_NAMES[0],
+            resp.initialNamespace = T.TNamespace(catalogName=namespace.catalogName or catalogs.current().name,
                                                  schemaName=session.current_database)
         return resp
 

@@ -30,7 +30,9 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
     def database_of(table: st.TableName) -> str:
         return table.qualified(current_database)[0]
 
-    if isinstance(statement, st.DropDatabase):
+    if isinstance(statement, (st.UseCatalog, st.ShowCatalogs)):
+        pass  # anyone: they name the gateway's one catalog (or `system`) and change nothing
+    elif isinstance(statement, st.DropDatabase):
         if store.get_database(statement.name) is not None:
             grants.require_schema_owner(principal, statement.name.lower(), "drop")
     elif isinstance(statement, (st.CreateTable, st.CreateView)):

@@ -15,19 +15,31 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from catalog.names import quote_qualified, quote_string
+from dialect import catalogs
+from dialect.catalogs import INFORMATION_SCHEMA
 from dialect.errors import SqlError
-from dialect.references import TableReference, file_reads, parse, splice, table_function_calls, table_references
+from dialect.references import (
+    TableReference,
+    current_catalog_calls,
+    file_reads,
+    parse,
+    splice,
+    table_function_calls,
+    table_references,
+)
 from dialect.statements import Query
 from dialect.streaming.positions import line_column
 from runtime.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from runtime.errors import RuntimeQueryError, from_spark
 from runtime.warehouse.event_log import EventLogReader, event_log_dataframe
 from runtime.warehouse.file_reads import file_dataframe
+from runtime.warehouse.information_schema import information_schema_reader
 from runtime.warehouse.resolved import ResolvedTable, TableResolver
 from runtime.warehouse.resolver import CatalogResolver
 
@@ -41,6 +53,8 @@ __all__ = ["Binder", "BoundQuery", "ResolvedTable", "TableResolver", "TimeTravel
 MAX_VIEW_DEPTH = 16
 _counter = itertools.count()
 _PinKey = tuple[str, str, "int | None", "str | None"]
+# reads `information_schema.<view>`, given the reference and a map from offsets to the statement's line and column
+InformationSchemaReader = Callable[[TableReference, Callable[[int], "tuple[int, int]"]], "DataFrame"]
 
 
 @dataclass
@@ -72,15 +86,18 @@ class Binder:
                  _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None,
                  guard: Callable[[str], None] | None = None,
                  files: Callable[[TableReference], DataFrame] | None = None,
-                 event_logs: EventLogReader | None = None) -> None:
+                 event_logs: EventLogReader | None = None,
+                 information_schema: InformationSchemaReader | None = None) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
         `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
         text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
-        (and the right to read it checked) by this binder's resolver."""
+        (and the right to read it checked) by this binder's resolver; `information_schema` reads a view of
+        `information_schema` (runtime/warehouse/information_schema.py)."""
         self._spark = spark
         self._guard = guard
         self._files = files
         self._event_logs = event_logs
+        self._information_schema = information_schema
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
@@ -130,7 +147,8 @@ class Binder:
             raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
                                     error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
         inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned,
-                       guard=self._guard, files=self._files, event_logs=self._event_logs)
+                       guard=self._guard, files=self._files, event_logs=self._event_logs,
+                       information_schema=self._information_schema)
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
@@ -154,6 +172,11 @@ class Binder:
         self._views.append(name)
         return name
 
+    def _information_schema_view(self, query: Query) -> Callable[[TableReference], DataFrame]:
+        read = self._information_schema
+        assert read is not None
+        return lambda ref: read(ref, lambda offset: self._position(offset, query))
+
     def _resolve(self, ref: TableReference, query: Query) -> ResolvedTable | None:
         try:
             return self._resolver.resolve(ref.database, ref.name)
@@ -171,11 +194,20 @@ class Binder:
             refs = table_references(query.sql, tree)
         except SqlError as exc:
             raise self._relocate(exc, query) from None
-        if reads_only:
-            refs = [ref for ref in refs if _read_by_a_query(ref)]
         replacements: list[tuple[TableReference, str]] = []
+        if reads_only:
+            # the table the statement writes stays Spark's to resolve, named without the catalog Spark does not know
+            replacements += [(replace(ref, needs_alias=False), _two_parts(ref)) for ref in refs
+                             if not _read_by_a_query(ref) and _names_a_catalog(ref)]
+            refs = [ref for ref in refs if _read_by_a_query(ref)]
         for ref in refs:
+            if self._information_schema is not None and (ref.database or "").lower() == INFORMATION_SCHEMA:
+                replacements.append((ref, self._bind_function(self._information_schema_view(query), ref, query)))
+                continue
             resolved = self._resolve(ref, query)
+            if resolved is None and _names_a_catalog(ref):
+                # one of Spark's own (or nothing): Spark reads it without the catalog part it does not know
+                replacements.append((ref, _two_parts(ref)))
             if resolved is None:
                 continue  # a temporary view of Spark's, or an error Spark reports with its position
             self.resolved.append(resolved)
@@ -193,6 +225,8 @@ class Binder:
                 replacements.append((ref, self._bind_function(
                     lambda call: read_log(call, self._resolver, lambda offset: self._position(offset, query)),
                     ref, query)))
+        for ref in current_catalog_calls(query.sql, tree):
+            replacements.append((ref, quote_string(catalogs.current().name)))
         if not replacements:  # nothing to rewrite: Spark reads the text as typed
             return query.sql, _identity
         spliced = splice(query.sql, replacements)
@@ -219,6 +253,15 @@ def _identity(offset: int) -> int:
     return offset
 
 
+def _names_a_catalog(ref: TableReference) -> bool:
+    """Whether the reference was written `catalog.schema.table` (the catalog dropped by dialect/catalogs.py)."""
+    return ref.node is not None and bool(ref.node.meta.get("catalog"))
+
+
+def _two_parts(ref: TableReference) -> str:
+    return quote_qualified(*(part for part in (ref.database, ref.name) if part))
+
+
 def _read_by_a_query(ref: TableReference) -> bool:
     """Whether the reference sits inside a query (a read), not at the root of a CREATE or INSERT (the target)."""
     node = ref.node.parent if ref.node is not None else None
@@ -241,7 +284,8 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
     so Spark sees the whole warehouse. The caller runs the text, then closes the binder."""
     binder = Binder(ctx.spark, catalog_resolver(ctx), ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
-                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx))
+                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
+                    information_schema=information_schema_reader(ctx))
     try:
         sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
         return sql, to_original, binder
@@ -257,7 +301,8 @@ def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = N
     resolver = resolver or catalog_resolver(ctx)
     binder = Binder(ctx.spark, resolver, ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
-                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx))
+                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
+                    information_schema=information_schema_reader(ctx))
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)

@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from catalog.errors import InvalidNameError, TableNotFoundError
 from catalog.names import ALLOWED, check_name, name_problem
+from dialect.catalogs import check_catalog
 from dialect.references import TableReference
 from runtime.errors import RuntimeQueryError
 
@@ -89,6 +90,9 @@ def target(call: TableReference, position: Position) -> tuple[str | None, str, i
     line, column = position(offset)
     for index, part in enumerate(parts):
         check_name(part, "database" if index < len(parts) - 1 else "table", line=line, column=column)
+    if len(parts) == 3:  # catalog.schema.table: the catalog checked and dropped, as everywhere (dialect/catalogs.py)
+        check_catalog(parts[0], parts[1], line=line, column=column)
+        parts = parts[1:]
     if len(parts) > 2:
         raise EventLogArgumentError(f"event_log takes a table name, `database`.`table` at most, not "
                                     f"'{'.'.join(parts)}'", line=line, column=column, hint=_USAGE)

@@ -20,7 +20,7 @@ from runtime.errors import RuntimeQueryError, from_spark
 from runtime.policy.statements import authorize
 from runtime.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
 from runtime.warehouse import (
-    databases, ddl, describe, dml, flows, grants, materialized_views, merge, schedules, streaming, vacuum,
+    catalogs, databases, ddl, describe, dml, flows, grants, materialized_views, merge, schedules, streaming, vacuum,
 )
 from runtime.warehouse.binder import bind, bind_statement
 from runtime.warehouse.context import StatementContext
@@ -109,6 +109,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     **schedules.HANDLERS,
     **flows.HANDLERS,
     **materialized_views.HANDLERS,
+    **catalogs.HANDLERS,
 }
 
 # Statements naming one existing object: if only Spark's session knows it, Spark runs the statement.

@@ -56,7 +56,7 @@ def test_a_flow_needs_a_stream_and_the_insert_into_form() -> None:
         with pytest.raises(DialectError) as raised:
             classify(sql)
         assert raised.value.sqlstate == "42601" and raised.value.line == 1, sql
-    with pytest.raises(DialectError, match="one or two parts"):
+    with pytest.raises(DialectError, match="catalog `c` cannot be found"):  # the catalog part: dialect/catalogs.py
         classify(f"CREATE FLOW c.db.f AS INSERT INTO t SELECT id FROM STREAM {FILES}")
 
 
