@@ -374,9 +374,6 @@ def test_a_streaming_table_and_a_materialized_view(dbx_gateway: Any, token: str,
 # -- SQLAlchemy -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=sa.exc.DatabaseError,
-                   reason="the dialect lists with SHOW TABLES FROM `catalog`.`schema`: three-part names come with "
-                          "the catalogs branch (issue 15 item 3); remove this mark then")
 def test_the_databricks_sqlalchemy_dialect_lists_tables(dbx_gateway: Any, token: str, schema: str) -> None:
     pytest.importorskip("databricks.sqlalchemy")
     with dbx_cursor(dbx_gateway, token) as cursor:

@@ -252,7 +252,8 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
             why = outcome
         reason = ("the view is new" if state.last_version is None else "REFRESH ... FULL" if full else
                   f"it reads {', '.join(foreign)}, which have no versions to compare" if foreign else
-                  why or "input changed: " + ", ".join(_changes(state.input_versions, versions)))
+                  "input changed: " + ", ".join(_changes(state.input_versions, versions))
+                  + (f"; not incremental: {why}" if why else ""))
         version = write_result(entry.location or "", df, entry, "REFRESH MATERIALIZED VIEW",
                                {"inputVersions": json.dumps(versions)}, create=create, hidden=hidden)
         return RefreshOutcome(FULL, f"full recompute ({reason})", versions, version, foreign, visible)
