@@ -24,6 +24,7 @@ from dialect.references import parse
 from dialect.streaming.analyze import analyze
 from dialect.streaming.expectations import found_expectations, needs_quarantine, position_in, quarantine_name
 from dialect.streaming.explain import explain
+from dialect.streaming.kafka import redact_sql
 from dialect.streaming.plan import SourceSpec, StreamingPlan
 from dialect.streaming.sources import option
 from runtime.delta.write import commit_files
@@ -540,7 +541,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Last error", entry.last_error),
         ("Checkpoint", entry.checkpoint),
         ("Location", table.location),
-        ("Definition", table.definition),
+        ("Definition", redact_sql(table.definition)),   # no Kafka credentials
     ]
     info += refresh_rows(table, entry)
     info += [(f"Expectation {spec_name}", text) for spec_name, text in TOTALS.lines(entry.stream_id, plan.expectations)]
