@@ -32,6 +32,7 @@ from runtime.errors import RuntimeQueryError, from_spark
 from runtime.sql import StatementResult
 from runtime.streaming import faults, refresh, reset
 from runtime.streaming.expectations import TOTALS, InvalidExpectationError, quarantine_schema, with_conditions
+from runtime.streaming.kafka_lag import kafka_rows
 from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
 from runtime.streaming.sources import infer_schema
 from runtime.warehouse import locations
@@ -531,6 +532,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Last batch at", _iso(entry.last_batch_at)),
         ("Rows per second", entry.rows_per_second),
         ("Lag", _lag(progress)),
+        *kafka_rows(plan, entry.checkpoint),
         ("Watermark", (progress.get("eventTime") or {}).get("watermark")),
         ("Late rows dropped", status.late_rows_dropped),
         ("Failures in a row", entry.failures),

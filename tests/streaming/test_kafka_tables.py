@@ -48,6 +48,11 @@ def _source(kafka: MockKafka, topic: str, extra: str = "") -> str:
             f"startingOffsets => 'earliest'{extra})")
 
 
+def _described(cursor: Any, table: str) -> dict[str, str]:
+    cursor.execute(f"DESCRIBE STREAMING TABLE {table}")
+    return {name: value for name, value in cursor.fetchall()}
+
+
 def _batches(streams: Any, database: str, name: str) -> list[int]:
     """The micro-batch ids the table's Delta log records, in commit order."""
     entry, table = streams.store.get_stream(database, name), streams.store.get_table(database, name)
@@ -102,12 +107,17 @@ def test_stop_and_start_resume_from_the_checkpoint_with_no_loss_or_duplicate(str
                 "GROUP BY o.customer")
     for name in ("b_raw", "b_totals"):
         streams.wait_for(cur.database, name)
+    assert _described(cur, "b_raw")["Kafka backlog"].startswith("0 (orders_b[0]=0, orders_b[1]=0")
     for round_ in range(3):
         for name in ("b_raw", "b_totals"):
             streams.stop(cur.database, name, desired=None)
         more = _orders(len(produced), 7 + round_)
         _produce(kafka, "orders_b", more, per_transaction=2)
         produced += more
+        if round_ == 0:   # stopped: the records and commit markers produced since are its backlog
+            shown = _described(cur, "b_raw")
+            assert int(shown["Kafka backlog"].split()[0]) >= len(more), shown
+            assert "orders_b[0]=" in shown["Kafka offsets"] and "orders_b[1]=" in shown["Kafka offsets"]
         for name in ("b_raw", "b_totals"):
             streams.resume(streams.store.get_stream(cur.database, name))
             streams.wait_for(cur.database, name)
