@@ -1,7 +1,7 @@
 """A Kafka broker for tests: librdkafka's mock cluster, run inside the test process by a client configured with
 `test.mock.num.brokers`. It listens on 127.0.0.1 (its port is read from the client's log line), so a gateway in
 this process or another reaches it as any broker; topics are created by the first record produced to them. It lives
-as long as the client that made it: the fixture closes it after the module.
+as long as the client that made it: a module's fixture closes it at its end.
 
 The mock writes transaction markers (so a transactional producer leaves offset gaps) but does not hide aborted
 records from a read_committed consumer; only committed transactions are produced here."""
@@ -13,8 +13,6 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
-
-import pytest
 
 _ADDRESS = re.compile(r"replaced with (127\.0\.0\.1:\d+)")
 
@@ -78,8 +76,10 @@ class MockKafka:
         self._cluster = None      # the mock cluster stops with the client that made it
 
 
-@pytest.fixture(scope="module")
-def kafka() -> Iterator[MockKafka]:
+def running_mock_kafka() -> Iterator[MockKafka]:
+    """For a module's fixture: `yield from running_mock_kafka()`."""
     broker = MockKafka()
-    yield broker
-    broker.close()
+    try:
+        yield broker
+    finally:
+        broker.close()

@@ -13,9 +13,9 @@ from dialect.statements import _column_specs, _table_name
 from dialect.streaming.expectations import expectation_specs
 from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
 from dialect.streaming.errors import UnsupportedOutputMode
+from dialect.streaming.kafka import kafka_description
 from dialect.streaming.keys import distinct_keys, group_keys
 from dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
-from dialect.streaming.kafka import kafka_description
 from dialect.streaming.plan import SourceSpec, StreamingPlan
 from dialect.streaming.rules import RULES, trigger_seconds
 from dialect.streaming.sources import find_sources, rewrite

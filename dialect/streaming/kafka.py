@@ -29,7 +29,7 @@ EARLIEST, LATEST = -2, -1                     # per-partition markers in startin
 SCHEMA = ("key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, "
           "timestampType INT, headers ARRAY<STRUCT<key: STRING, value: BINARY>>")
 # Client settings whose value is a secret: never shown (DESCRIBE, EXPLAIN, SHOW CREATE TABLE, errors).
-_SECRET = re.compile(r"password|secret|jaas|token|credential|ssl\.key\b|ssl\.key\.|oauthbearer\.config", re.I)
+_SECRET = re.compile(r"password|secret|jaas|token|credential|ssl\.key\b|ssl\.key\.|oauthbearer\.config", re.IGNORECASE)
 REDACTED = "*****"
 
 
@@ -80,7 +80,8 @@ def redacted(options: dict[str, str]) -> dict[str, str]:
 
 
 # `kafka.sasl.password` => 'x' (the name bare or in backticks, the value in single or double quotes)
-_SECRET_ARGUMENT = re.compile(r"""(`?kafka\.[\w.-]+`?\s*=>\s*)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")""", re.I)
+_SECRET_ARGUMENT = re.compile(r"""(`?kafka\.[\w.-]+`?\s*=>\s*)('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")""",
+                              re.IGNORECASE)
 
 
 def redact_sql(sql: str | None) -> str | None:

@@ -14,8 +14,9 @@ from dialect.streaming.context import (
 from dialect.streaming.errors import (
     ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported,
     DuplicateExpectationName, ExpectationNotDeterministic, ExpectationWithAggregate, ExpectationWithSubquery,
-    GroupKeyNotInOutput, InvalidKafkaOption, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
-    NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, QuarantineNameTooLong, RewrittenSource,
+    GroupKeyNotInOutput, InvalidKafkaOption, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat,
+    NonDeterministicFunction, NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark,
+    QuarantineNameTooLong, RewrittenSource,
     SortNotSupported, UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
     UnsupportedStreamingJoin, WatermarkNotOnColumn,
 )

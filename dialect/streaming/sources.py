@@ -1,5 +1,5 @@
-"""The FROM items of a streaming query: STREAM sources (catalog table, read_files, read_kafka, rate) with their WATERMARK,
-static catalog tables, and the rewrite of the query over the view names the runtime registers for them."""
+"""The FROM items of a streaming query: STREAM sources (catalog table, read_files, read_kafka, rate) with their
+WATERMARK, static catalog tables, and the rewrite of the query over the view names the runtime registers for them."""
 
 from __future__ import annotations
 

@@ -190,7 +190,7 @@ class KafkaStreamReader(DataSourceStreamReader):
             return sorted((t, p) for t, parts in self.options.assignment.items() for p in parts)
         try:
             metadata = self.consumer.list_topics(timeout=METADATA_TIMEOUT)
-        except Exception as exc:  # noqa: BLE001 - confluent_kafka raises KafkaException; the text says what
+        except Exception as exc:  # confluent_kafka raises KafkaException; its text says what
             raise _offsets_error("listing the topics", exc) from exc
         return sorted((name, p) for name, topic in metadata.topics.items()
                       if topic.error is None and self.options.wants(name) for p in topic.partitions)
@@ -201,7 +201,7 @@ class KafkaStreamReader(DataSourceStreamReader):
         try:
             low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition),
                                                             timeout=METADATA_TIMEOUT, cached=False)
-        except Exception as exc:  # noqa: BLE001 - see above
+        except Exception as exc:  # see above
             raise _offsets_error(f"asking for the offsets of {topic}[{partition}]", exc) from exc
         return int(low), int(high)
 
@@ -216,7 +216,7 @@ class KafkaStreamReader(DataSourceStreamReader):
             offsets.setdefault(item.topic, {})[item.partition] = offset
         return offsets
 
-    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
+    def initialOffset(self) -> dict[str, Any]:  # Spark's name
         """Where a new stream starts (Spark asks after its first latestOffset)."""
         return to_json(self._starting_offsets())
 
@@ -234,7 +234,7 @@ class KafkaStreamReader(DataSourceStreamReader):
                 else given
         return offsets
 
-    def latestOffset(self) -> dict[str, Any]:  # noqa: N802
+    def latestOffset(self) -> dict[str, Any]:
         """The next batch's end: the partitions' high watermarks, capped by maxOffsetsPerTrigger counted from the
         batch's start. Spark does not say the start: in this process it is the end returned last; after a restart,
         the group's offsets, which `partitions` records before each batch runs, bound it from above (a bound from
@@ -263,7 +263,7 @@ class KafkaStreamReader(DataSourceStreamReader):
         wanted = [TopicPartition(t, p) for t, parts in latest.items() for p in parts]
         try:
             found = self.consumer.committed(wanted, timeout=METADATA_TIMEOUT) if wanted else []
-        except Exception as exc:  # noqa: BLE001 - confluent_kafka raises KafkaException; the text says what
+        except Exception as exc:  # confluent_kafka raises KafkaException; its text says what
             raise _offsets_error(f"reading the offsets of group {self.group_id}", exc) from exc
         recorded = {(item.topic, item.partition): item.offset for item in found if item.offset >= 0}
         if not recorded:
@@ -300,7 +300,7 @@ class KafkaStreamReader(DataSourceStreamReader):
         try:
             if offsets:
                 self.consumer.commit(offsets=offsets, asynchronous=False)
-        except Exception as exc:  # noqa: BLE001 - see above
+        except Exception as exc:  # see above
             raise _offsets_error(f"recording the offsets of group {self.group_id}", exc) from exc
 
     def stop(self) -> None:
@@ -327,7 +327,7 @@ class KafkaSource(DataSource):
     def schema(self) -> str:
         return SCHEMA
 
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         given = {key: value for key, value in self.options.items() if key.lower() not in INTERNAL_OPTIONS}
         return KafkaStreamReader(parse_options(given), schema, self.options.get(READER_OPTION))
 

@@ -164,7 +164,8 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
             details.append(("View Text", entry.definition))
         else:
             if entry.kind == "STREAMING_TABLE":  # what dbt-databricks reads: the query, and how it is refreshed
-                details.append(("View Text", redact_sql(defining_query(entry.definition)) if entry.definition else None))
+                query = redact_sql(defining_query(entry.definition)) if entry.definition else None   # no credentials
+                details.append(("View Text", query))
                 details.extend(refresh_rows(entry, ctx.store.get_stream(entry.database, entry.name)))
             elif entry.kind == "MATERIALIZED_VIEW":  # the query, how and when it is refreshed, what it reflects
                 row = ctx.store.get_stream(entry.database, entry.name)

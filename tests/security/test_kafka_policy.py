@@ -8,11 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kafka_broker import MockKafka, kafka  # noqa: F401 - the fixture
+from kafka_broker import MockKafka, running_mock_kafka
 from pyhive_helpers import poll_until
 from security_helpers import refused, still_serves
 
 SECRET = "hunter2-do-not-show"
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Any:
+    yield from running_mock_kafka()
 
 
 @pytest.fixture()

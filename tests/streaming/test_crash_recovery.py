@@ -1,8 +1,8 @@
 """Exactly once across crashes: the gateway runs as its own process and is killed with SIGKILL (gateway and Spark's
-JVM together, as a machine loses power) at random moments while files keep landing (and the same rows reach a Kafka
-topic, one committed transaction per file), then restarted on the same warehouse, several times. At the end each Delta table must equal the result over all input exactly (no row lost,
-none duplicated), and a reader polling the tables all along must only ever have seen the result over some prefix
-of the input.
+JVM together, as a machine loses power) at random moments while files keep landing (and the same rows reach a
+Kafka topic, one committed transaction per file), then restarted on the same warehouse, several times. At the end
+each Delta table must equal the result over all input exactly (no row lost, none duplicated), and a reader polling
+the tables all along must only ever have seen the result over some prefix of the input.
 """
 
 from __future__ import annotations

@@ -11,11 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka_broker import MockKafka, kafka  # noqa: F401 - the fixture
+from kafka_broker import MockKafka, running_mock_kafka
 from pyhive_helpers import drop_database, error_status, sorted_rows
 
 SCHEMA = "id INT, customer STRING, amount INT"
 CUSTOMERS = ("ann", "bob", "cid")
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Any:
+    yield from running_mock_kafka()
 
 
 @pytest.fixture(autouse=True)
