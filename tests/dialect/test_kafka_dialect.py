@@ -94,3 +94,12 @@ def test_credentials_are_hidden_in_definitions_and_explain():
 
 def test_server_hosts():
     assert server_hosts("a:1, [::1]:2,SASL_SSL://b,c") == [("a", "1"), ("::1", "2"), ("b", None), ("c", None)]
+
+
+def test_a_watermark_on_the_record_timestamp_bounds_a_windowed_aggregate():
+    plan = analyze("CREATE STREAMING TABLE w TBLPROPERTIES ('sluicegate.output_mode' = 'append') AS SELECT "
+                   "window(timestamp, '1 minute') AS w, count(*) AS n FROM STREAM " + GOOD
+                   + " WATERMARK timestamp DELAY OF INTERVAL 10 SECONDS GROUP BY window(timestamp, '1 minute')")
+    (source,) = plan.sources
+    assert (source.kind, source.watermark.column, source.watermark.delay) == ("kafka", "timestamp", "10 seconds")
+    assert plan.output_mode == "append"
