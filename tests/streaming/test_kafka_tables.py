@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from kafka_broker import MockKafka, running_mock_kafka
-from pyhive_helpers import drop_database, error_status, sorted_rows
+from pyhive_helpers import drop_database, error_status, poll_until, sorted_rows
 
 SCHEMA = "id INT, customer STRING, amount INT"
 CUSTOMERS = ("ann", "bob", "cid")
@@ -202,3 +202,27 @@ def test_the_example_through_the_shell_and_beeline(stream_cursor, streams, gatew
     described = {line.split(",", 1)[0]: line.split(",", 1)[1].strip('\x00"') for line in done.stdout.splitlines()
                  if "," in line}   # csv2 wraps a value holding a comma in NUL characters
     assert "orders[0]=4" in described["Kafka offsets"] and described["Kafka backlog"].startswith("0 ("), described
+
+
+def test_an_unreachable_broker_fails_the_stream_with_a_clear_error_and_nothing_else(stream_cursor, streams, kafka):
+    import socket
+
+    cur = stream_cursor
+    with socket.socket() as probe:       # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    cur.execute("CREATE STREAMING TABLE nowhere AS SELECT CAST(value AS STRING) AS v FROM STREAM read_kafka("
+                f"bootstrapServers => '127.0.0.1:{closed}', subscribe => 'x', `kafka.sasl.password` => 'pw-9f3')")
+
+    def failed() -> str | None:
+        entry = streams.store.get_stream(cur.database, "nowhere")
+        return entry.last_error if entry is not None and entry.last_error else None
+
+    error = poll_until(failed, "the stream to record its failure", timeout=240)
+    assert "KAFKA_READ_FAILED" in error, error
+    assert "pw-9f3" not in error
+    assert _described(cur, "nowhere")["Kafka offsets"] == "(no micro-batch committed yet)"
+    kafka.produce("alive", [(None, b"yes")])   # another stream on a working broker is not disturbed
+    cur.execute("CREATE STREAMING TABLE alive AS SELECT CAST(value AS STRING) AS v FROM " + _source(kafka, "alive"))
+    streams.wait_for(cur.database, "alive")
+    assert sorted_rows(cur, "SELECT v FROM alive") == [("yes",)]
