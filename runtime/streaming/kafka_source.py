@@ -14,7 +14,6 @@ stream's first micro-batch is not capped.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,7 +38,6 @@ STALL_TIMEOUT = 120.0                  # seconds a partition's read may make no 
 ROWS_PER_CHUNK = 10_000
 
 Offsets = dict[str, dict[int, int]]
-log = logging.getLogger(__name__)
 
 
 def to_json(offsets: Offsets) -> dict[str, dict[str, int]]:
