@@ -96,6 +96,14 @@ def redact_sql(sql: str | None) -> str | None:
     return _SECRET_ARGUMENT.sub(hide, sql)
 
 
+def identity_options(options: dict[str, str]) -> dict[str, str]:
+    """The options that say what a Kafka source reads (its subscription): CREATE OR REFRESH that changes only the
+    others (brokers' addresses, the cap, failOnDataLoss, where a new stream would start, client settings such as a
+    rotated password) goes on from the checkpoint instead of reading the topics again, which retention may have
+    emptied."""
+    return {key: value for key, value in options.items() if key in SUBSCRIPTIONS}
+
+
 def kafka_description(options: dict[str, str]) -> str:
     """What a plan's Kafka source reads, for EXPLAIN and DESCRIBE (no client settings, so no credentials)."""
     chosen = next(((name, options[name]) for name in SUBSCRIPTIONS if name in options), ("subscribe", "?"))

@@ -5,6 +5,7 @@ DESCRIBE reads from a checkpoint."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +72,20 @@ def test_describe_reads_the_last_committed_batchs_offsets(tmp_path: Path):
     (tmp_path / "commits" / "1").write_text("v1\n{}\n")
     assert committed_offsets(str(tmp_path)) == [{"t": {0: 9, 1: 2}}]
     assert committed_offsets(None) == []
+
+
+def test_create_or_refresh_goes_on_unless_the_subscription_changes():
+    from dialect.streaming.analyze import analyze
+    from runtime.streaming.refresh import CONTINUE, FULL, UNCHANGED, decide
+
+    def plan(arguments: str, select: str = "CAST(value AS STRING) AS v") -> Any:
+        return analyze(f"CREATE OR REFRESH STREAMING TABLE t AS SELECT {select} FROM STREAM read_kafka({arguments})")
+
+    stored = plan("bootstrapServers => 'a:1', subscribe => 'o', `kafka.sasl.password` => 'old'")
+    tuned = plan("bootstrapServers => 'b:1', subscribe => 'o', `kafka.sasl.password` => 'new', "
+                 "maxOffsetsPerTrigger => 5, failOnDataLoss => false, startingOffsets => 'earliest'")
+    assert decide(stored, tuned, same_schema=True).kind == UNCHANGED
+    assert decide(stored, plan("bootstrapServers => 'a:1', subscribe => 'o'", "CAST(key AS STRING) AS v"),
+                  same_schema=True).kind == CONTINUE
+    assert decide(stored, plan("bootstrapServers => 'a:1', subscribe => 'o,p'"), same_schema=True).kind == FULL
+    assert decide(stored, plan("bootstrapServers => 'a:1', subscribePattern => 'o'"), same_schema=True).kind == FULL

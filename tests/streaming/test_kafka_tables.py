@@ -226,3 +226,23 @@ def test_an_unreachable_broker_fails_the_stream_with_a_clear_error_and_nothing_e
     cur.execute("CREATE STREAMING TABLE alive AS SELECT CAST(value AS STRING) AS v FROM " + _source(kafka, "alive"))
     streams.wait_for(cur.database, "alive")
     assert sorted_rows(cur, "SELECT v FROM alive") == [("yes",)]
+
+
+def test_create_or_refresh_with_new_settings_goes_on_from_the_checkpoint(stream_cursor, streams, kafka):
+    """A rotated password or a new cap must not empty the table and read the topic again (retention may have
+    deleted its start): only a new subscription does."""
+    cur = stream_cursor
+    _produce(kafka, "orders_r", _orders(0, 6))
+    create = ("CREATE OR REFRESH STREAMING TABLE r AS SELECT from_json(CAST(value AS STRING), '" + SCHEMA
+              + "').id AS id FROM " + _source(kafka, "orders_r", "{}"))
+    cur.execute(create.format(", `kafka.sasl.password` => 'old'"))
+    streams.wait_for(cur.database, "r")
+    first = streams.store.get_stream(cur.database, "r").stream_id
+    cur.execute(create.format(", `kafka.sasl.password` => 'new', maxOffsetsPerTrigger => 3"))
+    _produce(kafka, "orders_r", _orders(6, 5))
+    streams.wait_for(cur.database, "r")
+    assert streams.store.get_stream(cur.database, "r").stream_id == first      # the same stream and checkpoint
+    cur.execute("SELECT id FROM r")
+    assert sorted(row[0] for row in cur.fetchall()) == list(range(11))
+    assert [kind for _, kind, _ in streams.store.events(cur.database, "r", 20) if kind.startswith("REFRESH_")] \
+        == ["REFRESH_UNCHANGED"]
