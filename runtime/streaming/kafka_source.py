@@ -5,15 +5,16 @@ brokers for each partition's watermarks (`latestOffset`, capped by maxOffsetsPer
 range [start, end) per partition, read on an executor with assign + seek and `isolation.level=read_committed` until
 the consumer's position reaches `end`. Offsets without a record (transaction markers, compacted records) are skipped
 by that rule, so a replayed batch reads exactly the same records, and the exactly-once Delta sink does the rest. No
-consumer group is joined; with maxOffsetsPerTrigger each batch's end is recorded in the group `<groupIdPrefix>-<table>`
-(see `latestOffset`), which lag tools can read too.
+consumer group is joined; `commit` records each written batch's end in the group `<groupIdPrefix>-<table>` for lag
+tools (nothing here reads it back).
 
-Spark 4.1's Python API gives `latestOffset` no start (no admission control): see there how the cap copes. A new
-stream's first micro-batch is not capped.
+Spark 4.1's Python API gives `latestOffset` no start (no admission control): the cap counts from the end it returned
+last, so the first micro-batch of each run of the query (after CREATE, a restart, a scheduled pass) is not capped.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ STALL_TIMEOUT = 120.0                  # seconds a partition's read may make no 
 ROWS_PER_CHUNK = 10_000
 
 Offsets = dict[str, dict[int, int]]
+log = logging.getLogger(__name__)
 
 
 def to_json(offsets: Offsets) -> dict[str, dict[str, int]]:
@@ -174,12 +176,17 @@ class KafkaStreamReader(DataSourceStreamReader):
         from confluent_kafka import Consumer
 
         if self._consumer is None:
-            self._consumer = Consumer(client_config(self.options, **{"group.id": self.group_id}))
+            self._consumer = Consumer(client_config(self.options, **{"group.id": self.group_id,
+                                                                      "on_commit": self._committed}))
         return self._consumer
+
+    def _committed(self, error: Any, offsets: Any) -> None:
+        if error is not None:   # a lag tool's view must not fail the stream: logged
+            log.warning("could not record the offsets of %s in group %s: %s", self.reader, self.group_id, error)
 
     @property
     def group_id(self) -> str:
-        return f"{self.options.group_id_prefix}-{self.reader or 'stream'}"
+        return f"{self.options.group_id_prefix}-{(self.reader or 'stream').replace('`', '')}"   # db.table
 
     def topic_partitions(self) -> list[tuple[str, int]]:
         """The partitions the options name, as the brokers know them now (a pattern or a new partition is found
@@ -232,49 +239,29 @@ class KafkaStreamReader(DataSourceStreamReader):
                 else given
         return offsets
 
-    def latestOffset(self) -> dict[str, Any]:
+    def latestOffset(self) -> dict[str, Any]:  # Spark's name
         """The next batch's end: the partitions' high watermarks, capped by maxOffsetsPerTrigger counted from the
-        batch's start. Spark does not say the start: in this process it is the end returned last; after a restart,
-        the group's offsets, which `partitions` records before each batch runs, bound it from above (a bound from
-        below could make an end before the start, and the next batch read records again)."""
+        batch's start. Spark does not say the start; in this run of the query it is the end returned last (or the
+        end of the batch replayed after a restart). Without it the end is not capped: any guess from elsewhere (a
+        consumer group, which other streams may share) could fall before the start and make a batch read again."""
         latest: Offsets = {}
         for topic, partition in self.topic_partitions():
             latest.setdefault(topic, {})[partition] = self.watermarks(topic, partition)[1]
-        limit = self.options.max_offsets_per_trigger
+        end = latest
         if self._planned is not None:
             for topic, parts in self._planned.items():   # a partition never goes back, nor disappears from the offsets
                 for partition, offset in parts.items():
                     kept = latest.setdefault(topic, {})
                     kept[partition] = max(kept.get(partition, offset), offset)
-            end = capped(self._planned, latest, limit)
-        else:
-            above = self._recorded(latest) if limit is not None else None
-            bounded = capped(above, latest, limit) if above is not None else latest
-            end = {topic: {p: min(o, bounded[topic][p]) for p, o in parts.items()} for topic, parts in latest.items()}
+            end = capped(self._planned, latest, self.options.max_offsets_per_trigger)
         self._planned = end
         return to_json(end)
-
-    def _recorded(self, latest: Offsets) -> Offsets | None:
-        """The group's offsets (a partition it lacks: its latest offset), or None when it holds none."""
-        from confluent_kafka import TopicPartition
-
-        wanted = [TopicPartition(t, p) for t, parts in latest.items() for p in parts]
-        try:
-            found = self.consumer.committed(wanted, timeout=METADATA_TIMEOUT) if wanted else []
-        except Exception as exc:  # confluent_kafka raises KafkaException; its text says what
-            raise _offsets_error(f"reading the offsets of group {self.group_id}", exc) from exc
-        recorded = {(item.topic, item.partition): item.offset for item in found if item.offset >= 0}
-        if not recorded:
-            return None
-        return {topic: {p: recorded.get((topic, p), o) for p, o in parts.items()} for topic, parts in latest.items()}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         """One range per partition that moved; a partition new since `start` is read from its earliest offset.
         Offsets before `start` that the brokers no longer hold follow failOnDataLoss."""
         begin, stop = from_json(start), from_json(end)
         self._planned = stop        # after a restart the replayed batch tells the cap where the next one starts
-        if self.options.max_offsets_per_trigger is not None:
-            self._record(stop)
         ranges: list[InputPartition] = []
         for topic in sorted(stop):
             for partition in sorted(stop[topic]):
@@ -289,17 +276,18 @@ class KafkaStreamReader(DataSourceStreamReader):
                     ranges.append(OffsetRange(topic, partition, max(first or 0, low), last))
         return ranges
 
-    def _record(self, end: Offsets) -> None:
-        """The batch's end in the consumer group, before the batch runs: what bounds a restarted stream's first
-        cap (and what lag tools read). It must be there, so a failure fails the batch (Spark tries again)."""
+    def commit(self, end: dict[str, Any]) -> None:
+        """Spark wrote the batch up to `end`: its offsets go to the consumer group for lag tools, best effort (the
+        checkpoint, not the group, is where a restart resumes)."""
         from confluent_kafka import TopicPartition
 
-        offsets = [TopicPartition(t, p, o) for t, parts in end.items() for p, o in parts.items()]
+        offsets = [TopicPartition(t, p, o) for t, parts in from_json(end).items() for p, o in parts.items()]
         try:
-            if offsets:
-                self.consumer.commit(offsets=offsets, asynchronous=False)
-        except Exception as exc:  # see above
-            raise _offsets_error(f"recording the offsets of group {self.group_id}", exc) from exc
+            self.consumer.poll(0)          # the outcome of the previous batch's commit reaches `_committed`
+            if offsets:                    # asynchronous: a broker that does not answer must not hold the stream
+                self.consumer.commit(offsets=offsets, asynchronous=True)
+        except Exception as exc:  # see `_committed`
+            log.warning("could not record the offsets of %s in group %s: %s", self.reader, self.group_id, exc)
 
     def stop(self) -> None:
         if self._consumer is not None:
