@@ -340,5 +340,9 @@ def _security(raw: dict[str, Any], warehouse: Path, protected: tuple[Path, ...])
     admins = raw["admins"]
     if not all(isinstance(a, str) and a for a in admins):
         raise ConfigError(f"security.admins must list user names, got {admins!r}")
+    servers = raw["kafka_servers"]
+    if not isinstance(servers, list) or not all(isinstance(s, str) and s.strip() for s in servers):
+        raise ConfigError(f"security.kafka_servers must list hosts (host, host:port or \"*\"), got {servers!r}")
     return SecuritySettings(allowed_paths=tuple(Path(r).expanduser() for r in roots), protected_paths=protected,
-                            admins=frozenset(admins), admin_unrestricted=raw["admin_unrestricted"])
+                            admins=frozenset(admins), admin_unrestricted=raw["admin_unrestricted"],
+                            kafka_servers=tuple(s.strip() for s in servers))

@@ -13,6 +13,7 @@ from dialect.statements import _column_specs, _table_name
 from dialect.streaming.expectations import expectation_specs
 from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
 from dialect.streaming.errors import UnsupportedOutputMode
+from dialect.streaming.kafka import kafka_description
 from dialect.streaming.keys import distinct_keys, group_keys
 from dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
 from dialect.streaming.plan import SourceSpec, StreamingPlan
@@ -51,7 +52,8 @@ def _operators(ctx: Context, sources: tuple[SourceSpec, ...]) -> tuple[str, ...]
     ops: list[str] = []
     for spec in sources:
         what = {"table": f"Delta table {spec.database + '.' if spec.database else ''}{spec.table}",
-                "files": f"{spec.format} files in {spec.path}", "rate": "rate generator"}[spec.kind]
+                "files": f"{spec.format} files in {spec.path}", "rate": "rate generator",
+                "kafka": kafka_description(spec.options)}[spec.kind]
         mark = f", watermark {spec.watermark.column} - {spec.watermark.delay}" if spec.watermark else ""
         ops.append(f"stream {spec.view_name}: {what}{mark}")
     for join in ctx.query.find_all(exp.Join):

@@ -31,6 +31,13 @@ class UnknownSourceFormat(StreamingQueryError):
     sqlstate = "0A000"
 
 
+class InvalidKafkaOption(StreamingQueryError):
+    """An option of read_kafka that is unknown, missing, contradicts another or holds a value it cannot take."""
+
+    error_class = "INVALID_KAFKA_OPTION"
+    sqlstate = "42616"
+
+
 class RewrittenSource(StreamingQueryError):
     error_class = "STREAMING_SOURCE_NOT_APPEND_ONLY"
     sqlstate = "0A000"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dialect.streaming.kafka import kafka_description, redacted
 from dialect.streaming.plan import StreamingPlan
 
 
@@ -15,9 +16,11 @@ def explain(plan: StreamingPlan) -> str:
         elif source.kind == "files":
             what = f"{source.format} files in {source.path}" + (f" with schema {source.schema}" if source.schema
                                                                  else " (schema inferred at CREATE)")
+        elif source.kind == "kafka":
+            what = kafka_description(source.options)
         else:
             what = "rate generator"
-        options = ", ".join(f"{k}={v}" for k, v in sorted(source.options.items()))
+        options = ", ".join(f"{k}={v}" for k, v in sorted(redacted(source.options).items()))
         lines.append(f"  {source.view_name}: {what}" + (f" [{options}]" if options else ""))
         if source.watermark is not None:
             lines.append(f"    watermark: {source.watermark.column} delayed by {source.watermark.delay}")

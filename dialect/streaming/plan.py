@@ -29,7 +29,7 @@ class WatermarkSpec:
 @dataclass(frozen=True)
 class SourceSpec:
     view_name: str                   # the name query_sql uses for this source, e.g. "__sg_source_0"
-    kind: str                        # "table" | "files" | "rate"
+    kind: str                        # "table" | "files" | "rate" | "kafka"
     database: str | None = None
     table: str | None = None
     path: str | None = None

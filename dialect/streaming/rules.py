@@ -14,18 +14,20 @@ from dialect.streaming.context import (
 from dialect.streaming.errors import (
     ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported,
     DuplicateExpectationName, ExpectationNotDeterministic, ExpectationWithAggregate, ExpectationWithSubquery,
-    GroupKeyNotInOutput, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
-    NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, QuarantineNameTooLong, RewrittenSource,
+    GroupKeyNotInOutput, InvalidKafkaOption, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat,
+    NonDeterministicFunction, NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark,
+    QuarantineNameTooLong, RewrittenSource,
     SortNotSupported, UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
     UnsupportedStreamingJoin, WatermarkNotOnColumn,
 )
 from dialect.streaming.expectations import (
     MAX_NAME_LENGTH, QUARANTINE_SUFFIX, expectation_specs, found_expectations, needs_quarantine, quarantine_name,
 )
+from dialect.streaming.kafka import KafkaOptionError, parse_options
 from dialect.streaming.keys import group_keys
 from dialect.streaming.modes import check_output_mode, chosen_mode, stream_stream_join
 from dialect.streaming.plan import skips_change_commits
-from dialect.streaming.sources import FILE_FORMATS, SOURCE_FUNCTIONS
+from dialect.streaming.sources import FILE_FORMATS, SOURCE_FUNCTIONS, literal_text
 
 Rule = Callable[[Context], None]
 
@@ -57,7 +59,8 @@ def check_source_functions(ctx: Context) -> None:
         if name is not None and name not in SOURCE_FUNCTIONS:
             raise ctx.error(UnknownSourceFunction,
                             f"Cannot resolve the streaming source function {name}().", source.function,
-                            "read files with STREAM read_files('dir', format => 'json'), generate rows with "
+                            "read files with STREAM read_files('dir', format => 'json'), Kafka with STREAM "
+                            "read_kafka(bootstrapServers => 'host:9092', subscribe => 'topic'), generate rows with "
                             "STREAM rate(rows_per_second => n), or read a table with STREAM(table)")
 
 
@@ -76,6 +79,23 @@ def check_source_formats(ctx: Context) -> None:
         if file_format not in FILE_FORMATS:
             raise ctx.error(UnknownSourceFormat, f"read_files cannot stream the format '{file_format}'.",
                             named["format"], f"use format => one of {', '.join(repr(f) for f in FILE_FORMATS)}")
+
+
+def check_kafka_options(ctx: Context) -> None:
+    """read_kafka's options, each by name (a wrong one is reported where it is written)."""
+    for source in ctx.sources:
+        if source.function_name() != "read_kafka":
+            continue
+        positional, named = source.arguments()
+        if positional:
+            raise ctx.error(InvalidKafkaOption, "read_kafka takes only named options.", positional[0],
+                            "write read_kafka(bootstrapServers => 'host:9092', subscribe => 'topic')")
+        try:
+            parse_options({key: literal_text(value) for key, value in named.items()})
+        except KafkaOptionError as exc:
+            value = named.get(exc.option.lower()) if exc.option is not None else None
+            at, name = (value, (exc.option,)) if value is not None else (source.function, ())
+            raise ctx.error(InvalidKafkaOption, exc.message, at, exc.hint, keyword=name) from None
 
 
 def check_watermarks_on_columns(ctx: Context) -> None:
@@ -355,6 +375,7 @@ RULES: tuple[Rule, ...] = (
     check_not_replace,
     check_source_functions,
     check_source_formats,
+    check_kafka_options,
     check_watermarks_on_columns,
     check_has_streaming_source,
     check_sources_append_only,

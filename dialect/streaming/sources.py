@@ -1,5 +1,5 @@
-"""The FROM items of a streaming query: STREAM sources (catalog table, read_files, rate) with their WATERMARK,
-static catalog tables, and the rewrite of the query over the view names the runtime registers for them."""
+"""The FROM items of a streaming query: STREAM sources (catalog table, read_files, read_kafka, rate) with their
+WATERMARK, static catalog tables, and the rewrite of the query over the view names the runtime registers for them."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from dialect.streaming.grammar import Watermark
+from dialect.streaming.kafka import canonical_name
 from dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
 from dialect.streaming.positions import start_of
 
-SOURCE_FUNCTIONS = ("read_files", "rate")
+SOURCE_FUNCTIONS = ("read_files", "rate", "read_kafka")
 FILE_FORMATS = ("json", "csv", "parquet")
 RESCUED_DATA = "_rescued_data"
 RESCUING_FORMATS = ("json", "csv")     # Spark's PERMISSIVE mode keeps a bad record's text for these only
@@ -88,7 +89,7 @@ def find_static_tables(query: exp.Expression) -> list[exp.Table]:
     return tables
 
 
-def _literal_text(node: exp.Expression) -> str:
+def literal_text(node: exp.Expression) -> str:
     if isinstance(node, exp.Boolean):
         return "true" if node.this else "false"
     return node.name if isinstance(node, (exp.Literal, exp.Var, exp.Identifier, exp.Column)) else node.sql("spark")
@@ -120,14 +121,17 @@ def source_spec(found: FoundSource, view_name: str) -> SourceSpec:
         table = found.target
         return SourceSpec(view_name, "table", database=table.db or None, table=table.name, watermark=watermark)
     positional, named = found.arguments()
+    if name == "read_kafka":     # the names as the source reads them (the rules have checked each)
+        options = {canonical_name(key) or key: literal_text(value) for key, value in named.items()}
+        return SourceSpec(view_name, "kafka", options=options, watermark=watermark)
     if name == "rate":
-        options = {_camel(key): _literal_text(value) for key, value in named.items()}
+        options = {_camel(key): literal_text(value) for key, value in named.items()}
         return SourceSpec(view_name, "rate", options=options, watermark=watermark)
-    path = _literal_text(positional[0]) if positional else _literal_text(named.pop("path"))
-    file_format = _literal_text(named.pop("format")).lower()
-    schema = _literal_text(named.pop("schema")) if "schema" in named else None
+    path = literal_text(positional[0]) if positional else literal_text(named.pop("path"))
+    file_format = literal_text(named.pop("format")).lower()
+    schema = literal_text(named.pop("schema")) if "schema" in named else None
     named.pop("path", None)
-    options = {key: _literal_text(value) for key, value in named.items()}
+    options = {key: literal_text(value) for key, value in named.items()}
     return SourceSpec(view_name, "files", path=path, format=file_format, schema=schema, options=options,
                       watermark=watermark, rescued_data=rescued_data_column(file_format, options))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dialect.streaming.kafka import server_hosts
 from runtime.policy import settings as session_settings
 from runtime.policy import spark_plans
 from runtime.policy.errors import PathNotAllowedError, PolicyError, StatementNotAllowedError
@@ -37,6 +38,21 @@ enforceSchema preferDate mergeSchema pathGlobFilter recursiveFileLookup maxFiles
 latestFirst maxFileAge fileNameOnly modifiedBefore modifiedAfter wholetext compression datetimeRebaseMode
 int96RebaseMode rowsPerSecond rampUpTime numPartitions rescuedDataColumn
 """.split())
+# librdkafka settings users may give read_kafka as `kafka.*`: security, timeouts and fetch sizes. Not on it: what runs
+# a command or loads code (sasl.kerberos.kinit.cmd, plugin.library.paths), reads the server's files (*.location),
+# calls another host (sasl.oauthbearer.token.endpoint.url), starts a mock cluster (test.mock.*), or what the reader
+# sets itself (group.id, isolation.level, enable.auto.commit, auto.offset.reset).
+KAFKA_CLIENT_OPTIONS = frozenset("""
+security.protocol sasl.mechanism sasl.mechanisms sasl.username sasl.password sasl.oauthbearer.method
+sasl.oauthbearer.client.id sasl.oauthbearer.client.secret sasl.oauthbearer.scope sasl.oauthbearer.config
+ssl.ca.pem ssl.certificate.pem ssl.key.pem ssl.key.password ssl.endpoint.identification.algorithm ssl.cipher.suites
+ssl.curves.list ssl.sigalgs.list client.id client.rack client.dns.lookup broker.address.family socket.timeout.ms
+socket.connection.setup.timeout.ms socket.keepalive.enable metadata.max.age.ms topic.metadata.refresh.interval.ms
+reconnect.backoff.ms reconnect.backoff.max.ms retry.backoff.ms retry.backoff.max.ms fetch.wait.max.ms
+fetch.min.bytes fetch.max.bytes fetch.message.max.bytes max.partition.fetch.bytes receive.message.max.bytes
+queued.min.messages queued.max.messages.kbytes check.crcs api.version.request
+""".split())
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Upper bounds of numeric reader options: one statement must not be able to fill the disk or take every core.
 READER_LIMITS = {"rowspersecond": 1_000_000, "numpartitions": 64, "maxfilespertrigger": 100_000}
 
@@ -47,6 +63,8 @@ class SecuritySettings:
     protected_paths: tuple[Path, ...]        # the gateway's own files: never readable, whatever the roots say
     admins: frozenset[str] = field(default_factory=frozenset)
     admin_unrestricted: bool = False
+    # brokers read_kafka may connect to: "host" (any port), "host:port", or "*" (any)
+    kafka_servers: tuple[str, ...] = LOOPBACK_HOSTS
 
 
 class Policy:
@@ -196,6 +214,29 @@ class Policy:
             if limit is not None and not (str(value).isdigit() and int(value) <= limit):
                 raise StatementNotAllowedError(f"not allowed: {key} => {value}",
                                                hint=f"give {key} as a whole number up to {limit:,}")
+
+    def check_kafka_source(self, options: Mapping[str, str], principal: Principal) -> None:
+        """read_kafka connects the server to the brokers a user names: only to those `security.kafka_servers`
+        allows (the gateway must not become a way into the network around it), with client settings from the
+        allow-list (none that runs a command, loads code or reads the server's files). Admins may name any broker;
+        other settings only with `admin_unrestricted`."""
+        for key in options:
+            if self._unrestricted(principal):
+                break
+            if key.lower().startswith("kafka.") and key.lower()[len("kafka."):] not in KAFKA_CLIENT_OPTIONS:
+                raise StatementNotAllowedError(f"not allowed: the Kafka client setting '{key}'",
+                                               hint="settings users may give as kafka.*: "
+                                                    + ", ".join(sorted(KAFKA_CLIENT_OPTIONS)))
+        if principal.is_admin:
+            return
+        allowed = {entry.lower() for entry in self.settings.kafka_servers}
+        servers = next((value for key, value in options.items() if key.lower() == "bootstrapservers"), "")
+        for host, port in server_hosts(servers):
+            if "*" not in allowed and host.lower() not in allowed and f"{host}:{port}".lower() not in allowed:
+                raise StatementNotAllowedError(
+                    f"not allowed: read_kafka may not connect to {host}" + (f":{port}" if port else ""),
+                    hint="brokers users may read from are listed in security.kafka_servers (now: "
+                         f"{', '.join(sorted(allowed)) or 'none'}); an admin can add them")
 
 
 def _java_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:

@@ -120,7 +120,7 @@ def authorize_streaming(policy: Policy, principal: Principal, store: CatalogStor
 def authorize_sources(policy: Policy, principal: Principal, store: CatalogStore, plan: StreamingPlan,
                       current_database: str) -> None:
     """What a stream reads (a streaming table's query or a flow's): SELECT on every table it streams from or joins,
-    allowed folders and reader options for its files."""
+    allowed folders and reader options for its files, allowed brokers and client settings for Kafka."""
     grants = policy.grants
     tables = [(s.database, s.table) for s in plan.sources if s.kind == "table"]
     tables += [(s.database, s.table) for s in plan.static_tables]
@@ -134,3 +134,5 @@ def authorize_sources(policy: Policy, principal: Principal, store: CatalogStore,
             policy.check_reader_options(source.options, principal)
         elif source.kind == "rate":
             policy.check_reader_options(source.options, principal)
+        elif source.kind == "kafka":
+            policy.check_kafka_source(source.options, principal)

@@ -43,6 +43,20 @@ class SourceRewrittenError(RaisedInBatch, StreamError):
     sqlstate = "55019"
 
 
+class KafkaReadError(RaisedInBatch, StreamError):
+    """read_kafka could not reach the brokers or read a range of offsets (retried, as a transient failure)."""
+
+    error_class = "KAFKA_READ_FAILED"
+    sqlstate = "08006"
+
+
+class KafkaDataLossError(RaisedInBatch, StreamError):
+    """Offsets a batch must read are gone from the brokers (retention, a recreated topic), with failOnDataLoss."""
+
+    error_class = "KAFKA_DATA_LOSS"
+    sqlstate = "22000"
+
+
 class StreamDefinitionError(StreamError):
     """The query runs in Spark but its result cannot be the table (columns, names, mode)."""
 
@@ -59,12 +73,13 @@ class StreamStopTimeoutError(StreamError):
 
 # A failure of one of these error classes repeats however often the batch is retried (a rule the data breaks, a
 # source rewritten under the stream): the stream is FAILED at once instead of being retried.
-NON_RETRYABLE_ERROR_CLASSES = frozenset({"EXPECTATION_VIOLATION", SourceRewrittenError.error_class})
+NON_RETRYABLE_ERROR_CLASSES = frozenset({"EXPECTATION_VIOLATION", SourceRewrittenError.error_class,
+                                         KafkaDataLossError.error_class})
 
 # Spark's and the expectations' error texts start with `[ERROR_CLASS]` or `[ERROR_CLASS.SUB_CLASS]`.
 _BRACKETED_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)*\]")
 # A stream error raised in Python inside the batch reaches the listener as its class name, not its error class.
-_PYTHON_CLASSES = {cls.__name__: cls.error_class for cls in (SourceRewrittenError,)}
+_PYTHON_CLASSES = {cls.__name__: cls.error_class for cls in (SourceRewrittenError, KafkaReadError, KafkaDataLossError)}
 
 
 def error_classes_in(message: str) -> set[str]:

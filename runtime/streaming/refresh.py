@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from dialect.streaming.kafka import identity_options
 from dialect.streaming.plan import StreamingPlan
 
 UNCHANGED = "unchanged"        # same query: restart with the new properties on the same checkpoint
@@ -25,8 +26,13 @@ def _sources_without_inferred_schema(plan: StreamingPlan, stored: StreamingPlan)
                  for s in plan.sources)
 
 
+def _identities(sources: tuple) -> tuple:
+    """A Kafka source is the same source while its subscription is (see identity_options)."""
+    return tuple(replace(s, options=identity_options(s.options)) if s.kind == "kafka" else s for s in sources)
+
+
 def decide(stored: StreamingPlan, new: StreamingPlan, same_schema: bool) -> RefreshDecision:
-    sources_same = _sources_without_inferred_schema(new, stored) == stored.sources
+    sources_same = _identities(_sources_without_inferred_schema(new, stored)) == _identities(stored.sources)
     query_same = (new.query_sql == stored.query_sql and new.columns == stored.columns
                   and new.static_tables == stored.static_tables)
     if sources_same and query_same and new.output_mode == stored.output_mode:

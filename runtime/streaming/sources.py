@@ -1,5 +1,5 @@
-"""A plan's sources as streaming DataFrames: new files in a folder, the rate generator, or a catalog Delta table read
-version by version; and its static tables as DataFrames over one committed Delta snapshot."""
+"""A plan's sources as streaming DataFrames: new files in a folder, the rate generator, Kafka topics, or a catalog Delta
+table read version by version; and its static tables as DataFrames over one committed Delta snapshot."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from catalog.names import quote_identifier
 from dialect.streaming.plan import SourceSpec, StaticTableSpec
-from runtime.streaming import delta_source
+from runtime.streaming import delta_source, kafka_source
 from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
 
 if TYPE_CHECKING:
@@ -93,6 +93,10 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
         df = reader.load(spec.path)
     elif spec.kind == "rate":
         df = spark.readStream.format("rate").options(**spec.options).load()
+    elif spec.kind == "kafka":
+        kafka_source.register(spark)
+        df = spark.readStream.format(kafka_source.FORMAT_NAME).options(**spec.options) \
+            .options(**{kafka_source.READER_OPTION: reader or ""}).load()
     else:
         location = tables.get((spec.database or "", spec.table or ""))
         if location is None:

@@ -13,6 +13,7 @@ from catalog.store import TableEntry
 from dialect.statements import (
     DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties, defining_query,
 )
+from dialect.streaming.kafka import redact_sql
 from runtime.delta.read import table_statistics
 from runtime.sql import StatementResult
 from runtime.warehouse.commit import OPERATION_KEY, PARAMETERS_KEY
@@ -163,7 +164,8 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
             details.append(("View Text", entry.definition))
         else:
             if entry.kind == "STREAMING_TABLE":  # what dbt-databricks reads: the query, and how it is refreshed
-                details.append(("View Text", defining_query(entry.definition) if entry.definition else None))
+                query = redact_sql(defining_query(entry.definition)) if entry.definition else None   # no credentials
+                details.append(("View Text", query))
                 details.extend(refresh_rows(entry, ctx.store.get_stream(entry.database, entry.name)))
             elif entry.kind == "MATERIALIZED_VIEW":  # the query, how and when it is refreshed, what it reflects
                 row = ctx.store.get_stream(entry.database, entry.name)

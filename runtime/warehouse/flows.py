@@ -28,6 +28,7 @@ from dialect import statements as st
 from dialect.errors import SqlError
 from dialect.statements import ColumnSpec
 from dialect.streaming.analyze import analyze_flow
+from dialect.streaming.kafka import redact_sql
 from dialect.streaming.plan import StreamingPlan
 from dialect.streaming.positions import line_column
 from runtime.delta.write import commit_files
@@ -341,7 +342,7 @@ def flow_only_rows(ctx: StatementContext, table: TableEntry) -> list[tuple[str, 
     return [("Table", f"{table.database}.{table.name}"),
             ("Status", f"{running} of {len(flows)} flows running" if flows else "no flows: nothing writes to it"),
             ("Output mode", "append (its flows append)"),
-            ("Location", table.location), ("Definition", table.definition)]
+            ("Location", table.location), ("Definition", redact_sql(table.definition))]
 
 
 HANDLERS = {

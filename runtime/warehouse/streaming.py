@@ -24,6 +24,7 @@ from dialect.references import parse
 from dialect.streaming.analyze import analyze
 from dialect.streaming.expectations import found_expectations, needs_quarantine, position_in, quarantine_name
 from dialect.streaming.explain import explain
+from dialect.streaming.kafka import redact_sql
 from dialect.streaming.plan import SourceSpec, StreamingPlan
 from dialect.streaming.sources import option
 from runtime.delta.write import commit_files
@@ -31,6 +32,7 @@ from runtime.errors import RuntimeQueryError, from_spark
 from runtime.sql import StatementResult
 from runtime.streaming import faults, refresh, reset
 from runtime.streaming.expectations import TOTALS, InvalidExpectationError, quarantine_schema, with_conditions
+from runtime.streaming.kafka_lag import kafka_rows
 from runtime.streaming.manager import RUNNING, STARTING, StreamManager, new_stream_id
 from runtime.streaming.sources import infer_schema
 from runtime.warehouse import locations
@@ -530,6 +532,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Last batch at", _iso(entry.last_batch_at)),
         ("Rows per second", entry.rows_per_second),
         ("Lag", _lag(progress)),
+        *kafka_rows(plan, entry.checkpoint),
         ("Watermark", (progress.get("eventTime") or {}).get("watermark")),
         ("Late rows dropped", status.late_rows_dropped),
         ("Failures in a row", entry.failures),
@@ -540,7 +543,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Last error", entry.last_error),
         ("Checkpoint", entry.checkpoint),
         ("Location", table.location),
-        ("Definition", table.definition),
+        ("Definition", redact_sql(table.definition)),   # no Kafka credentials
     ]
     info += refresh_rows(table, entry)
     info += [(f"Expectation {spec_name}", text) for spec_name, text in TOTALS.lines(entry.stream_id, plan.expectations)]

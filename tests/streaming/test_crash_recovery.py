@@ -1,12 +1,13 @@
 """Exactly once across crashes: the gateway runs as its own process and is killed with SIGKILL (gateway and Spark's
-JVM together, as a machine loses power) at random moments while files keep landing, then restarted on the same
-warehouse, several times. At the end each Delta table must equal the result over all input exactly (no row lost,
-none duplicated), and a reader polling the tables all along must only ever have seen the result over some prefix
-of the input.
+JVM together, as a machine loses power) at random moments while files keep landing (and the same rows reach a
+Kafka topic, one committed transaction per file), then restarted on the same warehouse, several times. At the end
+each Delta table must equal the result over all input exactly (no row lost, none duplicated), and a reader polling
+the tables all along must only ever have seen the result over some prefix of the input.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 from gateway_process import GatewayProcess
+from kafka_broker import MockKafka
 
 FILES = 36
 ROWS_PER_FILE = 50
@@ -27,6 +29,9 @@ KILLS = 3
 # finds a missed pass); `refreshed` gets REFRESH STREAMING TABLE statements all along, kills or not.
 APPENDED = ("appended", "scheduled")
 AGGREGATED = ("per_key", "refreshed")
+# fed by read_kafka (one partition, capped batches that end anywhere, also inside a file's rows): a snapshot must be
+# the result over a prefix of the topic's records
+KAFKA_APPENDED, KAFKA_AGGREGATED = ("kafka_appended",), ("kafka_per_key",)
 
 
 def _file_rows(index: int) -> list[dict[str, Any]]:
@@ -55,6 +60,8 @@ class Reader(threading.Thread):
         self.errors = 0
         self.violations: list[str] = []
         self.prefixes = [_aggregate(n) for n in range(FILES + 1)]
+        self.records = [row for index in range(FILES) for row in _file_rows(index)]
+        self.record_prefixes = [_record_aggregate(self.records[:n]) for n in range(len(self.records) + 1)]
 
     def _check(self, cursor: Any) -> None:
         for table in APPENDED:
@@ -69,6 +76,16 @@ class Reader(threading.Thread):
             seen = {k: (n, total) for k, n, total in cursor.fetchall()}
             if seen not in self.prefixes:
                 self.violations.append(f"{table}: {seen} is no prefix's result")
+        for table in KAFKA_APPENDED:
+            cursor.execute(f"SELECT id FROM crash.{table}")
+            ids = sorted(row[0] for row in cursor.fetchall())
+            if ids != [row["id"] for row in self.records[:len(ids)]]:
+                self.violations.append(f"{table}: {len(ids)} rows that are not the topic's first records")
+        for table in KAFKA_AGGREGATED:
+            cursor.execute(f"SELECT k, n, total FROM crash.{table}")
+            seen = {k: (n, total) for k, n, total in cursor.fetchall()}
+            if seen not in self.record_prefixes:
+                self.violations.append(f"{table}: {seen} is no prefix's result over the topic")
         self.snapshots += 1
 
     def run(self) -> None:
@@ -89,6 +106,14 @@ class Reader(threading.Thread):
                 time.sleep(0.3)
 
 
+def _record_aggregate(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    counts: Counter[str] = Counter(row["k"] for row in rows)
+    sums: Counter[str] = Counter()
+    for row in rows:
+        sums[row["k"]] += row["id"]
+    return {k: (counts[k], sums[k]) for k in counts}
+
+
 def _execute(port: int, *statements: str) -> None:
     from pyhive import hive
 
@@ -102,8 +127,6 @@ def _execute(port: int, *statements: str) -> None:
 
 
 def _land(folder: Path, index: int) -> None:
-    import json
-
     name = f"part-{index:04d}.json"
     hidden = folder / f".{name}"
     hidden.write_text("".join(json.dumps(row) + "\n" for row in _file_rows(index)), encoding="utf-8")
@@ -148,6 +171,9 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
                     f'[security]\nallowed_paths = ["{tmp_path}"]\n')
     gateway = GatewayProcess(warehouse, conf, tmp_path / "gateway.log")
     gateway.start()
+    kafka = MockKafka()                      # in this process: it outlives every kill of the gateway
+    topic = f"read_kafka(bootstrapServers => '{kafka.bootstrap}', subscribe => 'rows', startingOffsets => 'earliest'"
+    json_row = "from_json(CAST(value AS STRING), 'id INT, k STRING')"
     schema = "schema => 'id INT, k STRING'"
     _execute(gateway.port, "CREATE DATABASE crash",
              f"CREATE STREAMING TABLE crash.appended AS SELECT id, k FROM STREAM "
@@ -157,7 +183,11 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
              f"CREATE STREAMING TABLE crash.scheduled AS SELECT id, k FROM STREAM "
              f"read_files('{source}', format => 'json', {schema})",
              f"CREATE STREAMING TABLE crash.refreshed AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
-             f"read_files('{source}', format => 'json', {schema}) GROUP BY k")
+             f"read_files('{source}', format => 'json', {schema}) GROUP BY k",
+             f"CREATE STREAMING TABLE crash.kafka_appended AS SELECT r.id, r.k FROM (SELECT {json_row} AS r FROM "
+             f"STREAM {topic}, maxOffsetsPerTrigger => 120))",
+             f"CREATE STREAMING TABLE crash.kafka_per_key AS SELECT r.k, count(*) AS n, sum(r.id) AS total FROM "
+             f"(SELECT {json_row} AS r FROM STREAM {topic})) GROUP BY r.k")
     landed = 0
     refreshes: list[str] = []   # each REFRESH's outcome
     done = threading.Event()
@@ -175,6 +205,8 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         nonlocal landed
         for index in range(FILES):
             _land(source, index)
+            kafka.produce_transaction("rows", [(None, json.dumps(row).encode(), 0) for row in _file_rows(index)],
+                                      transactional_id="crash")
             landed = index + 1
             time.sleep(rng.uniform(0.6, 2.0))  # spread over the kills: files land while it runs and while it is down
 
@@ -206,6 +238,14 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
             if {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES):
                 break
             time.sleep(0.3)
+        for table in KAFKA_APPENDED + KAFKA_AGGREGATED:   # the topic's last records, read in
+            location = str(warehouse / "crash.db" / table)
+            while time.monotonic() < deadline:
+                rows = DeltaTable(location).to_pyarrow_table().to_pylist()
+                if len(rows) >= len(expected_ids) or (table in KAFKA_AGGREGATED and {
+                        r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES)):
+                    break
+                time.sleep(0.3)
         passes = _scheduled_passes(warehouse)
         done.set()
         refresher.join(timeout=300)
@@ -217,12 +257,17 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         reader.stop.set()
         reader.join(timeout=30)
         gateway.stop()
+        kafka.close()
     for table in APPENDED:
         location = str(warehouse / "crash.db" / table)
         ids = sorted(DeltaTable(location).to_pyarrow_table(columns=["id"]).column("id").to_pylist())
         assert len(ids) == len(expected_ids), f"{table}: {len(ids)} rows for {len(expected_ids)} input rows"
         assert ids == expected_ids, table
-    for table in AGGREGATED:
+    for table in KAFKA_APPENDED:
+        ids = sorted(DeltaTable(str(warehouse / "crash.db" / table)).to_pyarrow_table(columns=["id"])
+                     .column("id").to_pylist())
+        assert ids == expected_ids, f"{table}: {len(ids)} rows for {len(expected_ids)} records"
+    for table in AGGREGATED + KAFKA_AGGREGATED:
         rows = DeltaTable(str(warehouse / "crash.db" / table)).to_pyarrow_table().to_pylist()
         assert {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES), table
         assert len(rows) == len(KEYS)
@@ -238,6 +283,9 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         for table in ("appended", "per_key"):
             starts = [kind for _, kind, _ in store.events("crash", table, 100) if kind == "STARTED"]
             assert len(starts) == KILLS + 1, f"{table} started {len(starts)} times"  # resumed after every crash
+        for table in KAFKA_APPENDED + KAFKA_AGGREGATED:   # also retried when a Python worker is slow to connect
+            starts = [kind for _, kind, _ in store.events("crash", table, 100) if kind == "STARTED"]
+            assert len(starts) >= KILLS + 1, f"{table} started {len(starts)} times"
     finally:
         store.close()
     print(f"reader checked {reader.snapshots} snapshots ({reader.errors} reconnects); gateway log: {gateway.log}")

@@ -25,7 +25,7 @@ EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "sql_examples"
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.sql"))
 
 _SOURCE_FOLDER = re.compile(r"read_files\(\s*'\$\{input\}/([^']+)'")
-_DIRECTIVE = re.compile(r"^-- (input|expect):(.*)$|^-- (wait)\s*$")
+_DIRECTIVE = re.compile(r"^-- (input|expect|produce):(.*)$|^-- (wait)\s*$")
 _DATA = re.compile(r"^-- (.*\S)\s*$")
 _CREATE_STREAMING = re.compile(
     r"^\s*CREATE\s+(?:OR\s+REFRESH\s+)?STREAMING\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w.]+)", re.IGNORECASE)
@@ -34,6 +34,15 @@ _CREATE_STREAMING = re.compile(
 @dataclass
 class Land:
     path: str
+    lines: list[str] = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class Produce:
+    """`-- produce: TOPIC`: the data lines as record values, in one committed transaction to partition 0."""
+
+    topic: str
     lines: list[str] = field(default_factory=list)
     line: int = 0
 
@@ -50,14 +59,14 @@ class Expect:
     line: int = 0
 
 
-Step = Union[Statement, Land, Wait, Expect]
+Step = Union[Statement, Land, Produce, Wait, Expect]
 
 
 def parse(text: str, source: str) -> list[Step]:
     """The script as steps in file order: its statements (split as the shell splits them) and its directives."""
     steps: list[Step] = []
     splitter = Splitter()
-    block: Land | Expect | None = None
+    block: Land | Produce | Expect | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         directive = _DIRECTIVE.match(line)
         data = _DATA.match(line)
@@ -65,13 +74,15 @@ def parse(text: str, source: str) -> list[Step]:
             if splitter.pending:
                 raise ValueError(f"{source}:{number}: a directive inside a statement (a `;` missing before it?)")
             kind, argument = directive.group(1) or directive.group(3), (directive.group(2) or "").strip()
-            if kind in ("input", "expect") and not argument:
-                raise ValueError(f"{source}:{number}: `-- {kind}:` needs a {'path' if kind == 'input' else 'query'}")
+            if kind in ("input", "expect", "produce") and not argument:
+                what = {"input": "path", "expect": "query", "produce": "topic"}[kind]
+                raise ValueError(f"{source}:{number}: `-- {kind}:` needs a {what}")
             block = Land(argument, line=number) if kind == "input" else \
-                Expect(argument, line=number) if kind == "expect" else None
+                Expect(argument, line=number) if kind == "expect" else \
+                Produce(argument, line=number) if kind == "produce" else None
             steps.append(block if block is not None else Wait(line=number))
         elif block is not None and data is not None:
-            (block.lines if isinstance(block, Land) else block.rows).append(data.group(1))
+            (block.rows if isinstance(block, Expect) else block.lines).append(data.group(1))
         else:
             block = None
         # every line goes through the splitter, directives included (they are comments), so line numbers hold
@@ -153,8 +164,11 @@ def test_parse_keeps_file_order_and_line_numbers() -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[path.stem for path in EXAMPLES])
 def test_sql_example(path: Path, connect: Any, streams: Any, tmp_path: Path) -> None:
+    from kafka_broker import MockKafka
+
     source = path.name
     steps = parse(path.read_text(encoding="utf-8"), source)
+    kafka = MockKafka() if "${kafka}" in path.read_text(encoding="utf-8") else None   # a broker for this script
     inputs = (tmp_path / "input").resolve()
     inputs.mkdir()
     for folder in _SOURCE_FOLDER.findall(path.read_text(encoding="utf-8")):
@@ -168,6 +182,7 @@ def test_sql_example(path: Path, connect: Any, streams: Any, tmp_path: Path) -> 
         for step in steps:
             if isinstance(step, Statement):
                 sql = step.text.replace("${input}", str(inputs))
+                sql = sql.replace("${kafka}", kafka.bootstrap) if kafka is not None else sql
                 try:
                     cursor.execute(sql)
                 except Exception as exc:  # noqa: BLE001 - re-raised with the script's line
@@ -177,6 +192,10 @@ def test_sql_example(path: Path, connect: Any, streams: Any, tmp_path: Path) -> 
                     created.append(named.group(1).replace("`", "").split(".")[-1].lower())
             elif isinstance(step, Land):
                 land(inputs, step, source)
+            elif isinstance(step, Produce):
+                assert kafka is not None, f"{source}:{step.line}: `-- produce:` in a script without ${{kafka}}"
+                kafka.produce_transaction(step.topic, [(None, line.encode(), 0) for line in step.lines],
+                                          transactional_id=f"{database}-{step.topic}")
             elif isinstance(step, Wait):
                 settle(streams, database, created)
             else:
@@ -187,4 +206,6 @@ def test_sql_example(path: Path, connect: Any, streams: Any, tmp_path: Path) -> 
     finally:
         for name in reversed(created):  # stop the streams: the machine is shared with the other tests
             cursor.execute(f"DROP STREAMING TABLE IF EXISTS {name}")
+        if kafka is not None:
+            kafka.close()
     assert not [key for key in streams.running() if key[0] == database]

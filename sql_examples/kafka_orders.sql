@@ -1,0 +1,50 @@
+-- Orders from a Kafka topic: every record once, a running total per customer.
+--
+-- `STREAM read_kafka(...)` reads the topic (Databricks' function and columns: key and value are BINARY, so cast or
+-- parse them). Each micro-batch reads a fixed range of offsets per partition, committed records only
+-- (read_committed), and is written to Delta exactly once. The producer here writes each round in one transaction,
+-- which ends with a commit marker: an offset without a record, so the offsets go 0, 1, 2, then 4, 5.
+--
+-- To run it by hand: `./run shell --var kafka=127.0.0.1:9092 -f sql_examples/kafka_orders.sql` with a broker the
+-- gateway may reach (`security.kafka_servers`, loopback by default), then produce JSON records to the topic
+-- `orders`. The `-- produce:` / `-- expect:` comments are the golden test (see README.md); the shell ignores them.
+
+CREATE STREAMING TABLE kafka_orders AS
+SELECT o.id, o.customer, o.amount, offset
+FROM (SELECT from_json(CAST(value AS STRING), 'id INT, customer STRING, amount INT') AS o, offset
+      FROM STREAM read_kafka(bootstrapServers => '${kafka}', subscribe => 'orders', startingOffsets => 'earliest'));
+
+CREATE STREAMING TABLE revenue_per_customer AS
+SELECT o.customer, count(*) AS orders, sum(o.amount) AS revenue
+FROM (SELECT from_json(CAST(value AS STRING), 'id INT, customer STRING, amount INT') AS o
+      FROM STREAM read_kafka(bootstrapServers => '${kafka}', subscribe => 'orders', startingOffsets => 'earliest'))
+GROUP BY o.customer;
+
+-- produce: orders
+-- {"id": 1, "customer": "ann", "amount": 10}
+-- {"id": 2, "customer": "bob", "amount": 5}
+-- {"id": 3, "customer": "ann", "amount": 7}
+
+-- expect: SELECT id, customer, amount, offset FROM kafka_orders ORDER BY id
+-- 1,ann,10,0
+-- 2,bob,5,1
+-- 3,ann,7,2
+
+-- expect: SELECT customer, orders, revenue FROM revenue_per_customer ORDER BY customer
+-- ann,2,17
+-- bob,1,5
+
+-- A second transaction: its records come after the first one's commit marker (offset 3).
+
+-- produce: orders
+-- {"id": 4, "customer": "bob", "amount": 1}
+-- {"id": 5, "customer": "cid", "amount": 2}
+
+-- expect: SELECT id, offset FROM kafka_orders WHERE id > 3 ORDER BY id
+-- 4,4
+-- 5,5
+
+-- expect: SELECT customer, orders, revenue FROM revenue_per_customer ORDER BY customer
+-- ann,2,17
+-- bob,2,6
+-- cid,1,2
