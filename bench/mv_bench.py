@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
-from pathlib import Path
-from typing import Any
 
 GOLD = ("SELECT c.region, count(*) AS orders, sum(s.units) AS units, avg(s.amount) AS mean_amount, "
         "max(s.id) AS last_id FROM sales s JOIN customers c ON s.customer = c.customer GROUP BY c.region")
@@ -41,28 +38,10 @@ def main() -> None:
     rows = int(10_000_000 * args.scale)
     change = rows // 100
 
-    from pyhive import hive
+    from in_process import in_process_gateway
 
-    from gateway.auth.providers import make_authenticator
-    from gateway.config import load_config
-    from gateway.server import GatewayServer
-    from gateway.service import GatewayService, open_catalog
-    from runtime.spark import create_spark_session, warm_up
-
-    warehouse = Path(tempfile.mkdtemp(prefix="sg_mv_bench_"))
-    config = load_config(port=0, warehouse=warehouse)
-    spark = create_spark_session(config.spark)
-    warm_up(spark)
-    catalog = open_catalog(config)
-    service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file), catalog)
-    server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
-    server.start()
-    try:
-        cursor = hive.connect("127.0.0.1", server.port, username="bench").cursor()
-
-        def run(sql: str) -> list[Any]:
-            cursor.execute(sql)
-            return cursor.fetchall() if cursor.description else []
+    with in_process_gateway("sg_mv_bench_") as started:
+        run = started.run
 
         def timed(sql: str) -> float:
             start = time.perf_counter()
@@ -129,9 +108,6 @@ def main() -> None:
             print(f"  {kind:7s} incremental {incremental:6.2f} s   full recompute {full:6.2f} s   "
                   f"{full / incremental:5.1f}x faster")
         print(f"view equal to the query at its input versions: {'yes' if differ == 0 else f'NO ({differ} rows)'}")
-    finally:
-        server.shutdown(grace=0)
-        spark.stop()
 
 
 if __name__ == "__main__":

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 LOAD = "SELECT id AS k, id % 1000 AS g, rand() AS v FROM range({rows})"
@@ -51,28 +49,10 @@ def main() -> None:
     load_rows = int(1_000_000 * args.scale)
     scan_rows = 10 * load_rows
 
-    from pyhive import hive
+    from in_process import in_process_gateway
 
-    from gateway.auth.providers import make_authenticator
-    from gateway.config import load_config
-    from gateway.server import GatewayServer
-    from gateway.service import GatewayService, open_catalog
-    from runtime.spark import create_spark_session, warm_up
-
-    warehouse = Path(tempfile.mkdtemp(prefix="sg_bench_"))
-    config = load_config(port=0, warehouse=warehouse)
-    spark = create_spark_session(config.spark)
-    warm_up(spark)
-    catalog = open_catalog(config)
-    service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file), catalog)
-    server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
-    server.start()
-    try:
-        cursor = hive.connect("127.0.0.1", server.port, username="bench").cursor()
-
-        def gateway(sql: str) -> list[Any]:
-            cursor.execute(sql)
-            return cursor.fetchall() if cursor.description else []
+    with in_process_gateway("sg_bench_") as started:
+        spark, gateway = started.spark, started.run
 
         def direct(sql: str) -> list[Any]:
             return spark.sql(sql).collect()
@@ -103,11 +83,6 @@ def main() -> None:
         for side, (load, scan) in list(figures.items())[1:]:
             print(f"Delta path / {side}: load {load / delta_load:.2f}x, scan+agg {scan / delta_scan:.2f}x "
                   "(>1: the Delta path is faster)")
-    finally:
-        server.shutdown(grace=0)
-        if catalog is not None:
-            catalog.close()
-        spark.stop()
 
 
 if __name__ == "__main__":

@@ -87,6 +87,20 @@ def csv_rows(lines: list[str]) -> list[list[str]]:
     return list(csv.reader([line for line in lines if line], quotechar="\0"))
 
 
+def script_sections(run: Any, expected: list[str]) -> dict[str, list[str]]:
+    """A beeline script's output by section, blank lines dropped; the sections must be `expected`, in order."""
+    found = sections(clean(run.stdout))
+    assert list(found) == expected, run.stdout + run.stderr
+    return {name: [line for line in lines if line] for name, lines in found.items()}
+
+
+def describe_rows(lines: list[str]) -> dict[str, str]:
+    """DESCRIBE [EXTENDED]'s csv2 output as {col_name: data_type}."""
+    header, *rows = csv_rows(lines)
+    assert header == ["col_name", "data_type", "comment"]
+    return {row[0]: row[1] for row in rows}
+
+
 @pytest.fixture(scope="module")
 def success_run(beeline: Any, gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     script = tmp_path_factory.mktemp("beeline") / "success.sql"

@@ -23,27 +23,16 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from pyhive_helpers import ALL_TYPES, poll_until
 
 from gateway.auth.tokens import create_token
 from gateway.thrift.convert import with_sqlstate
-from pyhive_helpers import poll_until
 
 sql = pytest.importorskip("databricks.sql")
 
 SCHEMA = "dbx_clients_db"
 USER = "dbx_user"
 
-# Every type, one row of values and one of NULLs (IF keeps the value's type).
-ALL_TYPES = """
-SELECT IF(id = 1, NULL, CAST(1 AS TINYINT)) AS t, IF(id = 1, NULL, CAST(2 AS SMALLINT)) AS s,
-       IF(id = 1, NULL, 3) AS i, IF(id = 1, NULL, CAST(4 AS BIGINT)) AS b, IF(id = 1, NULL, CAST(1.5 AS FLOAT)) AS f,
-       IF(id = 1, NULL, 2.25D) AS d, IF(id = 1, NULL, CAST('12.34' AS DECIMAL(10,2))) AS dec,
-       IF(id = 1, NULL, 'text') AS str, IF(id = 1, NULL, X'0102') AS bin, IF(id = 1, NULL, true) AS bool,
-       IF(id = 1, NULL, DATE'2024-01-02') AS day, IF(id = 1, NULL, TIMESTAMP'2024-01-02 03:04:05.123456') AS ts,
-       IF(id = 1, NULL, array(1, 2)) AS arr, IF(id = 1, NULL, map('k', 1)) AS m,
-       IF(id = 1, NULL, named_struct('a', 1, 'b', 'x')) AS st
-FROM range(2) ORDER BY id
-"""
 NAMES = ["t", "s", "i", "b", "f", "d", "dec", "str", "bin", "bool", "day", "ts", "arr", "m", "st"]
 TYPE_NAMES = ["tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "string", "binary", "boolean",
               "date", "timestamp", "array", "map", "struct"]

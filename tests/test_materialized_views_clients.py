@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from pyhive_helpers import drop_database
-from test_beeline import clean, csv_rows, sections
+from test_beeline import csv_rows, describe_rows, script_sections
 from test_shell import run_shell
 from test_streaming_operations_clients import shell_sections, shell_table
 
@@ -109,20 +109,12 @@ def _check_refreshed_and_altered(refreshed: dict[str, str], altered: dict[str, s
 
 @pytest.fixture(scope="module")
 def beeline_out(beeline_run: Any) -> dict[str, list[str]]:
-    found = sections(clean(beeline_run.stdout))
-    assert list(found) == SECTIONS, beeline_run.stdout + beeline_run.stderr
-    return {name: [line for line in lines if line] for name, lines in found.items()}
-
-
-def _beeline_details(lines: list[str]) -> dict[str, str]:
-    header, *rows = csv_rows(lines)
-    assert header == ["col_name", "data_type", "comment"]
-    return {row[0]: row[1] for row in rows}
+    return script_sections(beeline_run, SECTIONS)
 
 
 @pytest.mark.beeline
 def test_beeline_create_describe_refresh_and_rows(beeline_out: dict[str, list[str]]) -> None:
-    created = _beeline_details(beeline_out["created"])
+    created = describe_rows(beeline_out["created"])
     _check_created(created, "mv_clients_beeline")
     assert [created[c] for c in ("country", "n", "total")] == ["string", "bigint", "double"]
     assert beeline_out["rows"] == ["country,n,total", "DE,2,6.0", "FR,2,12.5"]
@@ -130,12 +122,12 @@ def test_beeline_create_describe_refresh_and_rows(beeline_out: dict[str, list[st
 
 @pytest.mark.beeline
 def test_beeline_show_explain_alter_and_drop(beeline_out: dict[str, list[str]]) -> None:
-    _check_refreshed_and_altered(_beeline_details(beeline_out["refreshed"]), _beeline_details(beeline_out["altered"]),
+    _check_refreshed_and_altered(describe_rows(beeline_out["refreshed"]), describe_rows(beeline_out["altered"]),
                                  "mv_clients_beeline")
     header, *rows = csv_rows(beeline_out["show"])
     assert header == ["namespace", "viewName", "lastRefreshStatus", "lastRefreshedAt", "lastRefreshType", "lastError"]
     assert [row[:3] + row[5:] for row in rows] == [["mv_clients_beeline", "revenue", "COMPLETED", "NULL"]]
-    assert rows[0][4] == _beeline_details(beeline_out["refreshed"])["Last Refresh Type"]
+    assert rows[0][4] == describe_rows(beeline_out["refreshed"])["Last Refresh Type"]
     plan = [row[0] for row in csv_rows(beeline_out["explain"])]
     assert plan[:4] == ["plan", "Materialized view mv_clients_beeline.big", *EXPLAINED]
     assert plan[4].startswith("Incremental: yes, ")              # a filter and projection of one Delta table

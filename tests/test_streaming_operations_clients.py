@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from pyhive_helpers import drop_database
-from test_beeline import clean, csv_rows, sections
+from test_beeline import csv_rows, describe_rows, script_sections
 from test_shell import run_shell
 
 SCRIPT = """\
@@ -85,20 +85,12 @@ def beeline_run(beeline: Any, gateway: Any, tmp_path_factory: pytest.TempPathFac
 
 @pytest.fixture(scope="module")
 def beeline_out(beeline_run: Any) -> dict[str, list[str]]:
-    found = sections(clean(beeline_run.stdout))
-    assert list(found) == SECTIONS, beeline_run.stdout + beeline_run.stderr
-    return {name: [line for line in lines if line] for name, lines in found.items()}
-
-
-def _beeline_details(lines: list[str]) -> dict[str, str]:
-    header, *rows = csv_rows(lines)
-    assert header == ["col_name", "data_type", "comment"]
-    return {row[0]: row[1] for row in rows}
+    return script_sections(beeline_run, SECTIONS)
 
 
 @pytest.mark.beeline
 def test_beeline_scheduled_create_refresh_and_the_rescued_record(beeline_out: dict[str, list[str]]) -> None:
-    details = _beeline_details(beeline_out["scheduled"])
+    details = describe_rows(beeline_out["scheduled"])
     assert details["Type"] == "STREAMING_TABLE" and details["Refresh Schedule"] == "EVERY 1 HOURS"
     assert details["Refresh Mode"].startswith("SCHEDULED")
     assert "FROM STREAM read_files(" in details["View Text"]
@@ -113,11 +105,11 @@ def test_beeline_event_log_alter_drop_schedule_and_full_refresh(beeline_out: dic
     counts = {kind: int(n) for kind, n in rows}
     assert header == ["event_type", "n"] and counts["create_update"] >= 1 and counts["update_progress"] >= 1
     assert counts["flow_progress"] == 1   # one micro-batch: the first pass; the REFRESH found nothing new
-    cron = _beeline_details(beeline_out["cron"])
+    cron = describe_rows(beeline_out["cron"])
     assert cron["Refresh Schedule"] == "CRON '0 0 6 * * ?' AT TIME ZONE 'UTC'"
     assert re.fullmatch(r"\d{4}-\d\d-\d\d 06:00:00", cron["Next Refresh"])
     assert cron["Latest Refresh Status"] == "COMPLETED"
-    manual = _beeline_details(beeline_out["manual"])
+    manual = describe_rows(beeline_out["manual"])
     assert manual["Refresh Schedule"] == "MANUAL" and manual["Refresh Mode"].startswith("CONTINUOUS")
     assert beeline_out["full"] == ["n", "2"]
     header, *rows = csv_rows(beeline_out["show"])
