@@ -18,7 +18,7 @@ import pytest
 from pyhive_helpers import drop_database
 from test_beeline import csv_rows, describe_rows, script_sections
 from test_shell import run_shell
-from test_streaming_operations_clients import shell_sections, shell_table
+from test_streaming_operations_clients import shell_script_sections, shell_table
 
 SCRIPT = """\
 CREATE DATABASE {db};
@@ -166,13 +166,9 @@ def shell_run(gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
         drop_database(gateway, db)
 
 
-
-
 @pytest.fixture(scope="module")
 def shell_out(shell_run: Any) -> dict[str, str]:
-    found = shell_sections(shell_run.stdout)
-    assert list(found) == SECTIONS, shell_run.stdout + shell_run.stderr
-    return found
+    return shell_script_sections(shell_run, SECTIONS)
 
 
 def test_shell_create_describe_refresh_and_rows(shell_run: Any, shell_out: dict[str, str]) -> None:

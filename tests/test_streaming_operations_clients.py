@@ -137,6 +137,13 @@ def shell_sections(stdout: str) -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2]))
 
 
+def shell_script_sections(run: Any, expected: list[str]) -> dict[str, str]:
+    """A shell script's output by section; the sections must be `expected`, in order."""
+    found = shell_sections(run.stdout)
+    assert list(found) == expected, run.stdout + run.stderr
+    return found
+
+
 def shell_table(text: str) -> list[list[str]]:
     """An aligned table's header and rows as cells (no cell here holds a `|`)."""
     lines = text.split("\n")
@@ -164,9 +171,7 @@ def shell_run(gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.fixture(scope="module")
 def shell_out(shell_run: Any) -> dict[str, str]:
-    found = shell_sections(shell_run.stdout)
-    assert list(found) == SECTIONS, shell_run.stdout + shell_run.stderr
-    return found
+    return shell_script_sections(shell_run, SECTIONS)
 
 
 def test_shell_scheduled_create_refresh_and_the_rescued_record(shell_run: Any, shell_out: dict[str, str]) -> None:
