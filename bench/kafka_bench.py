@@ -6,9 +6,12 @@ hand-written in PySpark over the same reader (the `sg_kafka` data source) and th
 
 It reuses bench/streaming_bench.py: its ad events and their expected counts, its gateway and hand-written pipeline
 runners, its result check. The broker is librdkafka's mock cluster (tests/kafka_broker.py) in this process on
-127.0.0.1. Before anything is timed the producer fills a topic with the whole backlog (each record's value the
-event's JSON, its timestamp the event time, the mock's 4 partitions in turn: one Spark task each), so the figure is
-the pipeline's, not the producer's; every run reads the topic from its earliest offset into a fresh table.
+127.0.0.1. Before anything is timed the producer fills the topics with the whole backlog (each record's value the
+event's JSON, its timestamp the event time), so the figure is the pipeline's, not the producer's; every run reads
+them from their earliest offsets into a fresh table. The mock keeps only about 5 MB a partition (older records are
+deleted, silently), so the backlog is spread over topics ad_events_<n> of 4 partitions, 15,000 records a partition
+(2,000,000 records: 34 topics, 134 partitions, one Spark task each), read with subscribePattern; the producer
+checks that the broker still holds every record.
 
 The query: views per campaign per 10-second window of the record timestamp (watermark 10 s), the value parsed with
 from_json and joined with the campaigns table. Spark 4.1's Python streaming API gives the reader no start offset
@@ -42,7 +45,7 @@ from streaming_bench import (  # noqa: E402
     plan_for, ratio,
 )
 
-TOPIC, WARM_TOPIC = "ad_events", "ad_events_warm"
+TOPIC, WARM_TOPIC = "ad_events", "warm_events"   # prefixes: the backlog is spread over topics ad_events_<n>
 KAFKA_YAHOO_SQL = (
     "CREATE STREAMING TABLE {name} {columns}TBLPROPERTIES ({properties}) AS "
     "SELECT c.campaign_id, window(e.timestamp, '10 seconds') AS w, count(*) AS views "
@@ -52,7 +55,8 @@ KAFKA_YAHOO_SQL = (
     "WHERE e.j.event_type = 'view' "
     "GROUP BY c.campaign_id, window(e.timestamp, '10 seconds')"
 )
-READ_KAFKA = "STREAM read_kafka(bootstrapServers => '{bootstrap}', subscribe => '{topic}', startingOffsets => 'earliest')"
+READ_KAFKA = ("STREAM read_kafka(bootstrapServers => '{bootstrap}', subscribePattern => '{topic}_[0-9]+', "
+              "startingOffsets => 'earliest')")
 PIPELINES = {
     "gateway_update": "sluicegate read_kafka -> streaming table, update (MERGE)",
     "hand_update": "hand-written PySpark sg_kafka -> DeltaSink, update",
@@ -60,6 +64,8 @@ PIPELINES = {
     "hand_append": "hand-written PySpark sg_kafka -> DeltaSink, append",
 }
 EVENT_TIME_AT = len('"event_time":"')
+MOCK_PARTITIONS = 4               # a topic the mock cluster creates on its first record has 4 partitions
+PER_PARTITION = 15_000            # records a partition: the mock keeps about 5 MB (19,000 of these) and drops older
 
 
 # -- the backlog in Kafka --------------------------------------------------------------------------------------------
@@ -73,33 +79,47 @@ def event_ms(line: str) -> int:
     return (BASE_EPOCH + seconds) * 1000 + int(clock[9:12])
 
 
-def produce_files(bootstrap: str, topic: str, folder: Path) -> tuple[int, int]:
-    """Every line of the backlog's files as one record, the partitions in turn, the event time as its timestamp;
-    returns (records, partitions) once the broker acknowledged them all. The mock cluster has no CreateTopics: the
-    first record creates the topic with its default partition count (4)."""
-    from confluent_kafka import Producer
+def produce_files(bootstrap: str, prefix: str, folder: Path) -> tuple[int, int]:
+    """Every line of the backlog's files as one record, the event time as its timestamp, into topics <prefix>_0,
+    <prefix>_1, ... (each created by its first record with the mock's default of 4 partitions, filled in turn up to
+    PER_PARTITION records a partition); returns (records, partitions) once the broker acknowledged them all and
+    still holds every one (the mock keeps about 5 MB a partition and deletes older records silently)."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10_000,
                          "queue.buffering.max.messages": 500_000, "enable.idempotence": True})
-    lines = (line for path in sorted(folder.glob("events-*.json"))
-             for line in path.read_text(encoding="utf-8").splitlines())
-    first = next(lines)
-    producer.produce(topic, value=first.encode(), partition=0, timestamp=event_ms(first))
-    if producer.flush(30) != 0:
-        raise RuntimeError(f"{topic}: the broker did not acknowledge the first record")
-    partitions = len(producer.list_topics(topic, timeout=30).topics[topic].partitions)
-    sent = 1
-    for line in lines:
-        while True:
-            try:
-                producer.produce(topic, value=line.encode(), partition=sent % partitions, timestamp=event_ms(line))
-                break
-            except BufferError:      # the local queue is full: let librdkafka send some
-                producer.poll(0.05)
-        sent += 1
+    lines = [line for path in sorted(folder.glob("events-*.json"))
+             for line in path.read_text(encoding="utf-8").splitlines()]
+    per_topic = MOCK_PARTITIONS * PER_PARTITION
+    for start in range(0, len(lines), per_topic):
+        topic = f"{prefix}_{start // per_topic}"
+        for i, line in enumerate(lines[start:start + per_topic]):
+            while True:
+                try:
+                    producer.produce(topic, value=line.encode(), partition=i % MOCK_PARTITIONS,
+                                     timestamp=event_ms(line))
+                    break
+                except BufferError:      # the local queue is full: let librdkafka send some
+                    producer.poll(0.05)
     if producer.flush(120) != 0:
-        raise RuntimeError(f"{topic}: records left unacknowledged by the broker")
-    return sent, partitions
+        raise RuntimeError(f"{prefix}: records left unacknowledged by the broker")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-check"})
+    try:
+        topics = {name: len(t.partitions) for name, t in consumer.list_topics(timeout=30).topics.items()
+                  if name.startswith(f"{prefix}_")}
+        held = 0
+        for topic, partitions in topics.items():
+            for partition in range(partitions):
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+                if low != 0:
+                    raise RuntimeError(f"the broker deleted offsets 0-{low - 1} of {topic}[{partition}]: lower "
+                                       "PER_PARTITION")
+                held += high
+    finally:
+        consumer.close()
+    if held != len(lines):
+        raise RuntimeError(f"{prefix}: the broker holds {held:,} records of {len(lines):,}")
+    return len(lines), sum(topics.values())
 
 
 # -- the pipelines ---------------------------------------------------------------------------------------------------
@@ -115,7 +135,7 @@ def kafka_yahoo_dataframe(session: Any, campaigns_location: str, bootstrap: str,
     kafka_source.register(session)
     campaigns = delta_rows(session, campaigns_location).cache()
     raw = (session.readStream.format(kafka_source.FORMAT_NAME)
-           .options(bootstrapServers=bootstrap, subscribe=topic, startingOffsets="earliest").load())
+           .options(bootstrapServers=bootstrap, subscribePattern=f"{topic}_[0-9]+", startingOffsets="earliest").load())
     events = (raw.withWatermark("timestamp", "10 seconds")
               .select(from_json(col("value").cast("string"), EVENT_SCHEMA).alias("j"), col("timestamp")))
     result = (events.alias("e").join(campaigns.alias("c"), col("e.j.ad_id") == col("c.ad_id"))
@@ -169,7 +189,7 @@ def bench_kafka(bench: Bench, kafka: Any) -> dict[str, Any]:
             done.update(check, rows=backlog.rows, rows_per_s=backlog.rows / done["seconds"])
             results[key]["runs"].append(done)
             say(f"run {run + 1}/{plan.runs} {PIPELINES[key]}: {done['seconds']:.2f} s, "
-                f"{done['rows_per_s']:,.0f} rows/s, {check['windows']} windows")
+                f"{done['rows_per_s']:,.0f} rows/s, {check['windows']} windows, {done['commits']} commits")
     for entry in results.values():
         for figure in ("rows_per_s", "seconds", "start_s"):
             entry[figure] = statistics.median(r[figure] for r in entry["runs"])
