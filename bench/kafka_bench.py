@@ -10,7 +10,7 @@ runners, its result check. The broker is librdkafka's mock cluster (tests/kafka_
 event's JSON, its timestamp the event time), so the figure is the pipeline's, not the producer's; every run reads
 them from their earliest offsets into a fresh table. The mock keeps only about 5 MB a partition (older records are
 deleted, silently), so the backlog is spread over topics ad_events_<n> of 4 partitions, 15,000 records a partition
-(2,000,000 records: 34 topics, 134 partitions, one Spark task each), read with subscribePattern; the producer
+(2,000,000 records: 34 topics, 136 partitions, one Spark task each), read with subscribePattern; the producer
 checks that the broker still holds every record.
 
 The query: views per campaign per 10-second window of the record timestamp (watermark 10 s), the value parsed with
