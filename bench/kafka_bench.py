@@ -41,8 +41,16 @@ sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
 from gateway_bench import finish_run, java_home, load_average, machine_info, say  # noqa: E402
 from streaming_bench import (  # noqa: E402
-    BASE_EPOCH, DATABASE, EVENT_SCHEMA, Backlog, Bench, Plan, check_windows, copy_backlog, generate_yahoo,
-    plan_for, ratio,
+    BASE_EPOCH,
+    EVENT_SCHEMA,
+    Backlog,
+    Bench,
+    Plan,
+    check_windows,
+    copy_backlog,
+    generate_yahoo,
+    plan_for,
+    ratio,
 )
 
 TOPIC, WARM_TOPIC = "ad_events", "warm_events"   # prefixes: the backlog is spread over topics ad_events_<n>
@@ -128,9 +136,9 @@ def produce_files(bootstrap: str, prefix: str, folder: Path) -> tuple[int, int]:
 def kafka_yahoo_dataframe(session: Any, campaigns_location: str, bootstrap: str, topic: str) -> tuple[Any, Any]:
     """The query as one writes it by hand over the same reader the gateway uses (sg_kafka, read_kafka's options)."""
     from pyspark.sql.functions import col, count, from_json, lit, window
+    from streaming_bench import delta_rows
 
     from runtime.streaming import kafka_source
-    from streaming_bench import delta_rows
 
     kafka_source.register(session)
     campaigns = delta_rows(session, campaigns_location).cache()
@@ -208,12 +216,13 @@ def report(plan: Plan, result: dict[str, Any]) -> str:
     rate = dict.fromkeys(PIPELINES, 0.0) | {key: entry["rows_per_s"] for key, entry in pipelines.items()}
     notes = {"gateway_update": f"gateway / hand-written: {ratio(rate['gateway_update'], rate['hand_update'])}",
              "gateway_append": f"gateway / hand-written: {ratio(rate['gateway_append'], rate['hand_append'])}"}
-    rows = [[f"**Yahoo query from Kafka, {result['records']:,} records in {result['partitions']} partitions "
-             f"(produced first: {result['produce_s']:.1f} s), median of {plan.runs}**", "", ""]]
+    title = (f"**Yahoo query from Kafka, {result['records']:,} records in {result['partitions']} partitions "
+             f"(produced first: {result['produce_s']:.1f} s), median of {plan.runs}**")
+    rows = [[title, "", ""]]
     for key, entry in pipelines.items():
-        rows.append([entry["label"], f"{entry['rows_per_s']:,.0f} rows/s ({entry['seconds']:.2f} s, start "
-                                     f"{entry['start_s']:.2f} s); {entry['rows_per_s_per_core']:,.0f} per core",
-                     notes.get(key, "")])
+        value = (f"{entry['rows_per_s']:,.0f} rows/s ({entry['seconds']:.2f} s, start {entry['start_s']:.2f} s); "
+                 f"{entry['rows_per_s_per_core']:,.0f} per core")
+        rows.append([entry["label"], value, notes.get(key, "")])
     head = ["figure", "value", "ratio / note"]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
 

@@ -315,8 +315,8 @@ def run_gateway_yahoo(bench: Bench, source: Path | str, mode: str, name: str, ex
     if mode == "append":
         properties.append("'sluicegate.output_mode' = 'append'")
     statement = template.format(name=name, properties=", ".join(properties), source=source, schema=EVENT_SCHEMA,
-                                 max_files=bench.plan.max_files_per_trigger,
-                                 columns=EXPECTATIONS if expectations else "")
+                                max_files=bench.plan.max_files_per_trigger,
+                                columns=EXPECTATIONS if expectations else "")
     start = time.perf_counter()
     bench.sql(statement)
     started = time.perf_counter() - start
