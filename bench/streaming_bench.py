@@ -57,6 +57,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -305,15 +306,17 @@ def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
             "batch_s_median": statistics.median(durations) if durations else None}
 
 
-def run_gateway_yahoo(bench: Bench, source: Path, mode: str, name: str, expectations: bool = False) -> dict[str, Any]:
+def run_gateway_yahoo(bench: Bench, source: Path | str, mode: str, name: str, expectations: bool = False,
+                      template: str = YAHOO_SQL) -> dict[str, Any]:
+    """`template` is YAHOO_SQL or a variant over another source (bench/kafka_bench.py): `source` fills it in."""
     from deltalake import DeltaTable
 
     properties = ["'pipelines.trigger.interval' = '0 seconds'"]
     if mode == "append":
         properties.append("'sluicegate.output_mode' = 'append'")
-    statement = YAHOO_SQL.format(name=name, properties=", ".join(properties), source=source, schema=EVENT_SCHEMA,
-                                 max_files=bench.plan.max_files_per_trigger,
-                                 columns=EXPECTATIONS if expectations else "")
+    statement = template.format(name=name, properties=", ".join(properties), source=source, schema=EVENT_SCHEMA,
+                                max_files=bench.plan.max_files_per_trigger,
+                                columns=EXPECTATIONS if expectations else "")
     start = time.perf_counter()
     bench.sql(statement)
     started = time.perf_counter() - start
@@ -342,7 +345,10 @@ def yahoo_dataframe(session: Any, source: Path, campaigns_location: str, max_fil
     return result, campaigns
 
 
-def run_hand_yahoo(bench: Bench, source: Path, sink: str, mode: str, name: str) -> dict[str, Any]:
+def run_hand_yahoo(bench: Bench, source: Path, sink: str, mode: str, name: str,
+                   build: Callable[[Any, str], tuple[Any, Any]] | None = None) -> dict[str, Any]:
+    """`build(session, campaigns location)` makes the query over another source (bench/kafka_bench.py); by default
+    yahoo_dataframe over the files in `source`."""
     from deltalake import DeltaTable
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -353,8 +359,11 @@ def run_hand_yahoo(bench: Bench, source: Path, sink: str, mode: str, name: str) 
     output = bench.work / "hand" / "tables" / name
     start = time.perf_counter()
     session = bench.spark.newSession()
-    result, campaigns = yahoo_dataframe(session, source, bench.location("campaigns"),
-                                        bench.plan.max_files_per_trigger)
+    if build is None:
+        result, campaigns = yahoo_dataframe(session, source, bench.location("campaigns"),
+                                            bench.plan.max_files_per_trigger)
+    else:
+        result, campaigns = build(session, bench.location("campaigns"))
     writer = (result.writeStream.outputMode(mode).option("checkpointLocation", str(checkpoint))
               .queryName(name).trigger(processingTime="0 seconds"))
     if sink == "delta":

@@ -124,7 +124,8 @@ def read_range(options: KafkaOptions, part: OffsetRange, schema: pa.Schema) -> I
         position, last_progress = part.start, time.monotonic()
         while position < part.end:
             before = position
-            for message in consumer.consume(num_messages=ROWS_PER_CHUNK, timeout=1.0):
+            # no more than the range still needs: consume() returns only when it has them all or times out
+            for message in consumer.consume(num_messages=min(ROWS_PER_CHUNK, part.end - position), timeout=1.0):
                 error = message.error()
                 if error is None and message.offset() < part.end:
                     rows.append(message)
