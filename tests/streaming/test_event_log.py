@@ -121,7 +121,8 @@ def test_retention_trims_as_events_are_written(stream_cursor, streams, tmp_path,
     ("SELECT * FROM event_log('plain')", "42832", "EVENT_LOG_UNSUPPORTED_TABLE_TYPE", "'plain'"),
     ("SELECT * FROM event_log(TABLE(plain_view))", "42832", "EVENT_LOG_UNSUPPORTED_TABLE_TYPE", "plain_view"),
     ("SELECT * FROM event_log('../../etc/passwd')", "42602", "INVALID_SCHEMA_OR_RELATION_NAME", "'../../etc"),
-    ("SELECT * FROM event_log('a.b.c')", "42K09", "INVALID_EVENT_LOG_ARGUMENT", "'a.b.c'"),
+    ("SELECT * FROM event_log('a.b.c')", "42704", "NO_SUCH_CATALOG_EXCEPTION", "'a.b.c'"),   # a catalog `a`
+    ("SELECT * FROM event_log('main.a.b.c')", "42K09", "INVALID_EVENT_LOG_ARGUMENT", "'main.a.b.c'"),
     ("SELECT * FROM event_log(TABLE(plain), 2)", "42K09", "INVALID_EVENT_LOG_ARGUMENT", "event_log"),
     ("SELECT * FROM event_log(42)", "42K09", "INVALID_EVENT_LOG_ARGUMENT", "event_log"),
 ])
