@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,16 @@ def drop_database(gateway: Any, database: str) -> None:
         conn.cursor().execute(f"DROP DATABASE IF EXISTS {database} CASCADE")
     finally:
         conn.close()
+
+
+@contextmanager
+def fresh_database(gateway: Any, database: str) -> Iterator[None]:
+    """`database` dropped before (a rerun starts clean) and after (its streams stop with the module)."""
+    drop_database(gateway, database)
+    try:
+        yield
+    finally:
+        drop_database(gateway, database)
 
 
 # Every type, one row of values and one of NULLs (IF keeps the value's type).

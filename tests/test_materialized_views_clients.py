@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyhive_helpers import drop_database
+from pyhive_helpers import fresh_database
 from test_beeline import csv_rows, describe_rows, script_sections
 from test_shell import run_shell
 from test_streaming_operations_clients import shell_script_sections, shell_table
@@ -72,12 +72,9 @@ def _script(tmp: Path, client: str, db: str) -> Path:
 @pytest.fixture(scope="module")
 def beeline_run(beeline: Any, gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "mv_clients_beeline"
-    drop_database(gateway, db)
     script = _script(tmp_path_factory.mktemp("mv_clients_beeline"), "beeline", db)
-    try:
+    with fresh_database(gateway, db):
         yield beeline(gateway.port, "-f", str(script))
-    finally:
-        drop_database(gateway, db)
 
 
 def _check_created(details: dict[str, str], db: str) -> None:
@@ -158,12 +155,9 @@ def _shell_details(text: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def shell_run(gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "mv_clients_shell"
-    drop_database(gateway, db)
     tmp = tmp_path_factory.mktemp("mv_clients_shell")
-    try:
+    with fresh_database(gateway, db):
         yield run_shell(gateway.port, "-f", str(_script(tmp, "the shell", db)), home=tmp, timeout=300)
-    finally:
-        drop_database(gateway, db)
 
 
 @pytest.fixture(scope="module")

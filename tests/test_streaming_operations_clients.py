@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyhive_helpers import drop_database
+from pyhive_helpers import fresh_database
 from test_beeline import csv_rows, describe_rows, script_sections
 from test_shell import run_shell
 
@@ -75,12 +75,9 @@ def _script(tmp: Path, client: str, db: str) -> Path:
 @pytest.fixture(scope="module")
 def beeline_run(beeline: Any, gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "clients_beeline"
-    drop_database(gateway, db)
     script = _script(tmp_path_factory.mktemp("clients_beeline"), "beeline", db)
-    try:
+    with fresh_database(gateway, db):
         yield beeline(gateway.port, "-f", str(script))
-    finally:
-        drop_database(gateway, db)
 
 
 @pytest.fixture(scope="module")
@@ -160,13 +157,10 @@ def _shell_details(text: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def shell_run(gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "clients_shell"
-    drop_database(gateway, db)
     tmp = tmp_path_factory.mktemp("clients_shell")
     script = _script(tmp, "the shell", db)
-    try:
+    with fresh_database(gateway, db):
         yield run_shell(gateway.port, "-f", str(script), home=tmp, timeout=300)
-    finally:
-        drop_database(gateway, db)
 
 
 @pytest.fixture(scope="module")
@@ -226,16 +220,13 @@ def test_shell_e_runs_a_scheduled_create_with_comments_and_a_quartz_cron(gateway
     folder.mkdir()
     (folder / "a.json").write_text('{"id": 1}\n{"id": 2}\n')
     db = "clients_shell_e"
-    drop_database(gateway, db)
-    try:
+    with fresh_database(gateway, db):
         done = run_shell(gateway.port, "-e", (
             f"CREATE DATABASE {db}; CREATE STREAMING TABLE {db}.quarterly /* every quarter; on the hour too */\n"
             "  SCHEDULE CRON '0 0/15 * * * ?' AT TIME ZONE 'UTC' -- Quartz: seconds first; 'L' not used\n"
             f"AS SELECT id FROM STREAM read_files('{folder}', format => 'json', schema => 'id INT');\n"
             f"REFRESH STREAMING TABLE {db}.quarterly SYNC; SELECT count(*) AS n FROM {db}.quarterly;\n"
             f"ALTER STREAMING TABLE {db}.quarterly DROP SCHEDULE; SHOW STREAMING TABLES IN {db}"), home=tmp_path)
-    finally:
-        drop_database(gateway, db)
     assert done.returncode == 0, done.stderr
     head, show = done.stdout.split("OK\n n\n---\n 2\n(1 row)\n\nOK\n")
     assert head == "OK\nOK\n"                                   # CREATE DATABASE, CREATE STREAMING TABLE, then REFRESH

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyhive_helpers import drop_database
+from pyhive_helpers import fresh_database
 from test_beeline import clean, csv_rows, sections
 from test_shell import run_shell
 from test_streaming_operations_clients import shell_sections, shell_table
@@ -64,11 +64,8 @@ def _script(tmp: Path, db: str) -> Path:
 @pytest.fixture(scope="module")
 def beeline_run(beeline: Any, gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "quality_beeline"
-    drop_database(gateway, db)
-    try:
+    with fresh_database(gateway, db):
         yield beeline(gateway.port, "-f", str(_script(tmp_path_factory.mktemp(db), db)))
-    finally:
-        drop_database(gateway, db)
 
 
 @pytest.mark.beeline
@@ -91,11 +88,8 @@ def test_beeline_expectations_quarantine_flows_and_an_error(beeline_run: Any) ->
 
 def test_shell_expectations_quarantine_flows_and_an_error(gateway: Any, tmp_path: Path) -> None:
     db = "quality_shell"
-    drop_database(gateway, db)
-    try:
+    with fresh_database(gateway, db):
         done = run_shell(gateway.port, "-f", str(_script(tmp_path, db)), home=tmp_path, timeout=300)
-    finally:
-        drop_database(gateway, db)
     out = shell_sections(done.stdout)
     assert list(out) == SECTIONS, done.stdout + done.stderr
     assert shell_table(out["kept"]) == [["id", "name"], ["1", "good"], ["2", "toolong"]]
