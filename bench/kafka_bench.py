@@ -48,6 +48,7 @@ from streaming_bench import (  # noqa: E402
     Plan,
     check_windows,
     copy_backlog,
+    figure_table,
     generate_yahoo,
     plan_for,
     ratio,
@@ -223,13 +224,7 @@ def report(plan: Plan, result: dict[str, Any]) -> str:
         value = (f"{entry['rows_per_s']:,.0f} rows/s ({entry['seconds']:.2f} s, start {entry['start_s']:.2f} s); "
                  f"{entry['rows_per_s_per_core']:,.0f} per core")
         rows.append([entry["label"], value, notes.get(key, "")])
-    head = ["figure", "value", "ratio / note"]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
-
-    def render(row: list[str]) -> str:
-        return "| " + " | ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) + " |"
-
-    return "\n".join([render(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(render, rows)])
+    return figure_table(rows)
 
 
 def main(argv: list[str] | None = None) -> int:

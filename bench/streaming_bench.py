@@ -617,6 +617,11 @@ def report(plan: Plan, results: dict[str, Any]) -> str:
                                                   "the batch time")
                 value = f"{entry['batch_s_median'] * 1000:.0f} ms (sink {entry['add_batch_s_median'] * 1000:.0f} ms)"
                 rows.append([f"{mode} mode, table of {size:,} rows", value, note])
+    return figure_table(rows)
+
+
+def figure_table(rows: list[list[str]]) -> str:
+    """RESULTS.md's table of figures: (figure, value, ratio / note) rows, aligned."""
     head = ["figure", "value", "ratio / note"]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
 
