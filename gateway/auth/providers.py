@@ -14,8 +14,9 @@ import logging
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from gateway.errors import AuthenticationError, ConfigError
 
@@ -98,12 +99,65 @@ def set_password(path: Path, user: str, password: str) -> None:
     os.replace(tmp, path)
 
 
+def file_stamp(path: Path | None) -> tuple[int, int, int] | None:
+    """What tells a rewritten file from the one read before (mtime in ns, size, inode); None when there is none."""
+    if path is None:
+        return None
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+_Secrets = TypeVar("_Secrets")
+
+
+class WatchedSecretFile(Generic[_Secrets]):
+    """A file of secrets (passwords, tokens) read again whenever it changes, and refused whole (every login) while it
+    is unreadable or others may read it: the password file and the token file keep to the same rules."""
+
+    def __init__(self, path: Path, read: Callable[[Path], _Secrets], what: str,
+                 missing: _Secrets | None = None) -> None:
+        """`what`: "password" or "token", for the log and the error; `missing`: what a missing file holds (None: a
+        missing file is refused like an unreadable one)."""
+        self.path = path
+        self._read = read
+        self._what = what
+        self._missing = missing
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._secrets: _Secrets | None = None
+
+    def current(self) -> _Secrets:
+        with self._lock:
+            stamp = file_stamp(self.path)
+            if stamp is None and self._missing is not None:
+                self._stamp, self._secrets = None, None
+                return self._missing
+            try:
+                check_file_mode(self.path)
+                if stamp is None:
+                    raise ConfigError(f"the {self._what} file {self.path} does not exist")
+                if stamp != self._stamp or self._secrets is None:
+                    self._secrets = self._read(self.path)
+                    self._stamp = stamp
+            except (ConfigError, OSError) as exc:
+                message = exc.message if isinstance(exc, ConfigError) else str(exc)
+                log.error("refusing every %s until the %s file is fixed: %s",
+                          "login" if self._what == "password" else self._what, self._what, message)
+                state = "missing" if self._missing is None else "unreadable"
+                raise AuthenticationError(
+                    f"the server cannot check {self._what}s: its {self._what} file is {state} or readable by others",
+                    error_class="AUTHENTICATION_UNAVAILABLE",
+                    hint="ask the administrator to look at the gateway's log") from exc
+            return self._secrets
+
+
 class PasswordFileAuthentication:
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._lock = threading.Lock()
-        self._mtime: float | None = None
-        self._users: dict[str, str] = {}
+        self._file = WatchedSecretFile(path, read_password_file, "password")
         if not path.exists():
             raise ConfigError(
                 f"auth.mode is 'password' but the password file {path} does not exist; "
@@ -112,21 +166,7 @@ class PasswordFileAuthentication:
         check_file_mode(path)
 
     def _current_users(self) -> dict[str, str]:
-        with self._lock:
-            try:
-                check_file_mode(self._path)
-                mtime = self._path.stat().st_mtime
-                if mtime != self._mtime:
-                    self._users = read_password_file(self._path)
-                    self._mtime = mtime
-            except (ConfigError, OSError) as exc:
-                message = exc.message if isinstance(exc, ConfigError) else str(exc)
-                log.error("refusing every login until the password file is fixed: %s", message)
-                raise AuthenticationError(
-                    "the server cannot check passwords: its password file is missing or readable by others",
-                    error_class="AUTHENTICATION_UNAVAILABLE",
-                    hint="ask the administrator to look at the gateway's log") from exc
-            return self._users
+        return self._file.current()
 
     def authenticate(self, user: str, password: str | None) -> None:
         stored = self._current_users().get(user)

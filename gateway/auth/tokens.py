@@ -15,12 +15,17 @@ import logging
 import os
 import re
 import secrets
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.auth.providers import _DUMMY_HASH, check_file_mode, hash_password, verify_password
+from gateway.auth.providers import (
+    _DUMMY_HASH,
+    WatchedSecretFile,
+    check_file_mode,
+    hash_password,
+    verify_password,
+)
 from gateway.errors import AuthenticationError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -124,36 +129,15 @@ class TokenAuthentication:
     refused); a file others can read refuses every token until it is fixed, as the password file does."""
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._lock = threading.Lock()
-        self._stamp: tuple[int, int, int] | None = None
-        self._records: dict[str, TokenRecord] = {}
+        self._file: WatchedSecretFile[dict[str, TokenRecord]] = WatchedSecretFile(path, read_token_file, "token",
+                                                                                   missing={})
 
     @property
     def path(self) -> Path:
-        return self._path
+        return self._file.path
 
     def _current(self) -> dict[str, TokenRecord]:
-        with self._lock:
-            try:
-                stat = self._path.stat()
-            except FileNotFoundError:
-                self._stamp, self._records = None, {}
-                return self._records
-            try:
-                check_file_mode(self._path)
-                stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-                if stamp != self._stamp:
-                    self._records = read_token_file(self._path)
-                    self._stamp = stamp
-            except (ConfigError, OSError) as exc:
-                message = exc.message if isinstance(exc, ConfigError) else str(exc)
-                log.error("refusing every token until the token file is fixed: %s", message)
-                raise AuthenticationError(
-                    "the server cannot check tokens: its token file is unreadable or readable by others",
-                    error_class="AUTHENTICATION_UNAVAILABLE",
-                    hint="ask the administrator to look at the gateway's log") from exc
-            return self._records
+        return self._file.current()
 
     def authenticate(self, token: str) -> str:
         """The user the token belongs to; AuthenticationError for a malformed, unknown or revoked token. Every

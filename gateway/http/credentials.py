@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.auth.providers import file_stamp
 from gateway.auth.throttle import LoginThrottle
 from gateway.auth.tokens import TokenAuthentication, looks_like_token, token_id_of
 from gateway.errors import AuthenticationError
@@ -65,16 +66,6 @@ def parse_authorization(header: str | None) -> Credentials:
         f"unsupported Authorization scheme {scheme[:20]!r}: use Basic (user:password) or Bearer (an access token)")
 
 
-def _file_stamp(path: Path | None) -> tuple[int, int, int] | None:
-    if path is None:
-        return None
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-
-
 class HttpAuthenticator:
     def __init__(self, check_password: Callable[[str, str | None, str], None], tokens: TokenAuthentication,
                  throttle: LoginThrottle, password_file: Path | None = None,
@@ -91,7 +82,7 @@ class HttpAuthenticator:
         self._lock = threading.Lock()
 
     def _stamp(self) -> tuple:
-        return (_file_stamp(self._password_file), _file_stamp(self._tokens.path))
+        return (file_stamp(self._password_file), file_stamp(self._tokens.path))
 
     def user_of(self, header: str | None, address: str) -> str:
         """The authenticated user of a request's Authorization header; AuthenticationError when it is refused."""
