@@ -86,11 +86,7 @@ def from_spark(
     message = message or type(exc).__name__
     offset = None
     if sql is not None:
-        for context in _query_contexts(exc):
-            start = context.startIndex()  # type: ignore[attr-defined]
-            if start is not None and start >= 0:
-                offset = start
-                break
+        offset = next((start for start in map(_start_index, _query_contexts(exc)) if start is not None), None)
         if offset is None:
             found = _PARSE_POSITION.search(message) or _PARSE_POSITION.search(str(exc))
             if found:
@@ -155,6 +151,16 @@ def _java_error(exc: BaseException) -> tuple[str, str | None, str] | None:
     except Exception:  # noqa: BLE001 - the Py4J connection may be gone; the class alone still says what happened
         message = str(exc)
     return error_class, sqlstate, message
+
+
+def _start_index(context: object) -> int | None:
+    """Where a SQL query context starts in the text Spark ran; None for a DataFrame context (a `df.select` of the
+    gateway's own, whose startIndex() raises UNSUPPORTED_CALL) or one that cannot be read."""
+    try:
+        start = context.startIndex()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - the position is a nicety; the error itself must still be reported
+        return None
+    return start if isinstance(start, int) and start >= 0 else None
 
 
 def _query_contexts(exc: BaseException) -> list[object]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from catalog.names import quote_identifier
 from runtime.warehouse.errors import IncompatibleDataError
 
 if TYPE_CHECKING:
@@ -59,18 +58,22 @@ def store_assign(df: DataFrame, target: StructType, table: str, columns: tuple[s
             f"{len(targets)} ({', '.join(targets)})",
             hint="select exactly one value per target column, or list the target columns",
         )
-    sources = dict(zip((by_lower[t.lower()] for t in targets), df.schema.fields))
+    # By position: the query's own names may repeat (Spark names `CAST(id AS INT)` after `id`), so each column is
+    # renamed to its position before it is picked.
+    positional = [f"_sg_col_{index}" for index in range(len(df.columns))]
+    sources = dict(zip((by_lower[t.lower()] for t in targets), zip(positional, df.schema.fields)))
+    df = df.toDF(*positional)
     projected = []
     for field in target.fields:
-        source = sources.get(field.name)
-        if source is None:
+        if field.name not in sources:
             projected.append(F.lit(None).cast(field.dataType).alias(field.name))
             continue
+        position, source = sources[field.name]
         if not can_store(source.dataType, field.dataType):
             raise IncompatibleDataError(
                 f"Cannot write incompatible data for the table {table}: Cannot safely cast `{field.name}` "
                 f'"{source.dataType.simpleString().upper()}" to "{field.dataType.simpleString().upper()}".',
                 hint=f"CAST the value to {field.dataType.simpleString()} explicitly",
             )
-        projected.append(F.col(quote_identifier(source.name)).cast(field.dataType).alias(field.name))
+        projected.append(F.col(position).cast(field.dataType).alias(field.name))
     return df.select(*projected)

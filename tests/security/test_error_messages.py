@@ -59,3 +59,15 @@ def test_py4j_errors_lose_their_frames_and_wrappers(spark: Any) -> None:
 ])
 def test_short_message_keeps_the_first_sentences(text: str, expected: str) -> None:
     assert short_message(text) == expected
+
+
+def test_an_error_whose_query_context_cannot_be_read_reaches_the_client_as_itself(spark: Any) -> None:
+    """A DataFrame call of the gateway's own fails with a DataFrame context, whose startIndex() raises: the error
+    is still Spark's own, with its class and SQLSTATE, not an INTERNAL_ERROR about the context."""
+    from pyspark.sql import functions as F
+
+    frame = spark.sql("SELECT id, CAST(id AS INT) AS id FROM range(1)")
+    exc = _error(lambda: frame.select(F.col("id")))
+    error = from_spark(exc, "INSERT INTO t SELECT id, CAST(id AS INT) FROM range(1)")
+    assert (error.error_class, error.sqlstate) == ("AMBIGUOUS_REFERENCE", "42704")
+    assert "ambiguous" in error.message and (error.line, error.column) == (None, None)

@@ -287,3 +287,19 @@ def test_temporary_view_hides_a_table_of_the_same_name_in_its_session(connect):
     assert _select(first, "SELECT v FROM shadowed") == [(2,)]              # Spark's rule: the view wins
     assert _select(first, f"SELECT v FROM {DB}.shadowed") == [(1,)]        # qualified: the table
     assert _select(second, "SELECT v FROM shadowed") == [(1,)]             # another session has no such view
+
+
+def test_insert_select_with_duplicate_generated_names_assigns_by_position(cursor, warehouse):
+    """Spark names both CASTs after `id`: the columns go by position, as Spark's own INSERT does."""
+    cursor.execute("DROP TABLE IF EXISTS by_position")
+    cursor.execute("CREATE TABLE by_position (id BIGINT, bucket INT, label STRING) USING DELTA")
+    path = _location(warehouse, "by_position")
+    _one_commit(cursor, path, "INSERT INTO by_position SELECT id, CAST(id % 3 AS INT), CAST(id AS STRING) "
+                              "FROM range(5)")
+    expected = [(i, i % 3, str(i)) for i in range(5)]
+    assert _select(cursor, "SELECT id, bucket, label FROM by_position") == expected
+    assert _direct(path, ["id", "bucket", "label"]) == expected
+    # and through a column list, and with overwrite
+    _one_commit(cursor, path, "INSERT OVERWRITE by_position (label, id, bucket) "
+                              "SELECT CAST(id AS STRING), id, CAST(id % 2 AS INT) FROM range(3)")
+    assert _direct(path, ["id", "bucket", "label"]) == [(i, i % 2, str(i)) for i in range(3)]
