@@ -159,3 +159,12 @@
   {%- endfor -%}
   {{ return(' '.join(state.text.lower().split())) }}
 {%- endmacro %}
+
+
+{#- The end of both materializations: `grants` as dbt-databricks applies them (SHOW GRANTS ON, then GRANT / REVOKE
+    the difference), then the model's post-hooks. -#}
+{% macro apply_grants_and_post_hooks(target_relation, existing_relation) -%}
+  {%- do apply_grants(target_relation, config.get('grants'),
+                      should_revoke=should_revoke(existing_relation, full_refresh_mode=True)) -%}
+  {{ run_hooks(post_hooks) }}
+{%- endmacro %}

@@ -75,11 +75,7 @@
     {%- endcall -%}
   {%- endif -%}
 
-  {#- `grants` as dbt-databricks applies them (SHOW GRANTS ON, then GRANT / REVOKE the difference) -#}
-  {%- do apply_grants(target_relation, config.get('grants'),
-                      should_revoke=should_revoke(existing_relation, full_refresh_mode=True)) -%}
-
-  {{ run_hooks(post_hooks) }}
+  {{ sluicegate.apply_grants_and_post_hooks(target_relation, existing_relation) }}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
