@@ -10,8 +10,14 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gateway.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from gateway.config import GatewayConfig
 
 EXIT_JVM_DIED = 3  # for a supervisor: restart the gateway
 
@@ -80,19 +86,21 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _storage_shared(config: object, spark: object) -> bool:
+def _storage_shared(config: GatewayConfig, spark: SparkSession) -> bool:
     """On a cluster: whether executors see the warehouse, checkpoint and landing folders the driver sees (said on
     stderr when not). Local masters share the driver's disk."""
     from dialect.errors import SqlError
     from runtime.cluster.storage_probe import probe_shared_folders
 
-    settings = config.spark  # type: ignore[attr-defined]
-    if settings.local or not settings.verify_shared_storage:
+    if config.spark.local or not config.spark.verify_shared_storage:
         return True
-    folders = [config.warehouse, config.streams.checkpoints]  # type: ignore[attr-defined]
-    folders += [path for path in config.security.allowed_paths if path.is_dir()]  # type: ignore[attr-defined]
+    folders = [config.warehouse]
+    if config.streams is not None:
+        folders.append(config.streams.checkpoints)
+    if config.security is not None:
+        folders += [path for path in config.security.allowed_paths if path.is_dir()]
     try:
-        result = probe_shared_folders(spark, folders)  # type: ignore[arg-type]
+        result = probe_shared_folders(spark, folders)
     except SqlError as exc:
         print(f"sluicegate: [{exc.error_class}] {exc.message}" + (f"; {exc.hint}" if exc.hint else ""),
               file=sys.stderr, flush=True)
