@@ -47,4 +47,7 @@ def build_code_archive(folder: Path, packages: tuple[str, ...] = EXECUTOR_PACKAG
         for path, name in files:
             zipped.write(path, name)
     os.replace(partial, archive)  # a reader never sees half an archive
+    for old in folder.glob("sluicegate-*.zip"):  # archives of earlier code: one gateway serves a warehouse
+        if old != archive:
+            old.unlink(missing_ok=True)
     return archive

@@ -77,9 +77,10 @@ def test_the_code_archive_is_named_by_its_contents(tmp_path: Path) -> None:
     names = zipfile.ZipFile(first).namelist()
     assert "runtime/streaming/delta_source.py" in names and "catalog/names.py" in names
     assert "dialect/errors.py" in names and not any(n.startswith("gateway/") or "__pycache__" in n for n in names)
-    assert build_code_archive(tmp_path / "code", ("dialect",)) != first  # other contents, another name
-    conf = with_code_archive({"spark.submit.pyFiles": "/opt/udfs.zip"}, first)
-    assert conf["spark.submit.pyFiles"] == f"{first},/opt/udfs.zip"
+    other = build_code_archive(tmp_path / "code", ("dialect",))
+    assert other != first and not first.exists()  # other contents, another name; the old archive removed
+    conf = with_code_archive({"spark.submit.pyFiles": "/opt/udfs.zip"}, other)
+    assert conf["spark.submit.pyFiles"] == f"{other},/opt/udfs.zip"
 
 
 def _file(rows: int) -> WrittenFile:
