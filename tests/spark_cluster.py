@@ -57,7 +57,7 @@ def mount_namespaces_work(folder: Path) -> bool:
     return result.returncode == 0
 
 
-def _spark_env() -> dict[str, str]:
+def _spark_env(secret: str | None) -> dict[str, str]:
     import pyspark
 
     from runtime.java import find_java_home
@@ -65,12 +65,15 @@ def _spark_env() -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     env.update(SPARK_HOME=str(Path(pyspark.__file__).parent), JAVA_HOME=str(find_java_home()),
                SPARK_LOCAL_IP="127.0.0.1")
+    if secret is not None:  # the daemons accept only applications that know the secret
+        env["SPARK_DAEMON_JAVA_OPTS"] = f"-Dspark.authenticate=true -Dspark.authenticate.secret={secret}"
     return env
 
 
 @dataclass
 class StandaloneCluster:
     folder: Path
+    secret: str | None = None      # spark.authenticate's shared secret of the daemons; None = no authentication
     master_port: int = 0
     web_port: int = 0
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -80,7 +83,7 @@ class StandaloneCluster:
         return f"spark://127.0.0.1:{self.master_port}"
 
     def _daemon(self, name: str, cls: str, args: Sequence[str], prefix: Sequence[str] = ()) -> None:
-        env = _spark_env()
+        env = _spark_env(self.secret)
         command = [*prefix, str(Path(env["SPARK_HOME"]) / "bin" / "spark-class"), cls, *args]
         log = open(self.folder / f"{name}.log", "ab")  # noqa: SIM115 - kept open by the child
         self.processes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -140,10 +143,10 @@ class StandaloneCluster:
 
 @contextmanager
 def standalone_cluster(folder: Path, workers: int = 2, *, worker_prefix: Sequence[str] = (),
-                       memory: str = "1g") -> Iterator[StandaloneCluster]:
+                       memory: str = "1g", secret: str | None = None) -> Iterator[StandaloneCluster]:
     """A master and `workers` one-core workers on 127.0.0.1, stopped at the end of the block."""
     folder.mkdir(parents=True, exist_ok=True)
-    cluster = StandaloneCluster(folder)
+    cluster = StandaloneCluster(folder, secret)
     try:
         cluster.start_master()
         for index in range(workers):

@@ -39,20 +39,25 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
         time.sleep(0.3)
 
 
-def cluster_conf(path: Path, master: str, landing: Path, **spark: str | bool) -> Path:
+SECRET = "cluster-test-" + uuid.uuid4().hex
+
+
+def cluster_conf(path: Path, master: str, landing: Path, secret: str | None = None, **spark: str | bool) -> Path:
     extra = "".join(f"{key} = {json.dumps(value)}\n" for key, value in spark.items())
+    secured = ('"spark.authenticate" = "true"\n"spark.network.crypto.enabled" = "true"\n'
+               f'"spark.authenticate.secret" = "{secret}"\n') if secret else ""
     path.write_text(
         "[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\nstatic_check_interval = 1.0\n\n"
         f'[security]\nallowed_paths = ["{landing}"]\n\n'
         f'[spark]\nmaster = "{master}"\ndriver_memory = "1g"\n{extra}\n'
-        '[spark.conf]\n"spark.executor.memory" = "512m"\n"spark.sql.session.timeZone" = "UTC"\n',
+        '[spark.conf]\n"spark.executor.memory" = "512m"\n"spark.sql.session.timeZone" = "UTC"\n' + secured,
         encoding="utf-8")
     return path
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
-    with standalone_cluster(tmp_path_factory.mktemp("cluster")) as running:
+    with standalone_cluster(tmp_path_factory.mktemp("cluster"), secret=SECRET) as running:
         yield running
 
 
@@ -65,8 +70,8 @@ def landing(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def gateway(cluster: StandaloneCluster, landing: Path, tmp_path_factory: pytest.TempPathFactory
             ) -> Iterator[GatewayProcess]:
     folder = tmp_path_factory.mktemp("gateway")
-    process = GatewayProcess(folder / "warehouse", cluster_conf(folder / "sluicegate.toml", cluster.master, landing),
-                             folder / "gateway.log")
+    conf = cluster_conf(folder / "sluicegate.toml", cluster.master, landing, SECRET)
+    process = GatewayProcess(folder / "warehouse", conf, folder / "gateway.log")
     process.start()
     try:
         yield process
@@ -121,6 +126,13 @@ def test_executors_run_the_shipped_code_and_see_the_warehouse(gateway: GatewayPr
     assert re.fullmatch(r"(.*/)?sluicegate-[0-9a-f]{16}\.zip", imported_from), probe[0]
     apps = cluster.applications()
     assert [(app["name"], app["cores"]) for app in apps] == [("sluicegate", 2)], apps
+
+
+def test_users_cannot_read_the_clusters_secret(cursor: Any) -> None:
+    """The driver and the daemons share spark.authenticate's secret (set in [spark.conf]); Spark redacts it."""
+    assert rows(cursor, "SET spark.authenticate.secret") == [("spark.authenticate.secret", "*********(redacted)")]
+    for statement in ("SET", "SET -v"):
+        assert SECRET not in str(rows(cursor, statement))
 
 
 def test_batch_sql_tables_dml_merge_and_time_travel(cursor: Any) -> None:
