@@ -10,8 +10,14 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gateway.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from gateway.config import GatewayConfig
 
 EXIT_JVM_DIED = 3  # for a supervisor: restart the gateway
 
@@ -33,6 +39,9 @@ def _serve(args: argparse.Namespace) -> int:
     authenticator = make_authenticator(config.auth.mode, config.auth.password_file, config.auth.ldap)
     spark = create_spark_session(config.spark)
     warm_up(spark)
+    if not _storage_shared(config, spark):
+        _stop_spark(spark)
+        return 2
     catalog = open_catalog(config)
     service = GatewayService(config, spark, authenticator, catalog)
     server = GatewayServer(service, config.server.host, config.server.port, config.server.max_connections)
@@ -75,6 +84,29 @@ def _serve(args: argparse.Namespace) -> int:
     _stop_spark(spark)
     print("sluicegate stopped", flush=True)
     return 0
+
+
+def _storage_shared(config: GatewayConfig, spark: SparkSession) -> bool:
+    """On a cluster: whether executors see the warehouse, checkpoint and landing folders the driver sees (said on
+    stderr when not). Local masters share the driver's disk."""
+    from dialect.errors import SqlError
+    from runtime.cluster.storage_probe import probe_shared_folders
+
+    if config.spark.local or not config.spark.verify_shared_storage:
+        return True
+    folders = [config.warehouse]
+    if config.streams is not None:
+        folders.append(config.streams.checkpoints)
+    if config.security is not None:
+        folders += [path for path in config.security.allowed_paths if path.is_dir()]
+    try:
+        result = probe_shared_folders(spark, folders)
+    except SqlError as exc:
+        print(f"sluicegate: [{exc.error_class}] {exc.message}" + (f"; {exc.hint}" if exc.hint else ""),
+              file=sys.stderr, flush=True)
+        return False
+    print(f"sluicegate cluster: {result.summary()}", flush=True)
+    return True
 
 
 def _exit_after_jvm_death(reason: str, server: object) -> int:

@@ -245,6 +245,7 @@ def load_config(
     checkpoints = Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"] \
         else warehouse_path / "_checkpoints"
     spark = raw["spark"]
+    _check_cluster(spark)
     return GatewayConfig(
         server=ServerSettings(
             host=raw["server"]["host"],
@@ -296,6 +297,8 @@ def load_config(
             warehouse=warehouse_path,
             extra_conf=dict(spark["conf"]),
             include_stack_trace=raw["errors"]["include_stack_trace"],
+            driver_host=spark["driver_host"],
+            verify_shared_storage=spark["verify_shared_storage"],
         ),
         catalog_url=raw["catalog"]["url"],
         catalog_name=_catalog_name(raw["catalog"]["name"]),
@@ -313,6 +316,34 @@ def load_config(
         events=_events(raw["events"]),
         source=tuple(sources),
     )
+
+
+def _check_cluster(spark: dict[str, Any]) -> None:
+    """A master on other machines needs a driver they can reach and, unless the operator says otherwise, Spark's
+    authentication on the driver's ports (they accept code to run)."""
+    from runtime.cluster.masters import is_local, is_loopback_cluster
+
+    master, driver_host = spark["master"], spark["driver_host"]
+    if spark["bind_loopback"] and driver_host and not is_loopback(driver_host):
+        raise ConfigError(f'spark.driver_host = "{driver_host}" needs spark.bind_loopback = false')
+    if is_local(master) or is_loopback_cluster(master):
+        return
+    if spark["bind_loopback"]:
+        raise ConfigError(
+            f'spark.master = "{master}" runs executors on other machines, and spark.bind_loopback = true binds the '
+            "driver to 127.0.0.1 where they cannot reach it: set spark.bind_loopback = false and spark.driver_host "
+            "to this machine's address on the cluster's network")
+    if not driver_host:
+        raise ConfigError(f'spark.master = "{master}" needs spark.driver_host: the address of this machine that '
+                          "the cluster's executors connect back to")
+    conf = {key: str(value) for key, value in spark["conf"].items()}
+    # YARN and Kubernetes make the secret per application themselves; a standalone cluster shares one
+    needs_secret = master.startswith("spark://") and not conf.get("spark.authenticate.secret")
+    if spark["require_authentication"] and (conf.get("spark.authenticate", "").lower() != "true" or needs_secret):
+        raise ConfigError(
+            f'spark.master = "{master}": the driver\'s ports accept work from any machine that reaches them; set '
+            '"spark.authenticate" = "true" and "spark.authenticate.secret" in [spark.conf] (and on the cluster), '
+            '"spark.network.crypto.enabled" = "true" to encrypt, or spark.require_authentication = false')
 
 
 def _catalog_name(name: Any) -> str:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runtime.cluster.code_archive import build_code_archive
+from runtime.cluster.masters import is_local
 from runtime.java import find_java_home
 
 if TYPE_CHECKING:
@@ -26,6 +28,24 @@ class SparkSettings:
     warehouse: Path
     extra_conf: dict[str, Any] = field(default_factory=dict)
     include_stack_trace: bool = False
+    driver_host: str = ""              # the address executors reach the driver at ("" = Spark's choice)
+    verify_shared_storage: bool = True  # probe that executors see the warehouse (non-local masters only)
+
+    @property
+    def local(self) -> bool:
+        return is_local(self.master)
+
+    @property
+    def code_folder(self) -> Path:
+        """Where the archive of the project's packages for executors is built (cluster masters only)."""
+        return self.warehouse / "_code"
+
+
+def python_for_workers(settings: SparkSettings) -> str:
+    """The interpreter of the Python workers: the operator's spark.pyspark.python or PYSPARK_PYTHON (a cluster's
+    workers may keep it elsewhere), else the gateway's own, which has the project's dependencies."""
+    configured = settings.extra_conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+    return str(configured) if configured else sys.executable
 
 
 def spark_conf(settings: SparkSettings) -> dict[str, str]:
@@ -61,23 +81,34 @@ def spark_conf(settings: SparkSettings) -> dict[str, str]:
                 "spark.blockManager.host": "127.0.0.1",
             }
         )
+    elif settings.driver_host:
+        conf.update({"spark.driver.host": settings.driver_host, "spark.driver.bindAddress": settings.driver_host})
     conf.update({key: str(value) for key, value in settings.extra_conf.items()})
     return conf
+
+
+def with_code_archive(conf: dict[str, str], archive: Path) -> dict[str, str]:
+    """`conf` shipping `archive` to every executor's Python path (before the operator's own py-files)."""
+    own = [path for path in conf.get("spark.submit.pyFiles", "").split(",") if path]
+    return {**conf, "spark.submit.pyFiles": ",".join([str(archive), *own])}
 
 
 def create_spark_session(settings: SparkSettings) -> SparkSession:
     """Start (or join) the process's Spark driver. Environment first: Spark reads it when the JVM starts."""
     os.environ.setdefault("JAVA_HOME", str(find_java_home()))
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_PYTHON"] = python_for_workers(settings)
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     if settings.bind_loopback:
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     settings.warehouse.mkdir(parents=True, exist_ok=True)
+    conf = spark_conf(settings)
+    if not settings.local:  # executors elsewhere: they import the project from this archive, not an install
+        conf = with_code_archive(conf, build_code_archive(settings.code_folder))
 
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
-    for key, value in spark_conf(settings).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

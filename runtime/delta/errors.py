@@ -33,3 +33,11 @@ class DeltaVersionNotFoundError(DeltaError):
 class DeltaUnsupportedFeatureError(DeltaError):
     error_class = "DELTA_UNSUPPORTED_FEATURE"
     sqlstate = "0A000"
+
+
+class DeltaFilesNotVisibleError(DeltaError):
+    """The rows Spark wrote are not all in the files the driver sees: executors wrote to a disk of their own. Nothing
+    is committed, so no table ever points at files that are not there."""
+
+    error_class = "DELTA_FILES_NOT_VISIBLE"
+    sqlstate = "58030"

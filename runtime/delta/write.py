@@ -123,7 +123,9 @@ def file_stats(path: str) -> str:
 def list_written_files(table_path: str, staging: str) -> list[WrittenFile]:
     root = os.path.join(table_path, staging)
     files = []
-    for directory, _, names in os.walk(root):
+    for directory, folders, names in os.walk(root):
+        # a task's uncommitted output: it reached the driver's disk only if the job commit failed halfway
+        folders[:] = [folder for folder in folders if folder != "_temporary"]
         for name in sorted(names):
             if not name.endswith(".parquet") or name.startswith(("_", ".")):
                 continue
@@ -153,8 +155,12 @@ def write_error(exc: BaseException, table_path: str) -> RuntimeQueryError:
 
 
 def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()) -> list[WrittenFile]:
-    """Executors write `df` as Parquet under a new staging folder of the table; returns what they wrote."""
+    """Executors write `df` as Parquet under a new staging folder of the table; returns what they wrote, once the
+    files the driver sees are proven to hold every row written (runtime/delta/verify.py)."""
+    from runtime.delta.verify import ROWS, counting_rows, require_all_rows_visible
+
     staging = f"_sg_write_{uuid.uuid4().hex}"
+    df, written = counting_rows(df)
     writer = df.write.option("compression", "snappy")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
@@ -162,7 +168,9 @@ def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()
         writer.parquet(os.path.join(table_path, staging))
     except Exception as exc:  # noqa: BLE001 - translated below, the cause kept
         raise write_error(exc, table_path) from exc
-    return list_written_files(table_path, staging)
+    files = list_written_files(table_path, staging)
+    require_all_rows_visible(table_path, int(written.get[ROWS]), files)
+    return files
 
 
 def commit_files(

@@ -18,6 +18,7 @@ class GatewayProcess:
         self.warehouse, self.conf, self.log = warehouse, conf, log
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
+        self.banner: list[str] = []   # what the last start printed before its ready line
 
     def start(self, env: dict[str, str] | None = None) -> None:
         """`env`: variables added to this process's environment (a crash test arms SLUICEGATE_FAULT with it)."""
@@ -30,8 +31,10 @@ class GatewayProcess:
         )
         deadline = time.monotonic() + 180
         assert self.process.stdout is not None
+        self.banner = []
         while time.monotonic() < deadline:
             line = self.process.stdout.readline()
+            self.banner.append(line)
             if not line:
                 raise AssertionError(f"the gateway exited before it was ready; see {self.log}")
             found = re.search(r"ready on [\d.]+:(\d+)", line)
