@@ -49,7 +49,13 @@ class ParquetFileReader:
         import pyarrow.parquet as pq
 
         path = file.split("://", 1)[1] if "://" in file else file
-        with fs.open_input_file(path) as stream:
+        try:
+            stream = fs.open_input_file(path)
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"the data file {file} of the table's pinned version is missing on the object store (removed by "
+                "hand, or by a VACUUM with a short retention while this query ran)") from None
+        with stream:
             parquet = pq.ParquetFile(stream)
             present = set(parquet.schema_arrow.names)
             wanted = [f.name for f in self.schema if f.name in present and f.name not in self.partition_columns]

@@ -10,8 +10,8 @@ import pytest
 from deltalake import DeltaTable
 
 from tests.conftest import RunningGateway
-from tests.object_store import S3Store
 from tests.object_storage.conftest import WAREHOUSE_PREFIX
+from tests.object_store import S3Store
 from tests.pyhive_helpers import cursor_in, error_status
 
 
@@ -182,3 +182,33 @@ def test_a_name_cannot_leave_the_prefix(cursor: Any, s3: S3Store) -> None:
     status = error_status(cursor, "CREATE TABLE `..`.t (id INT) USING DELTA")
     assert status.sqlState == "42602"
     assert keys_under(s3, "") == sorted(k for k in keys_under(s3, "") if k.startswith(f"{s3.bucket}/{WAREHOUSE_PREFIX}/"))
+
+
+def test_credentials_are_never_shown(cursor: Any, s3: S3Store, s3_gateway: RunningGateway, spark: Any,
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    """The secret key is in no output a user or the log can see: DESCRIBE, SET, SET -v, SHOW CREATE TABLE, the
+    event log, an error from a failed read, Spark's conf; the access key does not reach Spark's conf either."""
+    caplog.set_level("DEBUG")
+    cursor.execute("CREATE TABLE secretive (id INT) USING DELTA")
+    cursor.execute("INSERT INTO secretive VALUES (1)")
+    cursor.execute("CREATE MATERIALIZED VIEW secretive_mv AS SELECT count(*) AS n FROM secretive")
+    shown: list[str] = []
+    for sql in ("DESCRIBE EXTENDED secretive", "SHOW CREATE TABLE secretive", "SET", "SET -v",
+                "DESCRIBE HISTORY secretive", "SELECT * FROM event_log(TABLE(secretive_mv))",
+                "DESCRIBE EXTENDED secretive_mv"):
+        cursor.execute(sql)
+        shown.extend(repr(row) for row in cursor.fetchall())
+    # a read that fails on an executor: its data file removed behind the gateway's back
+    fs = s3.filesystem()
+    data = [key for key in keys_under(s3, f"{WAREHOUSE_PREFIX}/obj.db/secretive") if key.endswith(".parquet")]
+    fs.delete_file(data[0])
+    status = error_status(cursor, "SELECT * FROM secretive")
+    shown.append(status.errorMessage)
+    assert "FileNotFoundError: the data file s3://" in status.errorMessage and "is missing" in status.errorMessage
+    shown.extend(f"{key}={value}" for key, value in spark.sparkContext.getConf().getAll())
+    shown.append(caplog.text)
+    shown.append(repr(s3_gateway.config))
+    text = "\n".join(shown)
+    assert s3.secret_key not in text
+    assert all(s3.access_key not in f"{key}={value}" for key, value in spark.sparkContext.getConf().getAll())
+    assert f"s3://{s3.bucket}/{WAREHOUSE_PREFIX}/obj.db/secretive" in text    # the location itself is shown
