@@ -14,7 +14,7 @@ from catalog.errors import PathOutsideWarehouseError
 from catalog.names import owned_table_folder, table_folder
 from catalog.uris import ObjectLocation, as_location, is_object_uri
 from runtime.storage import delta, files, registry
-from runtime.storage.errors import UnknownObjectStoreError
+from runtime.storage.errors import ObjectStoreUnavailableError, UnknownObjectStoreError
 from runtime.storage.settings import ObjectStoreSettings
 from tests.object_store import S3Store, seaweed_s3
 
@@ -164,3 +164,47 @@ def test_a_whole_bucket_or_a_bad_uri_is_not_a_warehouse(tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as caught:
             load_config(overrides={"warehouse": {"path": path, "local_state": str(tmp_path)}})
         assert expected in caught.value.message, caught.value.message
+
+
+def test_an_unreachable_store_is_a_clear_error(tmp_path: Path) -> None:
+    """Nothing listens at the endpoint: a typed error naming the location and the store's own cause, no secret;
+    the gateway refuses to start on it (gateway/service.open_storage) instead of failing every statement."""
+    from gateway.config import load_config
+    from gateway.errors import ConfigError
+    from gateway.service import open_storage
+    from runtime.storage.errors import ObjectStoreUnavailableError
+
+    root = ObjectLocation.parse("s3://nowhere/wh")
+    registry.register(root, ObjectStoreSettings(endpoint="http://127.0.0.1:9", access_key="AK",
+                                                secret_key="TOPSECRET-44", allow_http=True))
+    try:
+        for action in (lambda: delta.is_delta_table(root / "d.db" / "t"), lambda: files.list_files(root)):
+            with pytest.raises(ObjectStoreUnavailableError) as caught:
+                action()
+            assert caught.value.sqlstate == "08001" and "s3://nowhere/wh" in caught.value.message
+            assert "TOPSECRET" not in caught.value.message and "\x1b" not in caught.value.message
+    finally:
+        registry.unregister(root)
+    secret = tmp_path / "secret"
+    secret.write_text("TOPSECRET-44")
+    secret.chmod(0o600)
+    config = load_config(overrides={
+        "warehouse": {"path": "s3://nowhere/wh", "local_state": str(tmp_path / "state")},
+        "storage": {"endpoint": "http://127.0.0.1:9", "allow_http": True, "access_key": "AK",
+                    "secret_key_file": str(secret)}})
+    with pytest.raises(ConfigError) as refused:
+        open_storage(config)
+    assert "warehouse.path s3://nowhere/wh" in refused.value.message and "TOPSECRET" not in refused.value.message
+    registry.unregister(root)
+
+
+def test_a_wrong_key_is_refused_by_the_store(store: S3Store) -> None:
+    root = ObjectLocation.parse(f"s3://{store.bucket}/wrong-key")
+    registry.register(root, ObjectStoreSettings(endpoint=store.endpoint, access_key=store.access_key,
+                                                secret_key="not-the-secret", allow_http=True))
+    try:
+        with pytest.raises(ObjectStoreUnavailableError) as caught:
+            files.list_files(root)
+        assert "not-the-secret" not in caught.value.message
+    finally:
+        registry.unregister(root)
