@@ -87,9 +87,13 @@ def test_partitioned_ctas_and_insert(cursor: Any, s3: S3Store) -> None:
 
 def test_update_delete_merge(cursor: Any, s3: S3Store) -> None:
     cursor.execute("CREATE TABLE stock (sku INT, qty INT) USING DELTA")
-    cursor.execute("INSERT INTO stock VALUES (1, 10), (2, 20), (3, 30)")
+    cursor.execute("INSERT INTO stock VALUES (1, 10), (3, 30)")
+    first = set(from_store(s3, "obj", "stock").get_add_actions(flatten=True).column("path").to_pylist())
+    cursor.execute("INSERT INTO stock VALUES (2, 20)")
     cursor.execute("UPDATE stock SET qty = qty + 1 WHERE sku = 2")
     assert rows(cursor, "SELECT * FROM stock") == [(1, 10), (2, 21), (3, 30)]
+    # only the file holding sku 2 was rewritten: the first insert's files are still the table's
+    assert first <= set(from_store(s3, "obj", "stock").get_add_actions(flatten=True).column("path").to_pylist())
     cursor.execute("DELETE FROM stock WHERE sku = 3")
     assert rows(cursor, "SELECT * FROM stock") == [(1, 10), (2, 21)]
     cursor.execute("MERGE INTO stock AS s USING (SELECT * FROM VALUES (1, 5), (2, 0), (4, 40) AS c(sku, qty)) AS c "
@@ -99,9 +103,9 @@ def test_update_delete_merge(cursor: Any, s3: S3Store) -> None:
     assert rows(cursor, "SELECT * FROM stock") == [(1, 15), (4, 40)]
     assert sorted(map(tuple, (r.values() for r in from_store(s3, "obj", "stock").to_pyarrow_table().to_pylist()))) \
         == [(1, 15), (4, 40)]
-    assert rows(cursor, "SELECT * FROM stock VERSION AS OF 1") == [(1, 10), (2, 20), (3, 30)]
+    assert rows(cursor, "SELECT * FROM stock VERSION AS OF 2") == [(1, 10), (2, 20), (3, 30)]
     cursor.execute("DELETE FROM stock WHERE sku = 99")   # nothing matches: no commit
-    assert from_store(s3, "obj", "stock").version() == 4
+    assert from_store(s3, "obj", "stock").version() == 5
 
 
 def test_drop_rename_and_vacuum(cursor: Any, s3: S3Store) -> None:
