@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from catalog.names import quote_identifier
+from catalog.uris import is_object_uri
 from runtime.delta.errors import DeltaTableNotFoundError, DeltaUnsupportedFeatureError, DeltaVersionNotFoundError
 
 if TYPE_CHECKING:
@@ -62,9 +63,10 @@ class TableStatistics:
 def table_statistics(path: str) -> TableStatistics:
     """The latest version's size in bytes and row count, from the Delta log alone (no data file is read)."""
     import pyarrow as pa
-    from deltalake import DeltaTable
 
-    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    from runtime.storage.delta import open_table
+
+    actions = pa.table(open_table(path).get_add_actions(flatten=True))
     sizes = actions.column("size_bytes").to_pylist() if "size_bytes" in actions.column_names else []
     counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
     rows = None if any(count is None for count in counts) or len(counts) != len(sizes) else sum(counts)
@@ -73,19 +75,20 @@ def table_statistics(path: str) -> TableStatistics:
 
 def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime | None = None) -> Snapshot:
     """The table at `path` as of `version` or `timestamp` (the latest version when neither is given)."""
-    from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
-    if not DeltaTable.is_deltatable(path):
+    from runtime.storage.delta import is_delta_table, open_table
+
+    if not is_delta_table(path):
         raise DeltaTableNotFoundError(f"no Delta table at {path}")
     try:
-        table = DeltaTable(path) if version is None else DeltaTable(path, version=version)
+        table = open_table(path) if version is None else open_table(path, version=version)
         if timestamp is not None:
             table.load_as_version(timestamp)
     except TableNotFoundError as exc:
         raise DeltaTableNotFoundError(f"no Delta table at {path}") from exc
     except DeltaError as exc:
-        latest = DeltaTable(path).version()
+        latest = open_table(path).version()
         wanted = f"version {version}" if timestamp is None else f"timestamp {timestamp.isoformat()}"
         raise DeltaVersionNotFoundError(
             f"the table has no {wanted}: {exc}",
@@ -124,13 +127,27 @@ def spark_schema(schema: pa.Schema) -> Any:
     return from_arrow_schema(pa.schema(fields))
 
 
-def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, source_file: str | None = None) -> DataFrame:
     """A DataFrame over exactly the files of `snapshot`, with the table's schema and column order (its hidden
-    columns left out)."""
+    columns left out). `source_file`: the name of one more column holding the URI of each row's file (what
+    DELETE, UPDATE and MERGE rewrite by): `input_file_name()` for Spark's reader, the object reader's own column."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
     schema = spark_schema(snapshot.schema)
     columns = [quote_identifier(name) for name in schema.fieldNames() if name not in snapshot.hidden]
     if not snapshot.files:
-        return spark.createDataFrame([], schema).select(*columns)
+        empty = spark.createDataFrame([], schema).select(*columns)
+        return empty if source_file is None else empty.withColumn(source_file, F.lit(None).cast("string"))
+    if is_object_uri(snapshot.path):
+        from runtime.delta.object_read import object_snapshot_dataframe
+
+        visible = [field for field in schema.fields if field.name not in snapshot.hidden]
+        if source_file is not None:
+            visible.append(StructField(source_file, StringType(), False))
+        return object_snapshot_dataframe(spark, snapshot, StructType(visible), with_source_file=source_file is not None)
+    if source_file is not None:
+        return snapshot_dataframe(spark, snapshot).withColumn(source_file, F.input_file_name())
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
     if not snapshot.partition_columns:
         return spark.read.schema(schema).parquet(*paths).select(*columns)
@@ -150,25 +167,25 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     return result
 
 
-_FrameKey = tuple[str, int, tuple[str, ...]]
+_FrameKey = tuple[str, int, tuple[str, ...], "str | None"]
 _SNAPSHOT_FRAMES: weakref.WeakKeyDictionary[Any, OrderedDict[_FrameKey, DataFrame]] = weakref.WeakKeyDictionary()
 _SNAPSHOT_FRAMES_PER_SESSION = 64
 _snapshot_frames_lock = threading.Lock()
 
 
-def pinned_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+def pinned_dataframe(spark: SparkSession, snapshot: Snapshot, source_file: str | None = None) -> DataFrame:
     """`snapshot_dataframe`, remembered per Spark session, table and version: a committed version never changes,
     and building its DataFrame costs tens of Py4J calls, paid once instead of by every query (the last 64 per
     session are kept). The file list is part of the key: a table dropped and created again at the same place starts
     over at version 0 with other files."""
-    key = (snapshot.path, snapshot.version, snapshot.files)
+    key = (snapshot.path, snapshot.version, snapshot.files, source_file)
     with _snapshot_frames_lock:
         frames = _SNAPSHOT_FRAMES.setdefault(spark, OrderedDict())
         frame = frames.get(key)
         if frame is not None:
             frames.move_to_end(key)
             return frame
-    frame = snapshot_dataframe(spark, snapshot)
+    frame = snapshot_dataframe(spark, snapshot, source_file)
     with _snapshot_frames_lock:
         frames[key] = frame
         while len(frames) > _SNAPSHOT_FRAMES_PER_SESSION:

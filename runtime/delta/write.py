@@ -21,6 +21,7 @@ from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
+from catalog.uris import is_object_uri
 from runtime.delta.errors import DeltaCommitConflictError, DeltaWriteError
 from runtime.errors import RuntimeQueryError, from_spark, short_message
 
@@ -48,7 +49,7 @@ class WrittenFile:
     stats: str                     # Delta's JSON statistics
 
 
-def _partition_values(relative_dir: str) -> dict[str, str | None]:
+def partition_values(relative_dir: str) -> dict[str, str | None]:
     values: dict[str, str | None] = {}
     for part in Path(relative_dir).parts:
         key, sep, value = part.partition("=")
@@ -97,7 +98,12 @@ def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 def file_stats(path: str) -> str:
     """numRecords, and per column (struct fields nested as Delta writes them) nullCount/minValues/maxValues from the
     Parquet footer (no data read)."""
-    metadata = pq.read_metadata(path)
+    return metadata_stats(pq.read_metadata(path))
+
+
+def metadata_stats(metadata: pq.FileMetaData) -> str:
+    """Delta's JSON statistics of a Parquet file from its footer (`file_stats`), or from the FileMetaData a writer
+    holds in memory once it has closed the file (runtime/delta/object_write.py: no second read from the store)."""
     stats: dict[str, Any] = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {}, "nullCount": {}}
     leaves = _leaf_paths(metadata.schema.to_arrow_schema())
     for index in range(metadata.num_columns):
@@ -138,7 +144,7 @@ def list_written_files(table_path: str, staging: str) -> list[WrittenFile]:
                 path=os.path.relpath(full, table_path),
                 size=status.st_size,
                 modification_time=int(status.st_mtime * 1000),
-                partition_values=_partition_values(os.path.relpath(directory, root)),
+                partition_values=partition_values(os.path.relpath(directory, root)),
                 stats=file_stats(full),
             ))
     return files
@@ -155,12 +161,25 @@ def write_error(exc: BaseException, table_path: str) -> RuntimeQueryError:
 
 
 def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()) -> list[WrittenFile]:
-    """Executors write `df` as Parquet under a new staging folder of the table; returns what they wrote, once the
-    files the driver sees are proven to hold every row written (runtime/delta/verify.py)."""
+    """Executors write `df` as Parquet under a new staging folder of the table (through pyarrow for a table on an
+    object store); returns what they wrote, once the files are proven to hold every row written
+    (runtime/delta/verify.py)."""
     from runtime.delta.verify import ROWS, counting_rows, require_all_rows_visible
 
-    staging = f"_sg_write_{uuid.uuid4().hex}"
     df, written = counting_rows(df)
+    if is_object_uri(table_path):
+        from runtime.delta.object_write import write_object_files
+
+        files = write_object_files(df, table_path, partition_by)
+    else:
+        files = _write_local_files(df, table_path, partition_by)
+    require_all_rows_visible(table_path, int(written.get[ROWS]), files)
+    return files
+
+
+def _write_local_files(df: DataFrame, table_path: str, partition_by: Sequence[str]) -> list[WrittenFile]:
+    """Spark's own Parquet writer, into a new staging folder of the table."""
+    staging = f"_sg_write_{uuid.uuid4().hex}"
     writer = df.write.option("compression", "snappy")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
@@ -168,9 +187,7 @@ def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()
         writer.parquet(os.path.join(table_path, staging))
     except Exception as exc:  # noqa: BLE001 - translated below, the cause kept
         raise write_error(exc, table_path) from exc
-    files = list_written_files(table_path, staging)
-    require_all_rows_visible(table_path, int(written.get[ROWS]), files)
-    return files
+    return list_written_files(table_path, staging)
 
 
 def commit_files(
@@ -190,10 +207,11 @@ def commit_files(
 
     `schema` is the Arrow schema of the rows. Returns the committed version.
     """
-    from deltalake import DeltaTable
     from deltalake.exceptions import CommitFailedError
     from deltalake.schema import Schema
-    from deltalake.transaction import AddAction, CommitProperties, Transaction, create_table_with_add_actions
+    from deltalake.transaction import AddAction, CommitProperties, Transaction
+
+    from runtime.storage.delta import create_with_add_actions, is_delta_table, open_table
 
     if mode not in WRITE_MODES:
         raise ValueError(f"mode must be one of {WRITE_MODES}, got {mode!r}")
@@ -202,14 +220,14 @@ def commit_files(
     if app_transaction is not None:
         properties = CommitProperties(app_transactions=[Transaction(app_transaction.app_id, app_transaction.version)])
     try:
-        if create or not DeltaTable.is_deltatable(table_path):
-            create_table_with_add_actions(
+        if create or not is_delta_table(table_path):
+            create_with_add_actions(
                 table_path, Schema.from_arrow(schema), adds, mode="overwrite" if mode == "overwrite" else "error",
                 partition_by=list(partition_by) or None, name=name, description=description,
                 configuration=configuration, commit_properties=properties,
             )
         else:
-            DeltaTable(table_path).create_write_transaction(
+            open_table(table_path).create_write_transaction(
                 adds, mode, schema, partition_by=list(partition_by) or None, commit_properties=properties
             )
     except CommitFailedError as exc:
@@ -217,16 +235,16 @@ def commit_files(
             f"another writer committed to {table_path} first: {exc}",
             hint="run the statement again; it reads the new version",
         ) from exc
-    return DeltaTable(table_path).version()
+    return open_table(table_path).version()
 
 
 def committed_version(table_path: str, app_id: str) -> int | None:
     """The last txn version `app_id` committed to the table, or None: how a replayed batch is recognised."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import is_delta_table, open_table
 
-    if not DeltaTable.is_deltatable(table_path):
+    if not is_delta_table(table_path):
         return None
-    return DeltaTable(table_path).transaction_version(app_id)
+    return open_table(table_path).transaction_version(app_id)
 
 
 def write_dataframe(
@@ -240,7 +258,8 @@ def write_dataframe(
     """Write `df` to the Delta table at `table_path` (created if absent) in one commit; returns the version."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    os.makedirs(table_path, exist_ok=True)
+    if not is_object_uri(table_path):
+        os.makedirs(table_path, exist_ok=True)
     files = write_files(df, table_path, partition_by)
     schema = to_arrow_schema(df.schema)
     return commit_files(table_path, files, schema, mode, partition_by=partition_by, app_transaction=app_transaction)

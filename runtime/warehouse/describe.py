@@ -9,6 +9,7 @@ import datetime as dt
 import json
 
 from catalog.names import quote_identifier, quote_string
+from catalog.uris import display_location
 from catalog.store import TableEntry
 from dialect.statements import (
     DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties, defining_query,
@@ -92,7 +93,7 @@ def _information(entry: TableEntry, readable: bool) -> str:
     if entry.kind != "VIEW":
         if readable:
             lines.append(("Statistics", _statistics(entry)))
-        lines.append(("Location", f"file:{entry.location}" if entry.location else None))
+        lines.append(("Location", display_location(entry.location) if entry.location else None))
         if entry.partition_by:
             lines.append(("Partition Provider", "Catalog"))
             lines.append(("Partition Columns", "[" + ", ".join(f"`{c}`" for c in entry.partition_by) + "]"))
@@ -105,12 +106,12 @@ def _information(entry: TableEntry, readable: bool) -> str:
 def show_tblproperties(ctx: StatementContext, stmt: ShowTblProperties) -> StatementResult:
     """The table's properties as Spark with Delta lists them: the catalog's, and the Delta log's configuration and
     protocol versions (`delta.minReaderVersion`, `delta.minWriterVersion`)."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     entry = require(ctx, stmt.table)
     properties = dict(entry.properties or {})
     if entry.location and entry.kind != "VIEW":
-        table = DeltaTable(entry.location)
+        table = open_table(entry.location)
         protocol = table.protocol()
         properties.update({key: value for key, value in table.metadata().configuration.items() if value is not None})
         properties["delta.minReaderVersion"] = str(protocol.min_reader_version)
@@ -183,13 +184,13 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
 
 
 def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementResult:
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     entry = require(ctx, stmt.table)
     if entry.kind == "VIEW":  # tables and streaming tables have a Delta log; a view has none
         entry = require_table(ctx, stmt.table, "DESCRIBE HISTORY")
     rows = []
-    for commit in DeltaTable(entry.location).history():
+    for commit in open_table(entry.location).history():
         operation = commit.get(OPERATION_KEY) or commit.get("operation")
         parameters = commit.get(PARAMETERS_KEY)
         parameters = json.loads(parameters) if isinstance(parameters, str) else commit.get("operationParameters")
@@ -235,7 +236,7 @@ def show_create_table(ctx: StatementContext, stmt: ShowCreateTable) -> Statement
         text += f"PARTITIONED BY ({', '.join(entry.partition_by)})\n"
     if entry.comment:
         text += f"COMMENT {_quote(entry.comment)}\n"
-    text += f"LOCATION 'file:{entry.location}'\n"
+    text += f"LOCATION '{display_location(entry.location or '')}'\n"
     if entry.properties:
         text += "TBLPROPERTIES (\n" + ",\n".join(f"  {_quote(k)} = {_quote(v)}"
                                                  for k, v in sorted(entry.properties.items())) + ")\n"
