@@ -198,6 +198,7 @@ class ShowTableExtended:
 class DescribeTable:
     table: TableName
     extended: bool
+    as_json: bool = False  # DESCRIBE ... AS JSON: one row, `json_metadata` (Spark 4 / Databricks)
 
 
 @dataclass(frozen=True)
@@ -972,7 +973,8 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         style = (tree.args.get("style") or "").upper()
         if style == "HISTORY":
             return DescribeHistory(_table_name(tree.this))
-        return DescribeTable(_table_name(tree.this), style in ("EXTENDED", "FORMATTED"))
+        return DescribeTable(_table_name(tree.this), style in ("EXTENDED", "FORMATTED"),
+                             bool(tree.args.get("as_json")))
     if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Directory):
         return Passthrough(sql)  # INSERT ... DIRECTORY: Spark's grammar, refused on Spark's plan by the policy
     if isinstance(tree, exp.Insert):

@@ -19,6 +19,7 @@ from runtime.sql import StatementResult
 from runtime.warehouse.commit import OPERATION_KEY, PARAMETERS_KEY
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import spark_has_database
+from runtime.warehouse.describe_json import describe_document, json_result
 from runtime.warehouse.dml import table_schema
 from runtime.warehouse.output import rows_result
 from runtime.warehouse import mv_refresh
@@ -144,6 +145,8 @@ def _when(value: dt.datetime | None) -> str | None:
 def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResult:
     entry = require(ctx, stmt.table)
     schema = table_schema(entry)
+    if stmt.as_json:
+        return json_result(describe_document(entry, schema, _type(entry), stmt.extended))
     rows: list[tuple[str, str, str | None]] = [
         (f.name, f.dataType.simpleString(), (f.metadata or {}).get("comment")) for f in schema.fields
     ]
