@@ -84,6 +84,14 @@ class ShowDatabases:
 
 
 @dataclass(frozen=True)
+class DescribeDatabase:
+    """`DESCRIBE {SCHEMA | DATABASE} [EXTENDED] [catalog.]name`."""
+
+    name: str
+    extended: bool
+
+
+@dataclass(frozen=True)
 class UseCatalog:
     """`USE CATALOG c` / `SET CATALOG c`: the gateway has one catalog, so this checks the name and changes nothing."""
 
@@ -172,6 +180,13 @@ class ShowTblProperties:
 
     table: TableName
     key: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowColumns:
+    """`SHOW COLUMNS {IN | FROM} t [{IN | FROM} db]`."""
+
+    table: TableName
 
 
 @dataclass(frozen=True)
@@ -434,8 +449,9 @@ class ShowGrants:
 
 
 Statement = (
-    CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | CreateTable | CreateView | DropTable | AddColumns
-    | RenameTable | ShowTables | DescribeTable | DescribeHistory | ShowCreateTable | Insert | Delete | Update | Merge
+    CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CreateView
+    | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory
+    | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
@@ -690,6 +706,9 @@ def _show(tree: exp.Show) -> Statement:
         return ShowMaterializedViews(database, pattern)
     if kind == "TBLPROPERTIES":
         return ShowTblProperties(_table_name(tree.args["target"]), pattern)
+    if kind == "COLUMNS":
+        table = _table_name(tree.args["target"])
+        return ShowColumns(TableName(database or table.database, table.name))
     return ShowCreateTable(_table_name(tree.args["target"]))
 
 
@@ -967,6 +986,8 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
                                None if isinstance(comment, exp.Null) else comment.name)
     if isinstance(tree, exp.Describe) and (tree.args.get("kind") or "").upper() == "FUNCTION":
         return Passthrough(sql)  # DESCRIBE FUNCTION: Spark's, judged on its plan
+    if isinstance(tree, exp.Describe) and (tree.args.get("kind") or "").upper() in ("SCHEMA", "DATABASE"):
+        return DescribeDatabase(_database_name(tree.this), (tree.args.get("style") or "").upper() == "EXTENDED")
     if isinstance(tree, exp.Describe) and isinstance(tree.this, exp.Table):
         if (tree.args.get("kind") or "").upper() == "STREAMING TABLE":
             return DescribeStreamingTable(_table_name(tree.this))

@@ -11,7 +11,8 @@ import json
 from catalog.names import quote_identifier, quote_string
 from catalog.store import TableEntry
 from dialect.statements import (
-    DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties, defining_query,
+    DescribeHistory, DescribeTable, ShowColumns, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties,
+    defining_query,
 )
 from dialect.streaming.kafka import redact_sql
 from runtime.delta.read import table_statistics
@@ -101,6 +102,12 @@ def _information(entry: TableEntry, readable: bool) -> str:
     if readable:
         text += "Schema: " + table_schema(entry).treeString() + "\n"
     return text
+
+
+def show_columns(ctx: StatementContext, stmt: ShowColumns) -> StatementResult:
+    """SHOW COLUMNS as Spark answers it: one `col_name` row per column, in the table's order."""
+    entry = require(ctx, stmt.table)
+    return rows_result([("col_name", "string")], [(field.name,) for field in table_schema(entry).fields])
 
 
 def show_tblproperties(ctx: StatementContext, stmt: ShowTblProperties) -> StatementResult:
