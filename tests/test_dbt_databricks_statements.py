@@ -1,8 +1,10 @@
 """Every statement dbt-databricks 1.12 sends (traced against a stand-in server: the Unity Catalog path with catalog
 `main`, the streaming-table lifecycle, and the cluster path with `hive_metastore`), replayed in order through
 databricks-sql-connector on a real gateway's HTTP port. Each works, with the rows dbt reads from it; none needs the
-fallback dbt has for `DESCRIBE ... AS JSON` (an error naming PARSE_SYNTAX_ERROR or UNSUPPORTED_FEATURE). The schema
-is `dbx_trace` instead of `analytics`, the landing folder a test folder instead of `/data/clicks`.
+fallback dbt has for `DESCRIBE ... AS JSON` (an error naming PARSE_SYNTAX_ERROR or UNSUPPORTED_FEATURE), except a
+partitioned streaming table, refused clearly. Also the statements Spark answered only for two-part names (SHOW
+COLUMNS, DESCRIBE SCHEMA). The schema is `dbx_trace` instead of `analytics`, the landing folder a test folder
+instead of `/data/clicks`.
 dbt-databricks itself runs in tests_dbt/databricks (./run test-dbt)."""
 
 from __future__ import annotations
@@ -196,6 +198,8 @@ def test_unity_catalog_path_runs_1_and_2_and_the_streaming_table_lifecycle(trace
         Step(MERGE.format(catalog="main")),
         Step("SELECT id, name FROM `main`.`analytics`.`m_incr` ORDER BY id",
              lambda r: r == [(1, "a"), (2, "b"), (3, "c")]),
+        Step("SHOW COLUMNS IN `main`.`analytics`.`m_incr`", lambda r: r == [("id",), ("name",)]),
+        Step("DESCRIBE SCHEMA `main`.`analytics`", lambda r: ("Namespace Name", SCHEMA) in r),
         Step("describe extended `main`.`analytics`.`m_view`", lambda r: _described(r)["Type"] == "VIEW"),
         Step("create or replace view `main`.`analytics`.`m_view`\nas (\n  select id, name from "
              "`main`.`analytics`.`m_table`\n)"),

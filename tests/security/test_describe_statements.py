@@ -1,6 +1,7 @@
-"""`DESCRIBE TABLE EXTENDED ... AS JSON` (what dbt-databricks reads a relation's columns with) shows no more than
-DESCRIBE does: the warehouse's tables need SELECT, Spark's own tables their owner, a temporary view is its session's
-alone; Spark's DescribeRelationJsonCommand, on the allow-list for it, stands only at the root."""
+"""The describing statements dbt-databricks sends show no more than DESCRIBE does. `DESCRIBE TABLE EXTENDED ... AS
+JSON`: the warehouse's tables need SELECT, Spark's own tables their owner, a temporary view is its session's alone
+(Spark's DescribeRelationJsonCommand, on the allow-list for it, stands only at the root). `SHOW COLUMNS` needs SELECT;
+`DESCRIBE SCHEMA` shows any user what SHOW SCHEMAS and information_schema.schemata show: name, comment, owner."""
 
 from __future__ import annotations
 
@@ -48,4 +49,20 @@ def test_a_temporary_view_described_as_json_is_its_sessions_alone(as_user: Any, 
     alice.execute(f"CREATE TEMPORARY VIEW {view} AS SELECT id, secret FROM {schema}.t")
     assert _columns(alice, f"DESCRIBE TABLE EXTENDED {view} AS JSON") == ["id", "secret"]
     refused(bob, f"DESCRIBE TABLE EXTENDED {view} AS JSON", "TABLE_OR_VIEW_NOT_FOUND", sqlstate="42P01")
+    still_serves(bob)
+
+
+def test_show_columns_needs_select_and_describe_schema_shows_only_the_schema(as_user: Any, schema: str) -> None:
+    alice, bob = as_user("alice"), as_user("bob")
+    for table in ("t", "p"):  # the warehouse's table, and Spark's (which Spark answers, the catalog part dropped)
+        alice.execute(f"SHOW COLUMNS IN main.{schema}.{table}")
+        assert [row[0].strip() for row in alice.fetchall()] == ["id", "secret"]
+    for sql in (f"SHOW COLUMNS IN main.{schema}.t", f"SHOW COLUMNS FROM t IN {schema}",
+                f"SHOW COLUMNS IN {schema}.p"):
+        refused(bob, sql, "INSUFFICIENT_PERMISSIONS")
+    bob.execute(f"DESCRIBE SCHEMA EXTENDED main.{schema}")
+    described = dict(bob.fetchall())
+    assert described["Namespace Name"] == schema and described["Owner"] == "alice"
+    assert not any("secret" in str(value) for value in described.values())
+    refused(bob, "DESCRIBE SCHEMA main.no_such_schema_here", "SCHEMA_NOT_FOUND", sqlstate="42704")
     still_serves(bob)
