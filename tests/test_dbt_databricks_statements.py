@@ -102,7 +102,8 @@ def row_filters(table: str) -> Step:
         WHERE table_catalog = 'main' AND table_schema = 'analytics' AND table_name = '{table}'""", lambda r: r == [])
 
 
-ST_QUERY = "select id, name from stream read_files('/data/clicks', format => 'json', schema => 'id BIGINT, name STRING')"
+ST_QUERY = ("select id, name from stream read_files('/data/clicks', format => 'json', "
+            "schema => 'id BIGINT, name STRING')")
 ST_TMP = ("create or replace temporary view `m_st__dbt_tmp` as\n"
           "    select id, name from read_files('/data/clicks', format => 'json', schema => 'id BIGINT, name STRING')")
 INCREMENTAL_CONSTRAINTS = [
@@ -264,3 +265,34 @@ def test_cluster_path_with_hive_metastore(trace_gateway: tuple[Any, str], landin
     finally:
         connection.close()
     assert listed["m_table_hms"] == "TABLE" and listed["m_view_hms"] == "VIEW"
+
+
+def test_rowcount_after_dml_is_the_rows_modified(trace_gateway: tuple[Any, str]) -> None:
+    """numModifiedRows, the connector's cursor.rowcount: rows inserted, updated, deleted, or all three of a MERGE;
+    -1 for statements that modify no rows (a query, DDL)."""
+    gateway, token = trace_gateway
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/trace", access_token=token,
+                             catalog="main", schema=SCHEMA, enable_telemetry=False,
+                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    try:
+        with connection.cursor() as cursor:
+            def rowcount(statement: str) -> int:
+                cursor.execute(statement)
+                return cursor.rowcount
+
+            assert rowcount("CREATE OR REPLACE TABLE counted (id INT, name STRING)") == -1
+            assert rowcount("INSERT INTO counted VALUES (1, 'a'), (2, 'b'), (3, 'c')") == 3
+            assert rowcount("INSERT INTO counted SELECT id + 10, name FROM counted WHERE id > 1") == 2
+            assert rowcount("UPDATE counted SET name = 'x' WHERE id >= 3") == 3
+            assert rowcount("UPDATE counted SET name = 'y' WHERE id > 100") == 0
+            assert rowcount("DELETE FROM counted WHERE id = 12") == 1
+            merge = ("MERGE INTO counted t USING (SELECT * FROM VALUES (1, 'm'), (2, 'gone'), (7, 'new') "
+                     "AS s(id, name)) s "
+                     "ON t.id = s.id WHEN MATCHED AND s.name = 'gone' THEN DELETE WHEN MATCHED THEN UPDATE SET * "
+                     "WHEN NOT MATCHED THEN INSERT *")
+            assert rowcount(merge) == 3  # one updated, one deleted, one inserted
+            assert rowcount("INSERT OVERWRITE counted SELECT 1, 'only'") == 1
+            assert rowcount("SELECT * FROM counted") == -1
+            assert [tuple(row) for row in cursor.fetchall()] == [(1, "only")]
+    finally:
+        connection.close()
