@@ -123,10 +123,10 @@ def _drop_schema_catalog(sql: str, schema: exp.Expression | None) -> None:
 
 def _names_schema(node: exp.Expression) -> bool:
     """Whether `node` names a schema by a table-shaped node: USE [SCHEMA] s, GRANT/REVOKE/SHOW GRANTS ON SCHEMA s,
-    SHOW <kind> IN s."""
+    DESCRIBE SCHEMA s, SHOW <kind> IN s."""
     if isinstance(node, exp.Use):
         return node.text("kind").upper() != "CATALOG"
-    if isinstance(node, (exp.Grant, exp.Revoke, ShowGrants)):
+    if isinstance(node, (exp.Grant, exp.Revoke, ShowGrants, exp.Describe)):
         return str(node.args.get("kind") or "").upper() in ("SCHEMA", "DATABASE")
     return False
 

@@ -50,6 +50,7 @@ class StreamingSpark(Databricks):
                 exp.Show(this="CREATE TABLE", target=self._parse_table_parts())),
             "GRANTS": lambda self: self._parse_show_grants(),
             "TBLPROPERTIES": lambda self: self._parse_show_tblproperties(),
+            "COLUMNS": lambda self: self._parse_show_columns(),
             "GRANT": lambda self: self._parse_show_grants(),
             "CATALOGS": lambda self: self._parse_show_list("CATALOGS", in_database=False),
         }
@@ -249,6 +250,14 @@ class StreamingSpark(Databricks):
                 kind = self._parse_securable_kind()
                 securable = self._parse_table_parts()
             return self.expression(ShowGrants(principal=principal, kind=kind, this=securable))
+
+        def _parse_show_columns(self) -> exp.Show:
+            """`SHOW COLUMNS {IN | FROM} t [{IN | FROM} db]` (Spark's; `t` may be `catalog.schema.table`)."""
+            if not self._match_set((TokenType.IN, TokenType.FROM)):
+                self.raise_error("Expected IN or FROM after SHOW COLUMNS")
+            table = self._parse_table_parts()
+            db = self._parse_id_var(any_token=False) if self._match_set((TokenType.IN, TokenType.FROM)) else None
+            return self.expression(exp.Show(this="COLUMNS", target=table, db=db))
 
         def _parse_show_tblproperties(self) -> exp.Show:
             """`SHOW TBLPROPERTIES t [('key')]` (the name read part by part: `t ('key')` is no table function)."""

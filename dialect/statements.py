@@ -84,6 +84,14 @@ class ShowDatabases:
 
 
 @dataclass(frozen=True)
+class DescribeDatabase:
+    """`DESCRIBE {SCHEMA | DATABASE} [EXTENDED] [catalog.]name`."""
+
+    name: str
+    extended: bool
+
+
+@dataclass(frozen=True)
 class UseCatalog:
     """`USE CATALOG c` / `SET CATALOG c`: the gateway has one catalog, so this checks the name and changes nothing."""
 
@@ -175,6 +183,13 @@ class ShowTblProperties:
 
 
 @dataclass(frozen=True)
+class ShowColumns:
+    """`SHOW COLUMNS {IN | FROM} t [{IN | FROM} db]`."""
+
+    table: TableName
+
+
+@dataclass(frozen=True)
 class RenameTable:
     table: TableName
     new_name: TableName
@@ -198,6 +213,7 @@ class ShowTableExtended:
 class DescribeTable:
     table: TableName
     extended: bool
+    as_json: bool = False  # DESCRIBE ... AS JSON: one row, `json_metadata` (Spark 4 / Databricks)
 
 
 @dataclass(frozen=True)
@@ -433,8 +449,9 @@ class ShowGrants:
 
 
 Statement = (
-    CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | CreateTable | CreateView | DropTable | AddColumns
-    | RenameTable | ShowTables | DescribeTable | DescribeHistory | ShowCreateTable | Insert | Delete | Update | Merge
+    CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CreateView
+    | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory
+    | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
@@ -689,6 +706,9 @@ def _show(tree: exp.Show) -> Statement:
         return ShowMaterializedViews(database, pattern)
     if kind == "TBLPROPERTIES":
         return ShowTblProperties(_table_name(tree.args["target"]), pattern)
+    if kind == "COLUMNS":
+        table = _table_name(tree.args["target"])
+        return ShowColumns(TableName(database or table.database, table.name))
     return ShowCreateTable(_table_name(tree.args["target"]))
 
 
@@ -966,13 +986,16 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
                                None if isinstance(comment, exp.Null) else comment.name)
     if isinstance(tree, exp.Describe) and (tree.args.get("kind") or "").upper() == "FUNCTION":
         return Passthrough(sql)  # DESCRIBE FUNCTION: Spark's, judged on its plan
+    if isinstance(tree, exp.Describe) and (tree.args.get("kind") or "").upper() in ("SCHEMA", "DATABASE"):
+        return DescribeDatabase(_database_name(tree.this), (tree.args.get("style") or "").upper() == "EXTENDED")
     if isinstance(tree, exp.Describe) and isinstance(tree.this, exp.Table):
         if (tree.args.get("kind") or "").upper() == "STREAMING TABLE":
             return DescribeStreamingTable(_table_name(tree.this))
         style = (tree.args.get("style") or "").upper()
         if style == "HISTORY":
             return DescribeHistory(_table_name(tree.this))
-        return DescribeTable(_table_name(tree.this), style in ("EXTENDED", "FORMATTED"))
+        return DescribeTable(_table_name(tree.this), style in ("EXTENDED", "FORMATTED"),
+                             bool(tree.args.get("as_json")))
     if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Directory):
         return Passthrough(sql)  # INSERT ... DIRECTORY: Spark's grammar, refused on Spark's plan by the policy
     if isinstance(tree, exp.Insert):

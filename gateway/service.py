@@ -183,13 +183,11 @@ class GatewayService:
     ) -> Session:
         """`authenticated`: the transport (SASL PLAIN) already checked the password. `address`: the client's IP.
         `catalog`, `database`: the session's initial namespace (Databricks' `initialNamespace`); the database
-        becomes current as `use:database` does."""
+        becomes current when it exists (dbt-databricks names it before creating it)."""
         if not authenticated:
             self.authenticate(user, password, address)
         check_catalog(catalog)
-        if database:
-            configuration = {**configuration, "use:database": database}
-        return self.sessions.open(user, protocol, configuration, client)
+        return self.sessions.open(user, protocol, configuration, client, initial_schema=database)
 
     def close_session(self, handle: SessionHandle) -> None:
         self.sessions.close(handle)

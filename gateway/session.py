@@ -85,11 +85,15 @@ class SessionManager:
                 error_class="TOO_MANY_SESSIONS",
                 hint="close sessions you no longer use (idle ones close after session.idle_timeout)")
 
-    def open(self, user: str, protocol: int, configuration: dict[str, str], client: str = "") -> Session:
+    def open(self, user: str, protocol: int, configuration: dict[str, str], client: str = "",
+             initial_schema: str | None = None) -> Session:
+        """`initial_schema`: Databricks' initialNamespace schema, current when it exists (see `_use_initial_schema`)."""
         with self._lock:
             self._check_cap(user)
         session = Session(SessionHandle.new(), user, protocol, new_user_session(self._spark), client)
         _apply_session_configuration(session, configuration, self._policy)
+        if initial_schema:
+            _use_initial_schema(session, initial_schema)
         with self._lock:
             self._check_cap(user)  # checked again: another connection of the user may have won the race
             self._sessions[session.handle.guid] = session
@@ -177,6 +181,19 @@ def _apply_session_configuration(session: Session, configuration: dict[str, str]
                 sqlstate="42704",
             )
         session.spark.catalog.setCurrentDatabase(database)
+
+
+def _use_initial_schema(session: Session, schema: str) -> None:
+    """Databricks' `initialNamespace` schema becomes current if it exists; a missing one is not an error, as on
+    Databricks: dbt-databricks opens its first sessions with the profile's schema before it creates that schema (a
+    statement that names nothing else then finds no table, or Spark's `default`)."""
+    if schema.lower() == "default":
+        return
+    if spark_has_database(session.spark, schema):
+        session.spark.catalog.setCurrentDatabase(schema)
+    else:
+        log.info("session %s: the initial schema %r does not exist (yet); the session starts in default",
+                 session.handle.hex, schema)
 
 
 def _set_conf(session: Session, key: str, value: str, policy: Policy, principal: Principal) -> None:

@@ -54,6 +54,8 @@ class StatementResult:
     open_batches: Callable[[], BatchSource]
     # A query's batches with some types kept as Spark's Arrow types (see WireTypes); None for a result in memory.
     open_typed: Callable[[WireTypes], tuple[pa.Schema, BatchSource]] | None = None
+    # Rows a DML statement inserted, updated or deleted (Databricks clients' `numModifiedRows`, their rowcount).
+    modified_rows: int | None = None
 
     def open(self, types: WireTypes = TEXT) -> tuple[pa.Schema, BatchSource]:
         """The schema and batches from the first row, `types` kept natively where the result can; a result already

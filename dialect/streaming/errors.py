@@ -43,6 +43,12 @@ class RewrittenSource(StreamingQueryError):
     sqlstate = "0A000"
 
 
+class PartitioningNotSupported(StreamingQueryError):
+    """PARTITIONED BY / CLUSTER BY on a streaming table: its exactly-once sink writes unpartitioned files."""
+
+    error_class = "UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING"
+
+
 class SortNotSupported(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.SORT"
 

@@ -16,7 +16,7 @@ from dialect.streaming.errors import (
     DuplicateExpectationName, ExpectationNotDeterministic, ExpectationWithAggregate, ExpectationWithSubquery,
     GroupKeyNotInOutput, InvalidKafkaOption, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat,
     NonDeterministicFunction, NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark,
-    QuarantineNameTooLong, RewrittenSource,
+    PartitioningNotSupported, QuarantineNameTooLong, RewrittenSource,
     SortNotSupported, UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
     UnsupportedStreamingJoin, WatermarkNotOnColumn,
 )
@@ -51,6 +51,17 @@ def check_not_replace(ctx: Context) -> None:
         raise ctx.error(CreateOrReplaceNotAllowed,
                         "REPLACE is not allowed for streaming tables.", ctx.create.this,
                         "write CREATE OR REFRESH STREAMING TABLE", keyword=("CREATE",))
+
+
+def check_no_partitioning(ctx: Context) -> None:
+    """Refused rather than dropped: a table created without the layout it asked for would look done."""
+    container = ctx.create.args.get("properties")
+    for prop in container.expressions if container else []:
+        if isinstance(prop, (exp.PartitionedByProperty, exp.ClusterProperty, exp.ClusteredByProperty)):
+            clause = "PARTITIONED BY" if isinstance(prop, exp.PartitionedByProperty) else "CLUSTER BY"
+            raise ctx.error(PartitioningNotSupported, f"{clause} is not supported for streaming tables.", prop,
+                            f"leave out {clause}: the table is written unpartitioned (a materialized view over it "
+                            "can be partitioned)", keyword=(clause.split()[0],))
 
 
 def check_source_functions(ctx: Context) -> None:
@@ -373,6 +384,7 @@ def check_quarantine_name(ctx: Context) -> None:
 
 RULES: tuple[Rule, ...] = (
     check_not_replace,
+    check_no_partitioning,
     check_source_functions,
     check_source_formats,
     check_kafka_options,

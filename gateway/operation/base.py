@@ -125,6 +125,7 @@ class OperationStatus:
     started: float
     completed: float | None
     has_result_set: bool
+    modified_rows: int | None = None   # a DML statement's count of rows inserted, updated or deleted
 
 
 class Operation(ABC):
@@ -191,7 +192,8 @@ class Operation(ABC):
         self.last_access = time.monotonic()
         with self._state_lock:
             return OperationStatus(
-                self._state, self._error, self.started, self.completed, bool(self._result and self._result.columns)
+                self._state, self._error, self.started, self.completed, bool(self._result and self._result.columns),
+                self._result.modified_rows if self._result is not None else None,
             )
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -293,6 +293,7 @@ class TCLIServiceHandler:
         )
         if spark:
             resp.displayMessage = message  # what the connector shows first
+            resp.numModifiedRows = status.modified_rows  # the connector's cursor.rowcount after DML
         return resp
 
     def _poll_wait(self, handle: OperationHandle) -> float | None:

@@ -60,13 +60,14 @@ class TableStatistics:
     rows: int | None  # None when a file's statistics carry no record count
 
 
-def table_statistics(path: str) -> TableStatistics:
-    """The latest version's size in bytes and row count, from the Delta log alone (no data file is read)."""
+def table_statistics(path: str, version: int | None = None) -> TableStatistics:
+    """A version's (default: the latest) size in bytes and row count, from the Delta log alone (no data file is
+    read); the row count is None when a file has no statistics."""
     import pyarrow as pa
 
     from runtime.storage.delta import open_table
 
-    actions = pa.table(open_table(path).get_add_actions(flatten=True))
+    actions = pa.table(open_table(path, version).get_add_actions(flatten=True))
     sizes = actions.column("size_bytes").to_pylist() if "size_bytes" in actions.column_names else []
     counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
     rows = None if any(count is None for count in counts) or len(counts) != len(sizes) else sum(counts)

@@ -46,9 +46,9 @@ ExpressionWithUnresolvedIdentifier PlanWithUnresolvedIdentifier NamedParameter P
 USER_COMMANDS = frozenset("""
 SetCommand ResetCommand SetCatalogAndNamespace ShowFunctions DescribeFunction ExplainCommand DescribeQueryCommand
 CreateViewCommand CreateTempViewUsing ShowTables ShowTableExtended ShowViews ShowNamespaces ShowColumns
-ShowTableProperties ShowPartitions ShowCreateTable DescribeRelation DescribeColumn DescribeNamespace
-ShowCurrentNamespace ShowCatalogs ShowTablesExtended CreateTable CreateTableAsSelect DropTable DropView
-InsertIntoStatement RenameTable
+ShowTableProperties ShowPartitions ShowCreateTable DescribeRelation DescribeRelationJsonCommand DescribeColumn
+DescribeNamespace ShowCurrentNamespace ShowCatalogs ShowTablesExtended CreateTable CreateTableAsSelect DropTable
+DropView InsertIntoStatement RenameTable
 AddColumns CreateVariable DropVariable SetVariable
 """.split())
 

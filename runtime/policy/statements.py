@@ -32,6 +32,8 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
 
     if isinstance(statement, (st.UseCatalog, st.ShowCatalogs)):
         pass  # anyone: they name the gateway's one catalog (or `system`) and change nothing
+    elif isinstance(statement, st.DescribeDatabase):
+        pass  # anyone: a schema's name, comment and owner, as SHOW SCHEMAS and information_schema.schemata show
     elif isinstance(statement, st.DropDatabase):
         if store.get_database(statement.name) is not None:
             grants.require_schema_owner(principal, statement.name.lower(), "drop")
@@ -77,7 +79,7 @@ def authorize(policy: Policy, principal: Principal, store: CatalogStore, stateme
             if store.get_database(database_of(statement.new_name)) is not None:
                 grants.require_create(principal, database_of(statement.new_name))
     elif isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable,
-                                st.DescribeStreamingTable, st.ShowTblProperties)):
+                                st.DescribeStreamingTable, st.ShowTblProperties, st.ShowColumns)):
         found = existing(statement.table)
         if found is not None:
             grants.require(principal, "SELECT", found)

@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 
 from catalog.errors import SchemaNotFoundError
 from catalog.names import check_name, name_problem, quote_identifier, quote_string
-from dialect.statements import CreateDatabase, DropDatabase, ShowDatabases, TableName, UseDatabase
+from dialect import catalogs
+from dialect.statements import (
+    CreateDatabase, DescribeDatabase, DropDatabase, ShowDatabases, TableName, UseDatabase,
+)
 from runtime.sql import StatementResult
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.locations import drop_table_folder
@@ -102,6 +105,22 @@ def use_database(ctx: StatementContext, stmt: UseDatabase) -> StatementResult:
                                   hint="SHOW DATABASES lists them; CREATE DATABASE makes one")
     ctx.spark.catalog.setCurrentDatabase(name)
     return no_result()
+
+
+def describe_database(ctx: StatementContext, stmt: DescribeDatabase) -> StatementResult:
+    """Spark's DESCRIBE NAMESPACE rows (info_name, info_value) from the catalog: the catalog's configured name, not
+    Spark's, so `DESCRIBE SCHEMA main.s` reads as it was asked."""
+    name = stmt.name.lower()
+    entry = ctx.store.get_database(name)
+    if entry is None and not spark_has_database(ctx.spark, name):
+        line, column = ctx.position_of(TableName(None, stmt.name))
+        raise SchemaNotFoundError(f"The schema `{stmt.name}` cannot be found.", line=line, column=column,
+                                  hint="check the spelling (SHOW SCHEMAS lists them)")
+    rows = [("Catalog Name", catalogs.current().name), ("Namespace Name", name),
+            ("Comment", entry.comment if entry else None), ("Owner", entry.owner if entry else None)]
+    if stmt.extended:
+        rows.append(("Properties", ""))
+    return rows_result([("info_name", "string"), ("info_value", "string")], rows)
 
 
 def show_databases(ctx: StatementContext, stmt: ShowDatabases) -> StatementResult:

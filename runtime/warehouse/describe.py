@@ -12,7 +12,8 @@ from catalog.names import quote_identifier, quote_string
 from catalog.uris import display_location
 from catalog.store import TableEntry
 from dialect.statements import (
-    DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties, defining_query,
+    DescribeHistory, DescribeTable, ShowColumns, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties,
+    defining_query,
 )
 from dialect.streaming.kafka import redact_sql
 from runtime.delta.read import table_statistics
@@ -20,6 +21,7 @@ from runtime.sql import StatementResult
 from runtime.warehouse.commit import OPERATION_KEY, PARAMETERS_KEY
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.databases import spark_has_database
+from runtime.warehouse.describe_json import describe_document, json_result
 from runtime.warehouse.dml import table_schema
 from runtime.warehouse.output import rows_result
 from runtime.warehouse import mv_refresh
@@ -103,6 +105,12 @@ def _information(entry: TableEntry, readable: bool) -> str:
     return text
 
 
+def show_columns(ctx: StatementContext, stmt: ShowColumns) -> StatementResult:
+    """SHOW COLUMNS as Spark answers it: one `col_name` row per column, in the table's order."""
+    entry = require(ctx, stmt.table)
+    return rows_result([("col_name", "string")], [(field.name,) for field in table_schema(entry).fields])
+
+
 def show_tblproperties(ctx: StatementContext, stmt: ShowTblProperties) -> StatementResult:
     """The table's properties as Spark with Delta lists them: the catalog's, and the Delta log's configuration and
     protocol versions (`delta.minReaderVersion`, `delta.minWriterVersion`)."""
@@ -145,6 +153,8 @@ def _when(value: dt.datetime | None) -> str | None:
 def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResult:
     entry = require(ctx, stmt.table)
     schema = table_schema(entry)
+    if stmt.as_json:
+        return json_result(describe_document(entry, schema, _type(entry), stmt.extended))
     rows: list[tuple[str, str, str | None]] = [
         (f.name, f.dataType.simpleString(), (f.metadata or {}).get("comment")) for f in schema.fields
     ]

@@ -15,13 +15,14 @@ from catalog.names import quote_identifier, quote_qualified
 from catalog.uris import is_object_uri
 from dialect.dialect import StreamingSpark
 from dialect.statements import Delete, Insert, Query, Update
+from runtime.delta.read import table_statistics
 from runtime.sql import StatementResult
 from runtime.warehouse import commit
 from runtime.warehouse.binder import SOURCE_FILE, Binder, bind
 from runtime.warehouse.casts import can_store, store_assign
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.errors import IncompatibleDataError, UnresolvedColumnError
-from runtime.warehouse.output import no_result
+from runtime.warehouse.output import modified, no_result
 from runtime.warehouse.tables import require_table
 
 if TYPE_CHECKING:
@@ -61,12 +62,20 @@ def insert(ctx: StatementContext, stmt: Insert) -> StatementResult:
     try:
         rows = enforce_not_null(store_assign(df, schema, qualified, stmt.columns), schema, qualified)
         if stmt.overwrite:
-            commit.overwrite(entry.location or "", rows, "WRITE", {"mode": "Overwrite"})
+            version = commit.overwrite(entry.location or "", rows, "WRITE", {"mode": "Overwrite"})
         else:
-            commit.append(entry.location or "", rows, "WRITE", {"mode": "Append"})
+            version = commit.append(entry.location or "", rows, "WRITE", {"mode": "Append"})
     finally:
         binder.close()
-    return no_result()
+    return inserted_result(entry.location or "", version, replaced=stmt.overwrite)
+
+
+def inserted_result(location: str, version: int, replaced: bool) -> StatementResult:
+    """The rows one commit added, from the Delta log's statistics (no data is read): the new version's rows, less
+    the previous version's unless the commit replaced them all; without statistics, no count."""
+    after = table_statistics(location, version).rows
+    before = 0 if replaced or version == 0 else table_statistics(location, version - 1).rows
+    return no_result() if after is None or before is None else modified(after - before)
 
 
 def _target_sql(entry: TableEntry, alias: str | None, extra: list[str]) -> str:
@@ -76,16 +85,19 @@ def _target_sql(entry: TableEntry, alias: str | None, extra: list[str]) -> str:
 
 
 def _rewrite(entry: TableEntry, read_version: int, df: DataFrame, new_rows: DataFrame, operation: str,
-             parameters: dict[str, str]) -> None:
-    """Replace the files holding a hit (`_HIT`) by `new_rows` (the table's columns plus `_FILE`) of those files."""
+             parameters: dict[str, str]) -> int:
+    """Replace the files holding a hit (`_HIT`) by `new_rows` (the table's columns plus `_FILE`) of those files;
+    returns the number of rows hit."""
     from pyspark.sql import functions as F
 
-    touched = [row[0] for row in df.where(F.col(_HIT)).select(_FILE).distinct().collect()]
+    hits = df.where(F.col(_HIT)).groupBy(_FILE).count().collect()
+    touched = [row[0] for row in hits]
     if not touched:
-        return
+        return 0
     qualified = quote_qualified(entry.database, entry.name)
     rows = enforce_not_null(new_rows.where(F.col(_FILE).isin(touched)), table_schema(entry), qualified)
     commit.rewrite(entry.location or "", read_version, touched, rows, operation, parameters)
+    return sum(row[1] for row in hits)
 
 
 def source_file(entry: TableEntry, alias: str | None = None) -> tuple[str, frozenset[tuple[str, str]]]:
@@ -119,10 +131,10 @@ def delete(ctx: StatementContext, stmt: Delete) -> StatementResult:
     file_sql, _ = source_file(entry, alias)
     df, binder, version = _bind_target(ctx, entry, alias, [f"{file_sql} AS {_FILE}", f"{condition} AS {_HIT}"])
     try:
-        _rewrite(entry, version, df, df.where(~F.col(_HIT)).drop(_HIT), "DELETE", {"predicate": condition})
+        deleted = _rewrite(entry, version, df, df.where(~F.col(_HIT)).drop(_HIT), "DELETE", {"predicate": condition})
     finally:
         binder.close()
-    return no_result()
+    return modified(deleted)
 
 
 def update(ctx: StatementContext, stmt: Update) -> StatementResult:
@@ -158,7 +170,7 @@ def update(ctx: StatementContext, stmt: Update) -> StatementResult:
                 column = F.when(F.col(_HIT), F.col(set_name).cast(field.dataType)).otherwise(column)
             projected.append(column.alias(field.name))
         new_rows = df.select(*projected, F.col(_FILE))
-        _rewrite(entry, version, df, new_rows, "UPDATE", {"predicate": condition})
+        updated = _rewrite(entry, version, df, new_rows, "UPDATE", {"predicate": condition})
     finally:
         binder.close()
-    return no_result()
+    return modified(updated)

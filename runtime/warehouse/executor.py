@@ -80,6 +80,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.DropDatabase: databases.drop_database,
     st.UseDatabase: databases.use_database,
     st.ShowDatabases: databases.show_databases,
+    st.DescribeDatabase: databases.describe_database,
     st.CreateTable: ddl.create_table,
     st.CreateView: ddl.create_view,
     st.DropTable: ddl.drop_table,
@@ -89,6 +90,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.SetTableProperties: ddl.set_table_properties,
     st.UnsetTableProperties: ddl.unset_table_properties,
     st.ShowTblProperties: describe.show_tblproperties,
+    st.ShowColumns: describe.show_columns,
     st.RenameTable: ddl.rename_table,
     st.ShowTables: describe.show_tables,
     st.ShowTableExtended: describe.show_table_extended,
@@ -116,7 +118,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
 _ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, st.DescribeHistory,
                  st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum, st.Refresh,
                  st.SetColumnComment, st.SetTableComment, st.SetTableProperties, st.UnsetTableProperties,
-                 st.ShowTblProperties)
+                 st.ShowTblProperties, st.ShowColumns)
 
 
 def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
@@ -154,7 +156,7 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
                 ctx.policy.grants.require_create(ctx.principal, database)
         if isinstance(statement, _ON_ONE_TABLE) and not _temporary(ctx, statement.table):
             action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable,
-                                                  st.Refresh, st.ShowTblProperties)) \
+                                                  st.Refresh, st.ShowTblProperties, st.ShowColumns)) \
                 else "change"
             owners.require(ctx.principal, *ctx.qualify(statement.table), action)
         result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,

@@ -20,9 +20,9 @@ from runtime.sql import StatementResult
 from runtime.warehouse import commit
 from runtime.warehouse.binder import SOURCE_FILE, bind
 from runtime.warehouse.context import StatementContext
-from runtime.warehouse.dml import enforce_not_null, source_file, table_schema
+from runtime.warehouse.dml import enforce_not_null, inserted_result, source_file, table_schema
 from runtime.warehouse.errors import UnresolvedColumnError, UnsupportedStatementError, WarehouseError
-from runtime.warehouse.output import no_result
+from runtime.warehouse.output import modified, no_result
 from runtime.warehouse.tables import require_table
 
 if TYPE_CHECKING:
@@ -135,17 +135,26 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
     try:
         if any(when.args.get("matched") for when in whens):
             _refuse_multiple_matches(df, quote_qualified(entry.database, entry.name))
-        touched = [row[0] for row in df.where(F.col(_HIT)).select(_FILE).distinct().collect()]
+        hits = df.where(F.col(_HIT)).groupBy(_FILE, _KEEP).count().collect()  # target rows updated or deleted
+        touched = sorted({row[0] for row in hits})
         inserted = df.where(F.col(_KEEP) & F.col(_FILE).isNull())
         if not touched and not inserted.limit(1).count():
-            return no_result()
+            return modified(0)
         rows = df.where(F.col(_KEEP) & (F.col(_FILE).isin(touched) | F.col(_FILE).isNull()))
         qualified = quote_qualified(entry.database, entry.name)
-        commit.rewrite(entry.location or "", snapshot.version if snapshot else 0, touched,
-                       enforce_not_null(rows, schema, qualified), "MERGE", {"predicate": on})
+        version = commit.rewrite(entry.location or "", snapshot.version if snapshot else 0, touched,
+                                 enforce_not_null(rows, schema, qualified), "MERGE", {"predicate": on})
     finally:
         binder.close()
-    return no_result()
+    return _merged(entry.location or "", version, hit=sum(row[2] for row in hits),
+                   deleted=sum(row[2] for row in hits if not row[1]))
+
+
+def _merged(location: str, version: int, hit: int, deleted: int) -> StatementResult:
+    """MERGE's count: the target rows it updated or deleted plus the rows it inserted, which are the commit's net
+    change in rows (from the Delta log's statistics) plus the deleted ones."""
+    net = inserted_result(location, version, replaced=False).modified_rows
+    return no_result() if net is None else modified(hit + net + deleted)
 
 
 def _refuse_multiple_matches(df: DataFrame, table: str) -> None:

@@ -20,3 +20,8 @@ def rows_result(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]
 
 def no_result() -> StatementResult:
     return StatementResult([], lambda: ListBatchSource(()))
+
+
+def modified(rows: int) -> StatementResult:
+    """A DML statement's result: no rows, the count of rows it inserted, updated or deleted."""
+    return StatementResult([], lambda: ListBatchSource(()), modified_rows=rows)

@@ -31,6 +31,12 @@ REJECTED = [
     # id, sql, error type, error class, sqlstate, where (text it starts at), table kinds
     ("sort", HEAD + "SELECT k, count(*) AS n FROM STREAM(s) GROUP BY k ORDER BY n",
      errors.SortNotSupported, "STREAMING_UNSUPPORTED_OPERATION.SORT", "0A000", "ORDER BY", None),
+    ("partitioned-by", "CREATE STREAMING TABLE t (k string)\n  PARTITIONED BY (k) AS SELECT k FROM STREAM(s)",
+     errors.PartitioningNotSupported, "UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING", "0A000", "PARTITIONED BY",
+     None),
+    ("cluster-by", "CREATE OR REFRESH STREAMING TABLE t CLUSTER BY (k) AS SELECT k FROM STREAM(s)",
+     errors.PartitioningNotSupported, "UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING", "0A000", "CLUSTER BY",
+     None),
     ("limit", HEAD + "SELECT k FROM STREAM(s) LIMIT 5",
      errors.LimitNotSupported, "STREAMING_UNSUPPORTED_OPERATION.LIMIT", "0A000", "LIMIT", None),
     ("distinct-aggregate", HEAD + "SELECT k, count(DISTINCT u) AS n FROM STREAM(s) GROUP BY k",

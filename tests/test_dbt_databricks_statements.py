@@ -1,0 +1,298 @@
+"""Every statement dbt-databricks 1.12 sends (traced against a stand-in server: the Unity Catalog path with catalog
+`main`, the streaming-table lifecycle, and the cluster path with `hive_metastore`), replayed in order through
+databricks-sql-connector on a real gateway's HTTP port. Each works, with the rows dbt reads from it; none needs the
+fallback dbt has for `DESCRIBE ... AS JSON` (an error naming PARSE_SYNTAX_ERROR or UNSUPPORTED_FEATURE), except a
+partitioned streaming table, refused clearly. Also the statements Spark answered only for two-part names (SHOW
+COLUMNS, DESCRIBE SCHEMA). The schema is `dbx_trace` instead of `analytics`, the landing folder a test folder
+instead of `/data/clicks`.
+dbt-databricks itself runs in tests_dbt/databricks (./run test-dbt)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyhive_helpers import fresh_database, land_named
+
+from gateway.auth.tokens import create_token
+
+sql = pytest.importorskip("databricks.sql")
+
+SCHEMA = "dbx_trace"
+Rows = list[tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class Step:
+    sql: str
+    check: Callable[[Rows], bool] | None = None   # on the rows the statement returned, as dbt reads them
+    error: str | None = None                      # the error class it must fail with instead
+
+
+@pytest.fixture(scope="module")
+def trace_gateway(start_gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+    tokens = tmp_path_factory.mktemp("dbx_trace_tokens") / "tokens"
+    gateway = start_gateway({"server": {"http_port": 0}, "auth": {"token_file": str(tokens)}})
+    with fresh_database(gateway, SCHEMA):
+        yield gateway, create_token(tokens, "tester", "statement replay")[1]
+
+
+@pytest.fixture(scope="module")
+def landing(landing_root: Path) -> str:
+    folder = landing_root / "dbx_trace_clicks"
+    land_named(folder, "part-1.json", [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}])
+    return str(folder)
+
+
+def replay(gateway: Any, token: str, catalog: str, steps: list[Step], landing: str) -> None:
+    """Run `steps` in one session opened as dbt opens it (its catalog and schema); every failure or unexpected
+    answer is collected, so one run names all of them."""
+    problems = []
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/trace", access_token=token,
+                             catalog=catalog, schema=SCHEMA, enable_telemetry=False,
+                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice",
+                             session_configuration={"QUERY_TAGS": "@@dbt_databricks_version:1.12.8"})
+    try:
+        with connection.cursor() as cursor:
+            for step in steps:
+                text = step.sql.replace("analytics", SCHEMA).replace("/data/clicks", landing)
+                try:
+                    cursor.execute(text)
+                    rows = [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+                except Exception as exc:  # noqa: BLE001 - each failing statement is reported with its error
+                    if step.error is None or f"[{step.error}]" not in str(exc):
+                        problems.append(f"{text.strip()[:90]!r}: {exc}")
+                    continue
+                if step.error is not None:
+                    problems.append(f"{text.strip()[:90]!r}: ran, but should fail with {step.error}")
+                if step.check is not None and not step.check(rows):
+                    problems.append(f"{text.strip()[:90]!r}: unexpected rows {rows[:40]}")
+    finally:
+        connection.close()
+    assert not problems, "\n".join(problems)
+
+
+def _json_columns(rows: Rows) -> list[str]:
+    return [column["name"] for column in json.loads(rows[0][0])["columns"]]
+
+
+def _described(rows: Rows) -> dict[str, str]:
+    return {row[0]: row[1] for row in rows}
+
+
+RELATIONS = """SELECT
+  table_name,
+  if(table_type IN ('EXTERNAL', 'MANAGED', 'MANAGED_SHALLOW_CLONE', 'EXTERNAL_SHALLOW_CLONE'), 'table',
+     lower(table_type)) AS table_type,
+  lower(data_source_format) AS file_format,
+  table_owner,
+  if(table_type IN ('EXTERNAL', 'MANAGED', 'MANAGED_SHALLOW_CLONE', 'EXTERNAL_SHALLOW_CLONE'), lower(table_type),
+     NULL) AS databricks_table_type
+FROM `system`.`information_schema`.`tables`
+WHERE table_catalog = 'main' AND table_schema = 'analytics'"""
+
+
+def row_filters(table: str) -> Step:
+    return Step(f"""SELECT table_catalog, table_schema, table_name, filter_name, target_columns
+        FROM `main`.`information_schema`.`row_filters`
+        WHERE table_catalog = 'main' AND table_schema = 'analytics' AND table_name = '{table}'""", lambda r: r == [])
+
+
+ST_QUERY = ("select id, name from stream read_files('/data/clicks', format => 'json', "
+            "schema => 'id BIGINT, name STRING')")
+ST_TMP = ("create or replace temporary view `m_st__dbt_tmp` as\n"
+          "    select id, name from read_files('/data/clicks', format => 'json', schema => 'id BIGINT, name STRING')")
+INCREMENTAL_CONSTRAINTS = [
+    Step("""SELECT column_name FROM `main`.`information_schema`.`columns`
+        WHERE table_catalog = 'main' AND table_schema = 'analytics' AND table_name = 'm_incr' AND is_nullable = 'NO'""",
+         lambda r: r == []),
+    Step("""SELECT kcu.constraint_name, kcu.column_name
+        FROM `main`.information_schema.key_column_usage kcu
+        WHERE kcu.table_catalog = 'main' AND kcu.table_schema = 'analytics' AND kcu.table_name = 'm_incr'
+          AND kcu.constraint_name = (
+            SELECT constraint_name FROM `main`.information_schema.table_constraints
+            WHERE table_catalog = 'main' AND table_schema = 'analytics' AND table_name = 'm_incr'
+              AND constraint_type = 'PRIMARY KEY')
+        ORDER BY kcu.ordinal_position""", lambda r: r == []),
+    Step("""SELECT kcu.constraint_name, kcu.column_name AS from_column, ukcu.table_catalog AS to_catalog,
+          ukcu.table_schema AS to_schema, ukcu.table_name AS to_table, ukcu.column_name AS to_column
+        FROM `main`.information_schema.key_column_usage kcu
+        JOIN `main`.information_schema.referential_constraints rc
+          ON kcu.constraint_catalog = rc.constraint_catalog AND kcu.constraint_schema = rc.constraint_schema
+          AND kcu.constraint_name = rc.constraint_name
+        JOIN `main`.information_schema.key_column_usage ukcu
+          ON rc.unique_constraint_catalog = ukcu.constraint_catalog
+          AND rc.unique_constraint_schema = ukcu.constraint_schema
+          AND rc.unique_constraint_name = ukcu.constraint_name AND kcu.ordinal_position = ukcu.ordinal_position
+        WHERE kcu.table_catalog = 'main' AND kcu.table_schema = 'analytics' AND kcu.table_name = 'm_incr'
+          AND kcu.constraint_name IN (
+            SELECT constraint_name FROM `main`.information_schema.table_constraints
+            WHERE table_catalog = 'main' AND table_schema = 'analytics' AND table_name = 'm_incr'
+              AND constraint_type = 'FOREIGN KEY')
+        ORDER BY kcu.ordinal_position""", lambda r: r == []),
+    Step("""SELECT column_name, mask_name, using_columns FROM `system`.`information_schema`.`column_masks`
+        WHERE table_catalog = 'main' AND table_schema = 'analytics' AND table_name = 'm_incr'""", lambda r: r == []),
+]
+MERGE = """-- back compat for old kwarg name
+  merge
+  into
+      `{catalog}`.`analytics`.`m_incr` as DBT_INTERNAL_DEST
+  using
+      `m_incr__dbt_tmp` as DBT_INTERNAL_SOURCE
+  on
+            DBT_INTERNAL_SOURCE.`id` <=> DBT_INTERNAL_DEST.`id`
+  when matched
+      then update set
+          *
+  when not matched
+      then insert
+          *"""
+INCR_TMP = """create or replace temporary view `m_incr__dbt_tmp` as
+    select id, name from `{catalog}`.`analytics`.`m_table`
+ where id > (select coalesce(max(id), 0) from `{catalog}`.`analytics`.`m_incr`)"""
+
+
+def test_unity_catalog_path_runs_1_and_2_and_the_streaming_table_lifecycle(trace_gateway: tuple[Any, str],
+                                                                           landing: str) -> None:
+    gateway, token = trace_gateway
+    run_1 = [
+        Step("SHOW SCHEMAS IN `main`"),
+        Step("create schema if not exists `main`.`analytics`"),
+        Step(RELATIONS, lambda r: r == []),
+        Step(ST_TMP),
+        Step("DESCRIBE TABLE EXTENDED `m_st__dbt_tmp` AS JSON", lambda r: _json_columns(r) == ["id", "name"]),
+        row_filters("m_st"),
+        Step(f"CREATE STREAMING TABLE `main`.`analytics`.`m_st`\n(\n    `id` bigint,\n    `name` string\n)\n  AS "
+             f"{ST_QUERY}"),
+        row_filters("m_table"),
+        Step("create or replace table `main`.`analytics`.`m_table`\n  using delta\n    as\n"
+             "    select * from values (1, 'a'), (2, 'b'), (3, 'c') as t(id, name)"),
+        row_filters("m_incr"),
+        Step("create or replace table `main`.`analytics`.`m_incr`\n  using delta\n    as\n"
+             "    select id, name from `main`.`analytics`.`m_table` where id < 3"),
+        Step("create or replace view `main`.`analytics`.`m_view`\nas (\n  select id, name from "
+             "`main`.`analytics`.`m_table`\n)"),
+    ]
+    run_2 = [
+        Step("SHOW SCHEMAS IN `main`", lambda r: (SCHEMA,) in r),
+        Step(RELATIONS, lambda r: sorted(row[:2] for row in r) == [
+            ("m_incr", "table"), ("m_st", "streaming_table"), ("m_table", "table"), ("m_view", "view")]),
+        Step("describe extended `main`.`analytics`.`m_st`",
+             lambda r: _described(r)["Refresh Schedule"] == "MANUAL"
+             and _described(r)["View Text"] == ST_QUERY.replace("/data/clicks", landing)),
+        Step("SHOW TBLPROPERTIES `main`.`analytics`.`m_st`"),
+        row_filters("m_st"),
+        Step("refresh streaming table `main`.`analytics`.`m_st`"),
+        Step("SELECT id, name FROM `main`.`analytics`.`m_st` ORDER BY id", lambda r: r == [(1, "a"), (2, "b")]),
+        *INCREMENTAL_CONSTRAINTS,
+        row_filters("m_incr"),
+        Step("SHOW TBLPROPERTIES `main`.`analytics`.`m_incr`", lambda r: ("delta.minReaderVersion", "1") in r),
+        Step("describe extended `main`.`analytics`.`m_incr`", lambda r: _described(r)["Type"] == "MANAGED"),
+        Step(INCR_TMP.format(catalog="main")),
+        Step("DESCRIBE TABLE EXTENDED `main`.`analytics`.`m_incr` AS JSON",
+             lambda r: _json_columns(r) == ["id", "name"]),
+        Step("DESCRIBE TABLE EXTENDED `m_incr__dbt_tmp` AS JSON", lambda r: _json_columns(r) == ["id", "name"]),
+        Step(MERGE.format(catalog="main")),
+        Step("SELECT id, name FROM `main`.`analytics`.`m_incr` ORDER BY id",
+             lambda r: r == [(1, "a"), (2, "b"), (3, "c")]),
+        Step("SHOW COLUMNS IN `main`.`analytics`.`m_incr`", lambda r: r == [("id",), ("name",)]),
+        Step("DESCRIBE SCHEMA `main`.`analytics`", lambda r: ("Namespace Name", SCHEMA) in r),
+        Step("describe extended `main`.`analytics`.`m_view`", lambda r: _described(r)["Type"] == "VIEW"),
+        Step("create or replace view `main`.`analytics`.`m_view`\nas (\n  select id, name from "
+             "`main`.`analytics`.`m_table`\n)"),
+    ]
+    lifecycle = [  # st_trace: a table property, then a schedule, then a partitioning that needs a full refresh
+        Step(f"CREATE OR REFRESH STREAMING TABLE `main`.`analytics`.`m_st`\n  tblproperties "
+             f"('pipelines.trigger.interval' = '1 second' \n  )\n  AS {ST_QUERY}"),
+        Step("SHOW TBLPROPERTIES `main`.`analytics`.`m_st`",
+             lambda r: ("pipelines.trigger.interval", "1 second") in r),
+        Step("ALTER STREAMING TABLE `main`.`analytics`.`m_st`\n    ADD SCHEDULE CRON '0 0 * * * ? *' AT TIME ZONE "
+             "'UTC'"),
+        Step("describe extended `main`.`analytics`.`m_st`",
+             lambda r: _described(r)["Refresh Schedule"] == "CRON '0 0 * * * ? *' AT TIME ZONE 'UTC'"),
+        Step(ST_TMP),
+        Step("DESCRIBE TABLE EXTENDED `m_st__dbt_tmp` AS JSON", lambda r: _json_columns(r) == ["id", "name"]),
+        Step("drop table if exists `main`.`analytics`.`m_st`"),
+        # Partitioned streaming tables are refused, clearly, rather than created unpartitioned.
+        Step(f"CREATE STREAMING TABLE `main`.`analytics`.`m_st`\n(\n    `id` bigint,\n    `name` string\n)\n"
+             f"  PARTITIONED BY (name)\n  AS {ST_QUERY}", error="UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING"),
+        Step(f"CREATE STREAMING TABLE `main`.`analytics`.`m_st`\n(\n    `id` bigint,\n    `name` string\n)\n"
+             f"  AS {ST_QUERY}"),
+        Step("refresh streaming table `main`.`analytics`.`m_st`"),
+        Step("SELECT id, name FROM `main`.`analytics`.`m_st` ORDER BY id", lambda r: r == [(1, "a"), (2, "b")]),
+    ]
+    replay(gateway, token, "main", run_1 + run_2 + lifecycle, landing)
+
+
+def test_cluster_path_with_hive_metastore(trace_gateway: tuple[Any, str], landing: str) -> None:
+    """hms_trace: a cluster http_path makes dbt ask the runtime version first (an unknown answer turns its newer
+    syntax off), then legacy DESCRIBE instead of AS JSON, and GetTables instead of information_schema."""
+    gateway, token = trace_gateway
+    steps = [
+        Step("SET spark.databricks.clusterUsageTags.sparkVersion", lambda r: len(r) == 1),
+        Step("SHOW SCHEMAS IN `hive_metastore`", lambda r: (SCHEMA,) in r),
+        Step("create schema if not exists `hive_metastore`.`analytics`"),
+        Step(ST_TMP),
+        Step("DESCRIBE TABLE `m_st__dbt_tmp`", lambda r: [row[:2] for row in r] == [("id", "bigint"),
+                                                                                    ("name", "string")]),
+        Step("create or replace table `hive_metastore`.`analytics`.`m_table_hms`\n  using delta\n    as\n"
+             "    select 1 as id, 'a' as name"),
+        Step("create or replace table `hive_metastore`.`analytics`.`m_incr`\n  using delta\n    as\n"
+             "    select id, name from `hive_metastore`.`analytics`.`m_table_hms` where id < 0"),
+        Step("describe extended `hive_metastore`.`analytics`.`m_incr`", lambda r: _described(r)["Type"] == "MANAGED"),
+        Step("SHOW TBLPROPERTIES `hive_metastore`.`analytics`.`m_incr`"),
+        Step(INCR_TMP.format(catalog="hive_metastore").replace("m_table", "m_table_hms")),
+        Step("DESCRIBE TABLE `hive_metastore`.`analytics`.`m_incr`",
+             lambda r: [row[0] for row in r] == ["id", "name"]),
+        Step("DESCRIBE TABLE `m_incr__dbt_tmp`", lambda r: [row[0] for row in r] == ["id", "name"]),
+        Step(MERGE.format(catalog="hive_metastore")),
+        Step("SELECT id, name FROM `hive_metastore`.`analytics`.`m_incr`", lambda r: r == [(1, "a")]),
+        Step("create or replace view `hive_metastore`.`analytics`.`m_view_hms`\nas (\n  select id, name from "
+             "`hive_metastore`.`analytics`.`m_table_hms`\n)"),
+    ]
+    replay(gateway, token, "hive_metastore", steps, landing)
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/protocolv1/o/0/trace", access_token=token,
+                             catalog="hive_metastore", schema=SCHEMA, enable_telemetry=False,
+                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    try:
+        with connection.cursor() as cursor:  # how dbt lists relations on this path
+            cursor.tables(catalog_name="hive_metastore", schema_name=SCHEMA)
+            listed = {row.TABLE_NAME: row.TABLE_TYPE for row in cursor.fetchall()}
+    finally:
+        connection.close()
+    assert listed["m_table_hms"] == "TABLE" and listed["m_view_hms"] == "VIEW"
+
+
+def test_rowcount_after_dml_is_the_rows_modified(trace_gateway: tuple[Any, str]) -> None:
+    """numModifiedRows, the connector's cursor.rowcount: rows inserted, updated, deleted, or all three of a MERGE;
+    -1 for statements that modify no rows (a query, DDL)."""
+    gateway, token = trace_gateway
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/trace", access_token=token,
+                             catalog="main", schema=SCHEMA, enable_telemetry=False,
+                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    try:
+        with connection.cursor() as cursor:
+            def rowcount(statement: str) -> int:
+                cursor.execute(statement)
+                return cursor.rowcount
+
+            assert rowcount("CREATE OR REPLACE TABLE counted (id INT, name STRING)") == -1
+            assert rowcount("INSERT INTO counted VALUES (1, 'a'), (2, 'b'), (3, 'c')") == 3
+            assert rowcount("INSERT INTO counted SELECT id + 10, name FROM counted WHERE id > 1") == 2
+            assert rowcount("UPDATE counted SET name = 'x' WHERE id >= 3") == 3
+            assert rowcount("UPDATE counted SET name = 'y' WHERE id > 100") == 0
+            assert rowcount("DELETE FROM counted WHERE id = 12") == 1
+            merge = ("MERGE INTO counted t USING (SELECT * FROM VALUES (1, 'm'), (2, 'gone'), (7, 'new') "
+                     "AS s(id, name)) s "
+                     "ON t.id = s.id WHEN MATCHED AND s.name = 'gone' THEN DELETE WHEN MATCHED THEN UPDATE SET * "
+                     "WHEN NOT MATCHED THEN INSERT *")
+            assert rowcount(merge) == 3  # one updated, one deleted, one inserted
+            assert rowcount("INSERT OVERWRITE counted SELECT 1, 'only'") == 1
+            assert rowcount("SELECT * FROM counted") == -1
+            assert [tuple(row) for row in cursor.fetchall()] == [(1, "only")]
+    finally:
+        connection.close()

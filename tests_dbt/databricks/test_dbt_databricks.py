@@ -1,0 +1,132 @@
+"""dbt-databricks, unchanged and pinned, against a real gateway over HTTP with a Bearer token (catalog `main`, a
+warehouse http_path): the project in project/ builds a table, a view, an incremental merge model, a streaming table
+over read_files and a materialized view over it; then re-runs unchanged (REFRESH only), with changes (new rows, a
+table property and a schedule on the streaming table, a property on the materialized view), with `--full-refresh`,
+and `dbt test` passes. Every step is checked on the tables' contents through databricks-sql-connector."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import Gateway
+from databricks import sql
+from dbt.cli.main import dbtRunner
+
+PROJECT = Path(__file__).resolve().parent / "project"
+SCHEMA = "dbt_dbx"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, gateway: Gateway) -> Path:
+    """The project with a profile as a user writes it for sluicegate (README, "dbt-databricks")."""
+    project = tmp_path_factory.mktemp("dbx_project") / "project"
+    shutil.copytree(PROJECT, project)
+    target = {
+        "type": "databricks", "host": gateway.http_url, "http_path": "/sql/1.0/warehouses/sluicegate",
+        "token": gateway.token, "catalog": "main", "schema": SCHEMA, "threads": 1,
+        "connection_parameters": {"_connection_uri": f"{gateway.http_url}/cliservice", "enable_telemetry": False},
+    }
+    profile = {"sluicegate_databricks": {"target": "dev", "outputs": {"dev": target}}}
+    (project / "profiles.yml").write_text(yaml.safe_dump(profile))
+    return project
+
+
+@contextmanager
+def cursor(gateway: Gateway) -> Iterator[Any]:
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/cliservice", access_token=gateway.token,
+                             _connection_uri=f"{gateway.http_url}/cliservice", enable_telemetry=False)
+    try:
+        with connection.cursor() as opened:
+            yield opened
+    finally:
+        connection.close()
+
+
+def rows(gateway: Gateway, query: str) -> list[tuple[Any, ...]]:
+    with cursor(gateway) as opened:
+        opened.execute(query)
+        return sorted(tuple(row) for row in opened.fetchall())
+
+
+def described(gateway: Gateway, table: str) -> dict[str, str]:
+    return {row[0]: row[1] for row in rows(gateway, f"DESCRIBE TABLE EXTENDED main.{SCHEMA}.{table}")}
+
+
+def properties(gateway: Gateway, table: str) -> dict[str, str]:
+    return dict(rows(gateway, f"SHOW TBLPROPERTIES main.{SCHEMA}.{table}"))
+
+
+def land(gateway: Gateway, name: str, records: list[dict[str, Any]]) -> None:
+    folder = gateway.warehouse / "landing" / "dbx" / "clicks"
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{name}.tmp"
+    partial.write_text("".join(json.dumps(record) + "\n" for record in records))
+    partial.rename(folder / name)
+
+
+def dbt(project: Path, gateway: Gateway, *args: str, variables: dict[str, Any] | None = None) -> str:
+    """Run dbt in this process; returns what it logged during the run (the statements it sent among it)."""
+    log = project / "logs" / "dbt.log"
+    start = log.stat().st_size if log.exists() else 0
+    landing = {"landing": str(gateway.warehouse / "landing" / "dbx")}
+    result = dbtRunner().invoke([*args, "--project-dir", str(project), "--profiles-dir", str(project),
+                                 "--vars", json.dumps({**landing, **(variables or {})})])
+    assert result.success, f"dbt {' '.join(args)} failed: {result.exception}"
+    with open(log, encoding="utf-8") as logged:
+        logged.seek(start)
+        return logged.read()
+
+
+def test_models_built_rerun_changed_refreshed_and_tested(project: Path, gateway: Gateway) -> None:
+    land(gateway, "part-1.json", [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}])
+    dbt(project, gateway, "run")
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_table") == [(1, "a"), (2, "b"), (3, "c")]
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_view") == [(1, "A"), (2, "B"), (3, "C")]
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_incr") == [(1, "a"), (2, "b"), (3, "c")]
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_st") == [(1, "a"), (2, "b")]
+    assert rows(gateway, f"SELECT name, clicks FROM main.{SCHEMA}.m_mv") == [("a", 1), ("b", 1)]
+    assert described(gateway, "m_st")["Type"] == "STREAMING_TABLE"
+    assert described(gateway, "m_mv")["Type"] == "MATERIALIZED_VIEW"
+
+    # Unchanged: the streaming table and the materialized view are refreshed, not redefined.
+    log = dbt(project, gateway, "run").lower()
+    assert "refresh streaming table" in log and "create or refresh" not in log
+    assert "refresh materialized view" in log and "create or replace materialized view" not in log
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_st") == [(1, "a"), (2, "b")]
+
+    # Changed: a new file, a merge that updates and inserts, a table property and a schedule on the streaming table
+    # (CREATE OR REFRESH, then ALTER ... ADD SCHEDULE), a property on the materialized view (CREATE OR REPLACE).
+    land(gateway, "part-2.json", [{"id": 3, "name": "a"}])
+    changes = {"third_id": 4, "st_properties": {"pipelines.trigger.interval": "1 second"},
+               "st_schedule": {"cron": "0 0 * * * ? *", "time_zone_value": "UTC"}, "mv_properties": {"team": "web"}}
+    log = dbt(project, gateway, "run", variables=changes).lower()
+    assert "create or refresh streaming table" in log and "add schedule cron" in log
+    assert "create or replace materialized view" in log and "merge" in log
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_incr") == [(1, "a"), (2, "b"), (3, "c"), (4, "c")]
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_st") == [(1, "a"), (2, "b"), (3, "a")]
+    assert rows(gateway, f"SELECT name, clicks FROM main.{SCHEMA}.m_mv") == [("a", 2), ("b", 1)]
+    assert properties(gateway, "m_st")["pipelines.trigger.interval"] == "1 second"
+    assert described(gateway, "m_st")["Refresh Schedule"] == "CRON '0 0 * * * ? *' AT TIME ZONE 'UTC'"
+    assert properties(gateway, "m_mv")["team"] == "web"
+
+    # The same changes again: nothing to apply, so refreshes only.
+    log = dbt(project, gateway, "run", variables=changes).lower()
+    assert "create or refresh" not in log and "add schedule" not in log and "alter streaming table" not in log
+
+    # --full-refresh with the first configuration: rebuilt from scratch, every file read again.
+    log = dbt(project, gateway, "run", "--full-refresh").lower()
+    assert "drop table if exists `main`.`dbt_dbx`.`m_st`" in log
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_incr") == [(1, "a"), (2, "b"), (3, "c")]
+    assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_st") == [(1, "a"), (2, "b"), (3, "a")]
+    assert "pipelines.trigger.interval" not in properties(gateway, "m_st")
+    assert described(gateway, "m_st")["Refresh Schedule"] == "MANUAL"
+    assert "team" not in properties(gateway, "m_mv")
+
+    dbt(project, gateway, "test")
