@@ -100,6 +100,7 @@ class FakeEdge:
         self.refuse: str | None = None
         self.versions: dict[Any, int] = {}
         self.static: str | None = None
+        self.removed_checkpoints: list[str] = []
 
     def build(self, key: Any, plan: Any) -> FakeBuilt:
         return FakeBuilt()
@@ -121,6 +122,9 @@ class FakeEdge:
 
     def forget_session(self, key: Any) -> None:
         pass
+
+    def remove_checkpoint(self, checkpoint: str) -> None:
+        self.removed_checkpoints.append(checkpoint)
 
     def static_change(self, live: LiveQuery) -> str | None:
         return self.static
