@@ -237,6 +237,7 @@ def test_a_drop_during_the_backoff_is_final(world) -> None:
     manager.start(_persist(store, manager, "doomed"))
     _end(manager, edge, CAST_ERROR)
     manager.drop("db", "doomed")
+    assert edge.removed_checkpoints == [edge.launched[0][1]]        # its copy on an object store goes too
     store.drop_table("db", "doomed")
     clock.advance(3600)
     manager.tick()
