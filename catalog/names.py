@@ -17,7 +17,8 @@ cannot collide with a database folder, which always ends in `.db`, nor with a ta
 
 `inside` is the containment check every folder derived from a name, or read from a catalog row, goes through before
 anything is created, renamed or deleted: the resolved path (symbolic links followed) must lie under the resolved
-root.
+root. A warehouse on an object store (`s3://bucket/prefix`) is handled alike through `catalog/uris.py`: the same
+`<database>.db/<table>` shape under the prefix, checked segment by segment.
 
 This module uses the standard library only, so the catalog, the runtime and the gateway share it.
 """
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from catalog.errors import InvalidNameError, PathOutsideWarehouseError
+from catalog.uris import Location, ObjectLocation, as_location, resolved
 
 log = logging.getLogger(__name__)
 
@@ -84,25 +86,27 @@ def check_name(name: str, kind: NameKind = "table", *, line: int | None = None,
     return name.lower()
 
 
-def inside(root: Path | str, path: Path | str) -> Path:
+def inside(root: Path | str | ObjectLocation, path: Path | str | ObjectLocation) -> Location:
     """`path` resolved, once it is certain to lie strictly under `root` (resolved too); else
-    PathOutsideWarehouseError. Symbolic links are followed, so a link inside the warehouse pointing out is refused."""
-    base = Path(root).resolve()
-    resolved = Path(path).resolve()
-    if resolved == base or not resolved.is_relative_to(base):
+    PathOutsideWarehouseError. Symbolic links are followed, so a link inside the warehouse pointing out is refused.
+    Either both are local paths or both object URIs (catalog/uris.py refuses `..`, `//` and escapes in those)."""
+    base = resolved(root)
+    found = resolved(path)
+    if type(found) is not type(base) or found == base or not found.is_relative_to(base):
         raise PathOutsideWarehouseError(
-            f"the folder {resolved} is not inside {base}; nothing was created, renamed or deleted",
+            f"the folder {found} is not inside {base}; nothing was created, renamed or deleted",
             hint="names map to folders inside the warehouse only; check for a symbolic link or a bad catalog row")
-    return resolved
+    return found
 
 
-def database_folder(warehouse: Path | str, database: str) -> Path:
+def database_folder(warehouse: Path | str | ObjectLocation, database: str) -> Location:
     """WAREHOUSE/<database>.db, checked and resolved."""
     database = check_name(database, "database")
-    return inside(warehouse, Path(warehouse) / f"{database}.db")
+    return inside(warehouse, as_location(warehouse) / f"{database}.db")
 
 
-def table_folder(warehouse: Path | str, database: str, name: str, kind: NameKind = "table") -> Path:
+def table_folder(warehouse: Path | str | ObjectLocation, database: str, name: str,
+                 kind: NameKind = "table") -> Location:
     """WAREHOUSE/<database>.db/<name>: a managed table's folder, checked and resolved. Folders are lower-cased as
     the names are, so one table never has two folders."""
     name = check_name(name, kind)
@@ -121,13 +125,13 @@ def quote_qualified(*parts: str) -> str:
     return ".".join(quote_identifier(part) for part in parts)
 
 
-def owned_table_folder(warehouse: Path | str, location: str | Path) -> Path:
+def owned_table_folder(warehouse: Path | str | ObjectLocation, location: str | Path | ObjectLocation) -> Location:
     """A table folder a catalog row names, resolved, once it is certain to have the shape the gateway gives its own
     folders, WAREHOUSE/<database>.db/<table> with valid names; else PathOutsideWarehouseError. A row written before
     names were checked (`..`, `../../elsewhere`, the warehouse itself) is never followed to a folder to remove or
     move."""
     folder = inside(warehouse, location)
-    base = Path(warehouse).resolve()
+    base = resolved(warehouse)
     parent = folder.parent
     if (parent.parent != base or not parent.name.endswith(".db")
             or name_problem(parent.name.removesuffix(".db"), "database") or name_problem(folder.name)):

@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from catalog.events import EventRetention
+from catalog.uris import Location, ObjectLocation, as_location
+from dialect.errors import SqlError
 from gateway.errors import ConfigError
 from runtime.policy import SecuritySettings
 from runtime.spark import SparkSettings
+from runtime.storage.settings import ObjectStoreSettings
 from runtime.streaming.settings import StreamSettings
 
 if sys.version_info >= (3, 11):
@@ -99,7 +102,7 @@ class GatewayConfig:
     session: SessionSettings
     operation: OperationSettings
     include_stack_trace: bool
-    warehouse: Path
+    warehouse: Location                # a local folder, or an s3:// prefix (catalog/uris.py)
     spark: SparkSettings
     catalog_url: str = ""              # "" = SQLite in WAREHOUSE/catalog.db
     catalog_name: str = "main"         # the catalog's name (dialect/catalogs.py); hive_metastore and spark_catalog too
@@ -107,6 +110,16 @@ class GatewayConfig:
     security: SecuritySettings | None = None
     events: EventRetention = field(default_factory=EventRetention)
     source: tuple[str, ...] = field(default=())
+    state: Path | None = None          # the local folder of the catalog file, checkpoints and landing; None = warehouse
+    object_store: ObjectStoreSettings | None = None   # the store of an s3:// warehouse
+
+    @property
+    def local_state(self) -> Path:
+        """Where what cannot live on an object store lives: the warehouse itself when it is a local folder."""
+        if self.state is not None:
+            return self.state
+        assert isinstance(self.warehouse, Path)
+        return self.warehouse
 
 
 def default_password_file() -> Path:
@@ -239,11 +252,14 @@ def load_config(
                               f"\"uid={{user}},ou=people,dc=example,dc=org\"; got {auth['ldap_user_dn']!r}")
         ldap = LdapSettings(url=auth["ldap_url"], user_dn=auth["ldap_user_dn"], start_tls=auth["ldap_start_tls"],
                             ca_file=_optional_path(auth["ldap_ca_file"], base), timeout=float(auth["ldap_timeout"]))
-    warehouse_path = Path(raw["warehouse"]["path"]).expanduser().resolve()
+    warehouse_path, state = _warehouse(raw["warehouse"], base)
+    object_store = _object_store(raw["storage"], base) if isinstance(warehouse_path, ObjectLocation) else None
+    local = state or warehouse_path
+    assert isinstance(local, Path)
     password_file = _optional_path(auth["password_file"], base) or default_password_file()
     token_file = _optional_path(auth["token_file"], base) or password_file.with_name("tokens")
     checkpoints = Path(raw["streams"]["checkpoints"]).expanduser().resolve() if raw["streams"]["checkpoints"] \
-        else warehouse_path / "_checkpoints"
+        else local / "_checkpoints"
     spark = raw["spark"]
     return GatewayConfig(
         server=ServerSettings(
@@ -293,7 +309,7 @@ def load_config(
             driver_memory=spark["driver_memory"],
             shuffle_partitions=spark["shuffle_partitions"],
             bind_loopback=spark["bind_loopback"],
-            warehouse=warehouse_path,
+            warehouse=local,
             extra_conf=dict(spark["conf"]),
             include_stack_trace=raw["errors"]["include_stack_trace"],
         ),
@@ -308,11 +324,59 @@ def load_config(
             max_attempts=int(raw["streams"]["max_attempts"]),
             tick_seconds=float(raw["streams"]["tick_interval"]),
         ),
-        security=_security(raw["security"], warehouse_path,
-                           (warehouse_path, checkpoints, password_file, token_file)),
+        security=_security(raw["security"], local, (local, checkpoints, password_file, token_file)),
         events=_events(raw["events"]),
         source=tuple(sources),
+        state=state,
+        object_store=object_store,
     )
+
+
+def _warehouse(raw: dict[str, Any], base: Path | None) -> tuple[Location, Path | None]:
+    """The warehouse's location and, for one on an object store, the local state folder."""
+    text = raw["path"]
+    if "://" not in text:
+        return Path(text).expanduser().resolve(), None
+    try:
+        location = as_location(text)
+    except SqlError as exc:
+        raise ConfigError(f"warehouse.path: {exc.message}") from exc
+    if not isinstance(location, ObjectLocation):
+        raise ConfigError(f"warehouse.path must be a folder or an s3://bucket/prefix URI, got {text!r}")
+    if not location.segments:
+        raise ConfigError(f"warehouse.path {text!r} names a whole bucket: give it a prefix (s3://bucket/warehouse)")
+    state = _optional_path(raw["local_state"], base)
+    if state is None:
+        raise ConfigError("warehouse.local_state must name a local folder when warehouse.path is an object store")
+    return location, state.resolve()
+
+
+def _object_store(raw: dict[str, Any], base: Path | None) -> ObjectStoreSettings:
+    """[storage]: the endpoint and keys of the warehouse's store. A secret key file must be readable by its owner
+    only, as the password file; no message ever shows the key."""
+    endpoint = raw["endpoint"]
+    if endpoint and not endpoint.startswith(("http://", "https://")):
+        raise ConfigError(f"storage.endpoint must start with http:// or https://, got {endpoint!r}")
+    if endpoint.startswith("http://") and not raw["allow_http"]:
+        raise ConfigError("storage.endpoint is plain http: set storage.allow_http = true to accept it")
+    if raw["conditional_put"] not in ("etag", ""):
+        raise ConfigError(f'storage.conditional_put must be "etag" or "", got {raw["conditional_put"]!r}')
+    secret = raw["secret_key"]
+    secret_file = _optional_path(raw["secret_key_file"], base)
+    if secret_file is not None:
+        try:
+            mode = secret_file.stat().st_mode & 0o777
+            if mode & 0o077:
+                raise ConfigError(f"storage.secret_key_file {secret_file} has mode {mode:04o}: group or others may "
+                                  f"read the store's secret key; run `chmod 600 {secret_file}`")
+            secret = secret_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"storage.secret_key_file {secret_file} cannot be read: {exc.strerror}") from None
+    if bool(raw["access_key"]) != bool(secret):
+        raise ConfigError("storage.access_key and the secret key go together: set both or neither")
+    return ObjectStoreSettings(endpoint=endpoint, region=raw["region"], access_key=raw["access_key"],
+                               secret_key=secret, allow_http=raw["allow_http"],
+                               conditional_put=raw["conditional_put"])
 
 
 def _catalog_name(name: Any) -> str:

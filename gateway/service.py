@@ -52,7 +52,15 @@ def open_catalog(config: GatewayConfig) -> CatalogStore:
 
     if config.catalog_url:
         return CatalogStore(config.catalog_url, config.events)
-    return CatalogStore.for_warehouse(config.warehouse, config.events)
+    return CatalogStore.for_warehouse(config.local_state, config.events)
+
+
+def open_storage(config: GatewayConfig) -> None:
+    """An object-store warehouse: its prefix is served with the configured endpoint and keys (runtime/storage)."""
+    if config.object_store is not None:
+        from runtime.storage.registry import register
+
+        register(str(config.warehouse), config.object_store)
 
 
 def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None:
@@ -125,6 +133,7 @@ class GatewayService:
         self.config = config
         self.spark = spark
         catalogs.configure(config.catalog_name)
+        open_storage(config)
         self.catalog = catalog if catalog is not None else open_catalog(config)
         _shadow_databases(spark, self.catalog)
         self._owns_streams = streams is None
@@ -135,7 +144,7 @@ class GatewayService:
         self.policy = Policy(config.security, self.catalog)
         # the owner of the streams also refreshes materialized views on their schedules (one per warehouse)
         self.views = start_view_scheduler(config, spark, self.catalog, self.policy) if self._owns_streams else None
-        landing = config.warehouse / "landing"
+        landing = config.local_state / "landing"
         if landing in config.security.allowed_paths:
             landing.mkdir(exist_ok=True)  # the default root users land files in: the warehouse's own folder
         self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout, self.policy,

@@ -62,9 +62,10 @@ class TableStatistics:
 def table_statistics(path: str) -> TableStatistics:
     """The latest version's size in bytes and row count, from the Delta log alone (no data file is read)."""
     import pyarrow as pa
-    from deltalake import DeltaTable
 
-    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    from runtime.storage.delta import open_table
+
+    actions = pa.table(open_table(path).get_add_actions(flatten=True))
     sizes = actions.column("size_bytes").to_pylist() if "size_bytes" in actions.column_names else []
     counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
     rows = None if any(count is None for count in counts) or len(counts) != len(sizes) else sum(counts)
@@ -73,19 +74,20 @@ def table_statistics(path: str) -> TableStatistics:
 
 def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime | None = None) -> Snapshot:
     """The table at `path` as of `version` or `timestamp` (the latest version when neither is given)."""
-    from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
-    if not DeltaTable.is_deltatable(path):
+    from runtime.storage.delta import is_delta_table, open_table
+
+    if not is_delta_table(path):
         raise DeltaTableNotFoundError(f"no Delta table at {path}")
     try:
-        table = DeltaTable(path) if version is None else DeltaTable(path, version=version)
+        table = open_table(path) if version is None else open_table(path, version=version)
         if timestamp is not None:
             table.load_as_version(timestamp)
     except TableNotFoundError as exc:
         raise DeltaTableNotFoundError(f"no Delta table at {path}") from exc
     except DeltaError as exc:
-        latest = DeltaTable(path).version()
+        latest = open_table(path).version()
         wanted = f"version {version}" if timestamp is None else f"timestamp {timestamp.isoformat()}"
         raise DeltaVersionNotFoundError(
             f"the table has no {wanted}: {exc}",

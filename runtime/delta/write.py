@@ -182,10 +182,11 @@ def commit_files(
 
     `schema` is the Arrow schema of the rows. Returns the committed version.
     """
-    from deltalake import DeltaTable
     from deltalake.exceptions import CommitFailedError
     from deltalake.schema import Schema
-    from deltalake.transaction import AddAction, CommitProperties, Transaction, create_table_with_add_actions
+    from deltalake.transaction import AddAction, CommitProperties, Transaction
+
+    from runtime.storage.delta import create_with_add_actions, is_delta_table, open_table
 
     if mode not in WRITE_MODES:
         raise ValueError(f"mode must be one of {WRITE_MODES}, got {mode!r}")
@@ -194,14 +195,14 @@ def commit_files(
     if app_transaction is not None:
         properties = CommitProperties(app_transactions=[Transaction(app_transaction.app_id, app_transaction.version)])
     try:
-        if create or not DeltaTable.is_deltatable(table_path):
-            create_table_with_add_actions(
+        if create or not is_delta_table(table_path):
+            create_with_add_actions(
                 table_path, Schema.from_arrow(schema), adds, mode="overwrite" if mode == "overwrite" else "error",
                 partition_by=list(partition_by) or None, name=name, description=description,
                 configuration=configuration, commit_properties=properties,
             )
         else:
-            DeltaTable(table_path).create_write_transaction(
+            open_table(table_path).create_write_transaction(
                 adds, mode, schema, partition_by=list(partition_by) or None, commit_properties=properties
             )
     except CommitFailedError as exc:
@@ -209,16 +210,16 @@ def commit_files(
             f"another writer committed to {table_path} first: {exc}",
             hint="run the statement again; it reads the new version",
         ) from exc
-    return DeltaTable(table_path).version()
+    return open_table(table_path).version()
 
 
 def committed_version(table_path: str, app_id: str) -> int | None:
     """The last txn version `app_id` committed to the table, or None: how a replayed batch is recognised."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import is_delta_table, open_table
 
-    if not DeltaTable.is_deltatable(table_path):
+    if not is_delta_table(table_path):
         return None
-    return DeltaTable(table_path).transaction_version(app_id)
+    return open_table(table_path).transaction_version(app_id)
 
 
 def write_dataframe(

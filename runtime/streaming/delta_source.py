@@ -95,9 +95,10 @@ def added_files(table_path: str, version: int, skip_change_commits: bool = False
 def snapshot_files(table_path: str, version: int) -> list[AddedFile]:
     """The data files of the table as of `version`, with their partition values as the log writes them (text)."""
     import pyarrow as pa
-    from deltalake import DeltaTable
 
-    actions = pa.table(DeltaTable(table_path, version=version).get_add_actions(flatten=True)).to_pylist()
+    from runtime.storage.delta import open_table
+
+    actions = pa.table(open_table(table_path, version=version).get_add_actions(flatten=True)).to_pylist()
     files = []
     for action in actions:
         values = tuple(sorted((key[len("partition."):], None if value is None else str(value))
@@ -107,9 +108,9 @@ def snapshot_files(table_path: str, version: int) -> list[AddedFile]:
 
 
 def latest_version(table_path: str) -> int:
-    from deltalake import DeltaTable
+    from runtime.storage.delta import is_delta_table, open_table
 
-    return DeltaTable(table_path).version() if DeltaTable.is_deltatable(table_path) else START
+    return open_table(table_path).version() if is_delta_table(table_path) else START
 
 
 def _read_file(file: AddedFile, schema: pa.Schema) -> Iterator[pa.RecordBatch]:

@@ -44,11 +44,12 @@ def empty_table(location: str, schema: StructType, plan: StreamingPlan, replace_
 
 
 def _needs_emptying(location: str, schema: StructType, stream_id: str, always: bool) -> bool:
-    from deltalake import DeltaTable
     from deltalake.schema import Schema
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    table = DeltaTable(location)
+    from runtime.storage.delta import open_table
+
+    table = open_table(location)
     if table.transaction_version(stream_id) is not None:
         return False
     if always or table.file_uris():

@@ -162,10 +162,10 @@ class DeltaSink:
                rows: pa.Table | None = None, keep: str | None = None) -> int:
         """MERGE the changed groups on the keys. With `keep` (a boolean column of `rows`), a group whose row is not
         kept is deleted from the table instead of updated, and not inserted."""
-        from deltalake import DeltaTable
+        from runtime.storage.delta import open_table
 
         rows = batch.toArrow() if rows is None else rows
-        table = DeltaTable(self.location)
+        table = open_table(self.location)
         if rows.num_rows == 0:  # nothing changed: still one commit, so the batch is known as done
             return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn)
         # streamed_exec=False: the batch is already in memory, and delta-rs derives its file pruning from the
@@ -181,7 +181,7 @@ class DeltaSink:
             merger = (merger.when_matched_delete(f"NOT {kept}").when_matched_update(values, kept)
                       .when_not_matched_insert(values, kept))
         merger.execute()
-        return DeltaTable(self.location).version()
+        return open_table(self.location).version()
 
     # -- with expectations -------------------------------------------------------------------------------------
 
@@ -268,9 +268,9 @@ class DeltaSink:
 
     def _require_quarantine(self) -> None:
         """Before anything commits: a batch whose dropped rows would have nowhere to go commits nothing."""
-        from deltalake import DeltaTable
+        from runtime.storage.delta import is_delta_table
 
-        if self.quarantine is not None and not DeltaTable.is_deltatable(self.quarantine):
+        if self.quarantine is not None and not is_delta_table(self.quarantine):
             folder = Path(self.quarantine)
             raise QuarantineMissingError(
                 f"the quarantine table {folder.parent.name.removesuffix('.db')}.{folder.name} is missing, so the rows "

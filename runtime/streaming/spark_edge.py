@@ -82,7 +82,7 @@ def input_tables(plan: StreamingPlan) -> set[Key]:
 
 def delta_versions(store: CatalogStore, tables: set[Key] | dict[Key, Any]) -> dict[Key, int]:
     """The current Delta version of each table (a table gone or unreadable is left out)."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     versions = {}
     for database, name in tables:
@@ -90,7 +90,7 @@ def delta_versions(store: CatalogStore, tables: set[Key] | dict[Key, Any]) -> di
         if entry is None or not entry.location:
             continue
         try:
-            versions[(database, name)] = DeltaTable(entry.location).version()
+            versions[(database, name)] = open_table(entry.location).version()
         except Exception as exc:  # noqa: BLE001 - the stream itself reports a source it cannot read
             log.debug("reading the version of %s.%s failed: %s", database, name, exc)
     return versions

@@ -43,8 +43,9 @@ def _adds(files: Sequence[WrittenFile]) -> list[Any]:
 
 def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None,
             app_transaction: AppTransaction | None = None) -> int:
-    from deltalake import DeltaTable
     from deltalake.exceptions import CommitFailedError
+
+    from runtime.storage.delta import open_table
 
     metadata = table.metadata()
     try:
@@ -57,15 +58,15 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
             f"another writer committed to the table first: {exc}",
             hint="run the statement again; it reads the new version",
         ) from exc
-    return DeltaTable(table.table_uri).version()
+    return open_table(table.table_uri).version()
 
 
 def append(location: str, df: DataFrame, operation: str = "WRITE",
            parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
     """Add `df`'s rows (already in the table's schema) as one commit; returns the new version."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
-    table = DeltaTable(location)
+    table = open_table(location)
     files = write_files(df, location, table.metadata().partition_columns)
     return _commit(table, _adds(files), "append", operation, parameters or {"mode": "Append"}, app_transaction)
 
@@ -73,9 +74,9 @@ def append(location: str, df: DataFrame, operation: str = "WRITE",
 def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
               parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
     """Replace every row of the table by `df`'s as one commit."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
-    table = DeltaTable(location)
+    table = open_table(location)
     files = write_files(df, location, table.metadata().partition_columns)
     return _commit(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"}, app_transaction)
 
@@ -84,10 +85,11 @@ def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFr
             parameters: dict[str, str] | None = None) -> int:
     """Replace the files `removed` (absolute paths or URIs of version `read_version`) by `df`'s rows, as one commit
     checked against what happened since `read_version`."""
-    from deltalake import DeltaTable
     from deltalake.transaction import RemoveAction
 
-    table = DeltaTable(location, version=read_version)
+    from runtime.storage.delta import open_table
+
+    table = open_table(location, version=read_version)
     root = os.path.abspath(location)
     now = int(time.time() * 1000)
     actions: list[Any] = [
@@ -106,13 +108,13 @@ def replace_with_arrow(location: str, read_version: int, rows: Any, operation: s
     import uuid
 
     import pyarrow.parquet as pq
-    from deltalake import DeltaTable
 
     from runtime.delta.write import list_written_files
+    from runtime.storage.delta import open_table
 
     staging = f"_sg_write_{uuid.uuid4().hex}"
     os.makedirs(os.path.join(location, staging))
     pq.write_table(rows, os.path.join(location, staging, f"part-00000-{uuid.uuid4().hex}.snappy.parquet"),
                    compression="snappy")
     files = list_written_files(location, staging)
-    return _commit(DeltaTable(location, version=read_version), _adds(files), "overwrite", operation, parameters)
+    return _commit(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)

@@ -15,8 +15,17 @@ from catalog.grants import GrantStore, Securable
 from catalog.names import NameKind, check_name, owned_table_folder, quote_identifier
 from catalog.store import TableEntry
 from dialect.statements import (
-    AddColumns, ColumnSpec, CreateTable, CreateView, DropTable, RenameTable, SetColumnComment, SetTableComment,
-    SetTableProperties, TableName, UnsetTableProperties,
+    AddColumns,
+    ColumnSpec,
+    CreateTable,
+    CreateView,
+    DropTable,
+    RenameTable,
+    SetColumnComment,
+    SetTableComment,
+    SetTableProperties,
+    TableName,
+    UnsetTableProperties,
 )
 from runtime.delta.write import commit_files, write_files
 from runtime.sql import StatementResult
@@ -88,10 +97,11 @@ def delta_configuration(properties: dict[str, str]) -> dict[str, str] | None:
 
 def _create_delta(location: str, schema: StructType, stmt: CreateTable, replace: bool) -> None:
     """An empty Delta table at `location`: a folder this statement just created, or the table it replaces."""
-    from deltalake import DeltaTable
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    DeltaTable.create(
+    from runtime.storage.delta import create_table
+
+    create_table(
         location, to_arrow_schema(schema), mode="overwrite" if replace else "error",
         partition_by=list(stmt.partition_by) or None, name=stmt.table.name.lower(), description=stmt.comment,
         configuration=delta_configuration(stmt.properties),
@@ -253,10 +263,11 @@ def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
 
 
 def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
-    from deltalake import DeltaTable
     from deltalake.schema import Field, Schema
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
+
+    from runtime.storage.delta import open_table
 
     entry = require_table(ctx, stmt.table, "ALTER TABLE ADD COLUMNS")
     current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
@@ -269,7 +280,7 @@ def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
                                  error_class="FIELDS_ALREADY_EXISTS", sqlstate="42710",
                                  hint="choose another column name", line=line, column=column)
     delta_fields = list(Schema.from_arrow(to_arrow_schema(added)).fields)
-    DeltaTable(entry.location).alter.add_columns(
+    open_table(entry.location).alter.add_columns(
         [Field(f.name, f.type, nullable=True) for f in delta_fields],
         commit_properties=commit.commit_properties("ADD COLUMNS", {"columns": ", ".join(added.fieldNames())}),
     )
@@ -290,8 +301,9 @@ def _commented(ctx: StatementContext, table: TableName) -> TableEntry:
 
 def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> StatementResult:
     """The comment goes into the Delta schema's field metadata (where Spark with Delta keeps it) and the catalog."""
-    from deltalake import DeltaTable
     from pyspark.sql.types import StructField, StructType
+
+    from runtime.storage.delta import open_table
 
     entry = _commented(ctx, stmt.table)
     current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
@@ -302,7 +314,7 @@ def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> Stateme
             f"A column `{stmt.column}` cannot be found in `{entry.database}`.`{entry.name}`.",
             error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703", line=line, column=column,
             hint=f"its columns are {', '.join(f.name for f in current.fields)}")
-    DeltaTable(entry.location).alter.set_column_metadata(
+    open_table(entry.location).alter.set_column_metadata(
         found.name, {"comment": stmt.comment},
         commit_properties=commit.commit_properties("CHANGE COLUMN", {"column": found.name}))
     fields = [StructField(f.name, f.dataType, f.nullable, {**(f.metadata or {}), "comment": stmt.comment})
@@ -312,10 +324,10 @@ def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> Stateme
 
 
 def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> StatementResult:
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     entry = _commented(ctx, stmt.table)
-    DeltaTable(entry.location).alter.set_table_description(
+    open_table(entry.location).alter.set_table_description(
         stmt.comment or "", commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"comment": "set"}))
     ctx.store.update_table(entry.database, entry.name, comment=stmt.comment)
     return no_result()
@@ -323,12 +335,12 @@ def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> Statement
 
 def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> StatementResult:
     """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     entry = _commented(ctx, stmt.table)
     changes = {key: value for key, value in stmt.properties if key.lower() != "comment"}
     comment = next((value for key, value in stmt.properties if key.lower() == "comment"), None)
-    table = DeltaTable(entry.location)
+    table = open_table(entry.location)
     delta_changes = delta_configuration(changes)
     if delta_changes:
         table.alter.set_table_properties(

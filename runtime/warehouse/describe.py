@@ -105,12 +105,12 @@ def _information(entry: TableEntry, readable: bool) -> str:
 def show_tblproperties(ctx: StatementContext, stmt: ShowTblProperties) -> StatementResult:
     """The table's properties as Spark with Delta lists them: the catalog's, and the Delta log's configuration and
     protocol versions (`delta.minReaderVersion`, `delta.minWriterVersion`)."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     entry = require(ctx, stmt.table)
     properties = dict(entry.properties or {})
     if entry.location and entry.kind != "VIEW":
-        table = DeltaTable(entry.location)
+        table = open_table(entry.location)
         protocol = table.protocol()
         properties.update({key: value for key, value in table.metadata().configuration.items() if value is not None})
         properties["delta.minReaderVersion"] = str(protocol.min_reader_version)
@@ -183,13 +183,13 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
 
 
 def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementResult:
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     entry = require(ctx, stmt.table)
     if entry.kind == "VIEW":  # tables and streaming tables have a Delta log; a view has none
         entry = require_table(ctx, stmt.table, "DESCRIBE HISTORY")
     rows = []
-    for commit in DeltaTable(entry.location).history():
+    for commit in open_table(entry.location).history():
         operation = commit.get(OPERATION_KEY) or commit.get("operation")
         parameters = commit.get(PARAMETERS_KEY)
         parameters = json.loads(parameters) if isinstance(parameters, str) else commit.get("operationParameters")

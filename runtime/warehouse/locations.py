@@ -10,6 +10,8 @@ The rules (the names and the containment check themselves are `catalog/names.py`
   warehouse; a row pointing anywhere else loses its row and keeps its files, with a warning;
 - RENAME moves a table folder only to a new table folder that does not exist yet.
 Every removal that fails is logged, never ignored in silence.
+A warehouse on an object store keeps the same rules over prefixes (runtime/storage/files.py): a prefix "exists" when
+an object lies under it, creating one writes nothing, removing one deletes its objects, and a RENAME copies them.
 """
 
 from __future__ import annotations
@@ -18,31 +20,37 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from catalog.errors import LocationExistsError, PathOutsideWarehouseError
-from catalog.names import NameKind, owned_table_folder, remove_folder, table_folder
+from catalog.names import NameKind, owned_table_folder, table_folder
+from catalog.uris import Location, ObjectLocation, resolved
+from runtime.storage.files import copy_prefix, delete_prefix, prefix_exists
 
 log = logging.getLogger(__name__)
 
 
-def _exists_error(folder: Path, database: str, name: str) -> LocationExistsError:
+def _exists_error(folder: Location, database: str, name: str) -> LocationExistsError:
     return LocationExistsError(
         f"Cannot create the table `{database}`.`{name}`: its folder {folder} already exists and the catalog has no "
         "table there.", hint="drop or move that folder by hand, or choose another name")
 
 
 @contextmanager
-def new_table_folder(warehouse: Path, database: str, name: str, kind: NameKind = "table") -> Iterator[Path]:
+def new_table_folder(warehouse: Location, database: str, name: str,
+                     kind: NameKind = "table") -> Iterator[Location]:
     """Create the folder of a new table and yield it; if the block raises, the folder (made here) is removed.
 
     The database's folder is created when missing and kept: other tables share it."""
     folder = table_folder(warehouse, database, name, kind)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        folder.mkdir()
-    except FileExistsError:
-        raise _exists_error(folder, database, name) from None
+    if isinstance(folder, ObjectLocation):
+        if prefix_exists(folder):
+            raise _exists_error(folder, database, name)
+    else:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            raise _exists_error(folder, database, name) from None
     try:
         yield folder
     except BaseException:
@@ -50,12 +58,12 @@ def new_table_folder(warehouse: Path, database: str, name: str, kind: NameKind =
         raise
 
 
-def remove_created(folder: Path) -> None:
+def remove_created(folder: Location) -> None:
     """Undo: remove a folder this statement created."""
-    remove_folder(folder, "created by a statement that failed")
+    delete_prefix(folder, "created by a statement that failed")
 
 
-def owned_folder(warehouse: Path, location: str | None) -> Path | None:
+def owned_folder(warehouse: Location, location: str | None) -> Location | None:
     """The folder a catalog row names, if it is a table folder of this warehouse; None (with a warning) if not."""
     if not location:
         return None
@@ -66,15 +74,15 @@ def owned_folder(warehouse: Path, location: str | None) -> Path | None:
         return None
 
 
-def drop_table_folder(warehouse: Path, location: str | None) -> None:
+def drop_table_folder(warehouse: Location, location: str | None) -> None:
     """Remove the folder of a table whose catalog row is gone (DROP TABLE, DROP DATABASE CASCADE)."""
     folder = owned_folder(warehouse, location)
     if folder is None:
         return
-    remove_folder(folder, "the folder of a dropped table")
+    delete_prefix(folder, "the folder of a dropped table")
 
 
-def existing_table_folder(warehouse: Path, location: str | None) -> Path:
+def existing_table_folder(warehouse: Location, location: str | None) -> Location:
     """The folder of an existing table that a statement is about to rewrite (CREATE OR REPLACE, a full refresh):
     refused unless it is a table folder of this warehouse."""
     if not location:
@@ -82,30 +90,46 @@ def existing_table_folder(warehouse: Path, location: str | None) -> Path:
     return owned_table_folder(warehouse, location)
 
 
-def move_table_folder(warehouse: Path, location: str, new_database: str, new_name: str) -> Path:
+def move_table_folder(warehouse: Location, location: str, new_database: str, new_name: str) -> Location:
     """RENAME: move a table's folder to the new name's folder and return it. The source must be a table folder of
-    the warehouse and the target must not exist; `restore_table_folder` undoes it."""
+    the warehouse and the target must not exist; `restore_table_folder` undoes it. On an object store the objects
+    are copied, then the source's deleted (a Delta log names its files relative to the table: the copy is whole)."""
     source = owned_table_folder(warehouse, location)
     target = table_folder(warehouse, new_database, new_name)
-    if target.exists():
+    if prefix_exists(target):
         raise _exists_error(target, new_database, new_name)
+    if isinstance(target, ObjectLocation):
+        _move_prefix(source, target)
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(source, target)
     return target
 
 
-def restore_table_folder(moved_to: Path, location: str) -> None:
+def _move_prefix(source: Location, target: Location) -> None:
+    try:
+        copy_prefix(source, target)
+    except BaseException:
+        delete_prefix(target, "a partial copy of a failed RENAME")
+        raise
+    delete_prefix(source, "the old folder of a renamed table")
+
+
+def restore_table_folder(moved_to: Location, location: str) -> None:
     """Undo `move_table_folder`; a failure is logged with both paths."""
     try:
-        os.rename(moved_to, location)
+        if isinstance(moved_to, ObjectLocation):
+            _move_prefix(moved_to, ObjectLocation.parse(location))
+        else:
+            os.rename(moved_to, location)
     except OSError as exc:
         log.error("could not move %s back to %s after a failed RENAME: %s; move it by hand", moved_to, location, exc)
 
 
-def sibling_table_folder(location: str, name: str) -> Path:
+def sibling_table_folder(location: str, name: str) -> Location:
     """The folder of the table `name` in the database of the table at `location` (a streaming table's quarantine
     table lies beside it): checked to be a table folder of the warehouse that folder is in."""
-    folder = Path(location).resolve()
+    folder = resolved(location)
     warehouse = folder.parent.parent
     owned = owned_table_folder(warehouse, folder)
     return table_folder(warehouse, owned.parent.name.removesuffix(".db"), name)

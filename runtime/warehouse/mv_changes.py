@@ -77,9 +77,10 @@ def table_change(location: str, before: int, after: int) -> TableChange | None:
 def table_bytes(location: str, version: int) -> int:
     """The size of a version's data files, from its log (what a full read of the table costs)."""
     import pyarrow as pa
-    from deltalake import DeltaTable
 
-    actions = pa.table(DeltaTable(location, version=version).get_add_actions(flatten=True))
+    from runtime.storage.delta import open_table
+
+    actions = pa.table(open_table(location, version=version).get_add_actions(flatten=True))
     return sum(size or 0 for size in actions.column("size_bytes").to_pylist()) if actions.num_rows else 0
 
 

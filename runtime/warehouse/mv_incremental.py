@@ -354,9 +354,10 @@ def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: In
 def _rows(location: str, version: int) -> int:
     """The view's row count from its log's statistics (no data read); a large number when a file has none."""
     import pyarrow as pa
-    from deltalake import DeltaTable
 
-    actions = pa.table(DeltaTable(location, version=version).get_add_actions(flatten=True))
+    from runtime.storage.delta import open_table
+
+    actions = pa.table(open_table(location, version=version).get_add_actions(flatten=True))
     counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
     return sum(counts) if all(c is not None for c in counts) else SMALL_VIEW_ROWS + 1
 
@@ -428,11 +429,12 @@ class _Merge:
         """The change's groups collected (the one Spark job), joined with the view's rows read by delta-rs, the new
         rows computed by Spark over the joined rows in memory (no job), written as the view's one file."""
         import pyarrow as pa
-        from deltalake import DeltaTable
+
+        from runtime.storage.delta import open_table
 
         found = self.found
         names = [*self.columns, *self.hidden]
-        old = DeltaTable(location, version=self.view.version).to_pyarrow_table(columns=names)
+        old = open_table(location, version=self.view.version).to_pyarrow_table(columns=names)
         old = old.rename_columns([_OLD + c for c in names])
         change = changed.toArrow()
         if found.keys:

@@ -264,8 +264,7 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
 def _input_versions(ctx: StatementContext, found: incremental_views.Incrementality) -> dict[str, int] | None:
     """The current version of each table the query names, with SELECT on it checked; None when one is not a Delta
     table of the catalog (a view, a temporary view: only binding the query finds what it reads)."""
-    from deltalake import DeltaTable
-
+    from runtime.storage.delta import open_table
     from runtime.warehouse.binder import catalog_resolver
 
     resolver = catalog_resolver(ctx)
@@ -274,7 +273,7 @@ def _input_versions(ctx: StatementContext, found: incremental_views.Incrementali
         resolved = resolver.resolve(ref.database, ref.name)
         if resolved is None or resolved.kind != "TABLE" or not resolved.location:
             return None
-        versions[f"{resolved.database}.{resolved.name}"] = DeltaTable(resolved.location).version()
+        versions[f"{resolved.database}.{resolved.name}"] = open_table(resolved.location).version()
     return versions
 
 

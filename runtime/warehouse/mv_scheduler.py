@@ -51,12 +51,12 @@ def plan_next_run(store: CatalogStore, database: str, name: str, now: dt.datetim
 
 def inputs_changed(store: CatalogStore, state: mv_refresh.MaterializedViewState) -> bool:
     """Whether a table the view reflects has another Delta version now (or is gone)."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     for qualified, version in state.input_versions.items():
         database, _, name = qualified.partition(".")
         entry = store.get_table(database, name)
-        if entry is None or not entry.location or DeltaTable(entry.location).version() != version:
+        if entry is None or not entry.location or open_table(entry.location).version() != version:
             return True
     return False
 

@@ -23,7 +23,7 @@ _CHECK_KEY = "spark.databricks.delta.retentionDurationCheck.enabled"
 
 
 def vacuum(ctx: StatementContext, stmt: Vacuum) -> StatementResult:
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     entry = require_table(ctx, stmt.table, "VACUUM")
     hours = DEFAULT_RETENTION_HOURS if stmt.retain_hours is None else stmt.retain_hours
@@ -34,7 +34,7 @@ def vacuum(ctx: StatementContext, stmt: Vacuum) -> StatementResult:
             hint=f"SET {_CHECK_KEY} = false to allow it, or RETAIN {DEFAULT_RETENTION_HOURS:g} HOURS or more",
         )
     root = os.path.abspath(entry.location or "")
-    table = DeltaTable(root)
+    table = open_table(root)
     live = {os.path.normpath(os.path.join(root, unquote(path))) for path in table.get_add_actions(flatten=True)
             .column("path").to_pylist()}
     cutoff = time.time() - hours * 3600

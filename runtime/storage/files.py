@@ -1,0 +1,96 @@
+"""Files under a location, local or on the object store: the one way to get a pyarrow filesystem for a location,
+and to list, test, copy and delete a prefix (a table's folder). Object stores have no folders: a prefix exists
+when some object lies under it, and deleting it deletes every object under it."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog.uris import Location, ObjectLocation, as_location
+from runtime.storage.registry import settings_for
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    path: str          # relative to the prefix listed, `/`-separated
+    size: int
+    mtime_ms: int
+
+
+def filesystem(location: str | Location) -> tuple[Any, str]:
+    """(a pyarrow FileSystem, the path of `location` on it): S3FileSystem with the registered store's settings for
+    an object URI, the local filesystem otherwise."""
+    found = as_location(location)
+    if isinstance(found, ObjectLocation):
+        return settings_for(found).arrow_filesystem(), found.arrow_path
+    from pyarrow.fs import LocalFileSystem
+
+    return LocalFileSystem(), str(found.absolute())
+
+
+def list_files(prefix: str | Location) -> list[StoredFile]:
+    """Every file under `prefix` (recursively), sorted by path; [] when there is none."""
+    from pyarrow.fs import FileSelector, FileType
+
+    fs, root = filesystem(prefix)
+    infos = fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True))
+    files = [StoredFile(info.path[len(root):].lstrip("/"), info.size or 0,
+                        int(info.mtime.timestamp() * 1000) if info.mtime else 0)
+             for info in infos if info.type == FileType.File]
+    return sorted(files, key=lambda f: f.path)
+
+
+def prefix_exists(prefix: str | Location) -> bool:
+    """Whether anything lies at `prefix` (a local file or folder; an object under an object prefix)."""
+    found = as_location(prefix)
+    if isinstance(found, Path):
+        return found.exists()
+    from pyarrow.fs import FileSelector
+
+    fs, root = filesystem(found)
+    return bool(fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True)))
+
+
+def delete_prefix(prefix: str | Location, what: str) -> None:
+    """Delete everything under `prefix` (`what` says which, for the log). Already gone is fine; a failure is logged
+    and the files are left for a person: the statement that asked has already succeeded or failed."""
+    found = as_location(prefix)
+    if isinstance(found, Path):
+        from catalog.names import remove_folder
+
+        remove_folder(found, what)
+        return
+    try:
+        fs, root = filesystem(found)
+        fs.delete_dir_contents(root, missing_dir_ok=True)
+        try:
+            fs.delete_dir(root)
+        except FileNotFoundError:
+            pass
+    except OSError as exc:
+        log.warning("could not remove %s, %s: %s; remove it by hand", found, what, exc)
+
+
+def copy_prefix(source: str | Location, target: str | Location) -> None:
+    """Copy every file under `source` to the same relative path under `target` (both on one store)."""
+    fs, root = filesystem(source)
+    _, target_root = filesystem(target)
+    for stored in list_files(source):
+        fs.copy_file(f"{root}/{stored.path}", f"{target_root}/{stored.path}")
+
+
+def read_bytes(location: str | Location) -> bytes:
+    fs, path = filesystem(location)
+    with fs.open_input_stream(path) as stream:
+        return stream.read()
+
+
+def write_bytes(location: str | Location, data: bytes) -> None:
+    fs, path = filesystem(location)
+    with fs.open_output_stream(path) as stream:
+        stream.write(data)
