@@ -22,16 +22,16 @@ spanning lines (multiLine) is refused here.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from catalog.names import quote_identifier
+from catalog.uris import ObjectLocation
+from runtime.storage.settings import ObjectStoreSettings
 from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
 
 if TYPE_CHECKING:
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 FORMAT_NAME = "sg_object_files"
-# the store's address and keys, as delta-rs storage options (Spark redacts an option named like a secret in plans)
-STORE_OPTION = "sluicegate.store.secret"
-SCHEMES = ("s3", "s3a")
 LINE_COLUMN = "value"
 LINE_FORMATS = ("json", "csv")
 FILES_PER_PARTITION = 8
@@ -53,32 +50,6 @@ LISTING_OPTIONS = ("maxfilespertrigger", "pathglobfilter", "recursivefilelookup"
                    "latestfirst", "maxfileage", "filenameonly", "modifiedbefore", "modifiedafter")
 START: dict[str, Any] = {"mtime": -1, "names": []}
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def is_object_uri(path: str | None) -> bool:
-    return bool(path) and urlparse(str(path)).scheme.lower() in SCHEMES
-
-
-def store_path(uri: str) -> str:
-    """`s3://bucket/prefix/` -> `bucket/prefix`, the path pyarrow's S3 filesystem takes."""
-    parsed = urlparse(uri)
-    return f"{parsed.netloc}/{parsed.path.strip('/')}".rstrip("/")
-
-
-def filesystem(storage_options: Mapping[str, str]) -> FileSystem:
-    """pyarrow's S3 filesystem for delta-rs style storage options (endpoint, keys, region)."""
-    from pyarrow.fs import S3FileSystem
-
-    endpoint = storage_options.get("AWS_ENDPOINT_URL") or None
-    scheme = "https"
-    if endpoint is not None:
-        parsed = urlparse(endpoint)
-        scheme, endpoint = parsed.scheme or "https", parsed.netloc or parsed.path
-    return S3FileSystem(access_key=storage_options.get("AWS_ACCESS_KEY_ID"),
-                        secret_key=storage_options.get("AWS_SECRET_ACCESS_KEY"),
-                        session_token=storage_options.get("AWS_SESSION_TOKEN"),
-                        region=storage_options.get("AWS_REGION") or "us-east-1",
-                        endpoint_override=endpoint, scheme=scheme)
 
 
 @dataclass(frozen=True)
@@ -184,18 +155,18 @@ def read_parquet(fs: FileSystem, file: ObjectFile, schema: pa.Schema) -> Iterato
 
 
 class ObjectFilesReader(DataSourceStreamReader):
-    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        self.folder = store_path(options["path"])
+    def __init__(self, options: Mapping[str, str], schema: StructType, store: ObjectStoreSettings) -> None:
+        self.folder = ObjectLocation.parse(options["path"]).arrow_path
         self.format = options.get("format", "json")
-        self.store = json.loads(options[STORE_OPTION])
-        self.options = {k: v for k, v in options.items() if k not in ("path", "format", STORE_OPTION)}
+        self.store = store
+        self.options = {k: v for k, v in options.items() if k not in ("path", "format")}
         limit = {k.lower(): v for k, v in self.options.items()}.get("maxfilespertrigger")
         self.limit = int(limit) if limit else None
         self.schema = schema
         self.position: dict[str, Any] | None = None   # the end returned last (None: unknown since this run began)
 
     def _files(self) -> list[ObjectFile]:
-        return list_files(filesystem(self.store), self.folder, self.options)
+        return list_files(self.store.arrow_filesystem(), self.folder, self.options)
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
         return dict(START)
@@ -218,7 +189,7 @@ class ObjectFilesReader(DataSourceStreamReader):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         assert isinstance(partition, FilesPartition)
-        fs = filesystem(self.store)
+        fs = self.store.arrow_filesystem()
         schema = to_arrow_schema(self.schema)
         for file in partition.files:
             if self.format == "parquet":
@@ -228,7 +199,11 @@ class ObjectFilesReader(DataSourceStreamReader):
 
 
 class ObjectFilesSource(DataSource):
-    """`spark.readStream.format("sg_object_files").schema(...)`: lines (json, csv) or the given schema (parquet)."""
+    """`spark.readStream.format("sg_object_files").schema(...)`: lines (json, csv) or the given schema (parquet).
+    The store's settings ride on a subclass made by `register` (pickled by value with it), never on an option:
+    options are shown in Spark's plans and UI."""
+
+    store: ObjectStoreSettings | None = None
 
     @classmethod
     def name(cls) -> str:
@@ -238,11 +213,19 @@ class ObjectFilesSource(DataSource):
         return f"{LINE_COLUMN} STRING"
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
-        return ObjectFilesReader(self.options, schema)
+        if self.store is None:
+            raise SourceNotFoundError("read_files on an object store: the gateway registered no store for it")
+        return ObjectFilesReader(self.options, schema, self.store)
 
 
-def register(spark: SparkSession) -> None:
-    spark.dataSource.register(ObjectFilesSource)
+def register(spark: SparkSession, store: ObjectStoreSettings) -> None:
+    """The source, carrying `store`, in `spark`'s session (registered again: the latest settings win)."""
+
+    class StoreFilesSource(ObjectFilesSource):
+        pass
+
+    StoreFilesSource.store = store
+    spark.dataSource.register(StoreFilesSource)
 
 
 def parser_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -257,15 +240,14 @@ def refuse_multiline(uri: str, options: Mapping[str, str]) -> None:
 
 
 def stream_dataframe(spark: SparkSession, uri: str, file_format: str, schema: StructType,
-                     options: Mapping[str, str], storage_options: Mapping[str, str]) -> DataFrame:
+                     options: Mapping[str, str], store: ObjectStoreSettings) -> DataFrame:
     """The landing folder `uri` as a streaming DataFrame with `schema` (the rescued data column included when
     `options` name one): Spark parses the lines of json and csv files with `options`."""
     from pyspark.sql.functions import col, from_csv, from_json
 
     refuse_multiline(uri, options)
-    register(spark)
-    reader = spark.readStream.format(FORMAT_NAME).option("path", uri).option("format", file_format) \
-        .option(STORE_OPTION, json.dumps(dict(storage_options))).options(**options)
+    register(spark, store)
+    reader = spark.readStream.format(FORMAT_NAME).option("path", uri).option("format", file_format).options(**options)
     if file_format == "parquet":
         return reader.schema(schema).load()
     parse = parser_options(options)
@@ -276,17 +258,17 @@ def stream_dataframe(spark: SparkSession, uri: str, file_format: str, schema: St
     return lines.select(parsed.alias("record")).select("record.*")
 
 
-def require_folder(uri: str, storage_options: Mapping[str, str]) -> None:
+def require_folder(uri: str, store: ObjectStoreSettings) -> None:
     """Never created here: a typo must not become a folder (as for a local landing folder)."""
     from pyarrow.fs import FileType
 
-    if filesystem(storage_options).get_file_info(store_path(uri)).type != FileType.Directory:
+    if store.arrow_filesystem().get_file_info(ObjectLocation.parse(uri).arrow_path).type != FileType.Directory:
         raise SourceNotFoundError(f"read_files('{uri}'): the folder does not exist",
                                   hint="land a file in it first (a folder exists on an object store once it holds one)")
 
 
 def infer_schema(spark: SparkSession, uri: str, file_format: str, options: Mapping[str, str],
-                 storage_options: Mapping[str, str], files: int = 16) -> StructType:
+                 store: ObjectStoreSettings, files: int = 16) -> StructType:
     """The schema Spark infers from the first `files` files (their lines parsed on the driver's Spark; parquet's
     from the first file's footer)."""
     import pyarrow.parquet as pq
@@ -294,8 +276,8 @@ def infer_schema(spark: SparkSession, uri: str, file_format: str, options: Mappi
     from runtime.delta.read import spark_schema
 
     refuse_multiline(uri, options)
-    fs = filesystem(storage_options)
-    found = list_files(fs, store_path(uri), options)[:files]
+    fs = store.arrow_filesystem()
+    found = list_files(fs, ObjectLocation.parse(uri).arrow_path, options)[:files]
     if not found:
         raise SourceSchemaError(
             f"read_files('{uri}') holds no files yet, so there is nothing to infer its schema from",

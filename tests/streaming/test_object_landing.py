@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from object_store import S3Store, seaweed_s3
 
+from runtime.storage.settings import ObjectStoreSettings
 from runtime.streaming import object_files
 from runtime.streaming.errors import SourceSchemaError
 from runtime.streaming.object_files import START, ObjectFile, between, next_offset, taken
@@ -55,6 +56,11 @@ def test_max_files_per_trigger_caps_each_batch_past_a_known_position() -> None:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Store]:
     with seaweed_s3(tmp_path_factory.mktemp("weed")) as running:
         yield running
+
+
+def _settings(store: S3Store) -> ObjectStoreSettings:
+    return ObjectStoreSettings(endpoint=store.endpoint, region=store.region, access_key=store.access_key,
+                               secret_key=store.secret_key, allow_http=True)
 
 
 def _put(store: S3Store, key: str, data: bytes) -> None:
@@ -103,7 +109,7 @@ def test_records_and_rescued_text_match_a_local_folder(spark: Any, store: S3Stor
                      .load(str(local)), f"local_{file_format}")
     uri = f"s3://{store.bucket}/landing/same_{file_format}"
     got = _read(spark, object_files.stream_dataframe(spark, uri, file_format, schema, spec_options,
-                                                     store.storage_options()), f"object_{file_format}")
+                                                     _settings(store)), f"object_{file_format}")
     assert got == expected
     assert any(row[2] is not None for row in got) and any(row[2] is None for row in got)
 
@@ -115,12 +121,12 @@ def test_parquet_is_read_by_name_and_the_schema_inferred(spark: Any, store: S3St
     pq.write_table(pa.table({"s": ["x", "y"], "id": pa.array([1, 2], pa.int64())}), buffer)
     _put(store, "landing/pq/part-0.parquet", buffer.getvalue())
     uri = f"s3://{store.bucket}/landing/pq"
-    schema = object_files.infer_schema(spark, uri, "parquet", {}, store.storage_options())
+    schema = object_files.infer_schema(spark, uri, "parquet", {}, _settings(store))
     assert [(f.name, f.dataType.simpleString()) for f in schema.fields] == [("s", "string"), ("id", "bigint")]
     from pyspark.sql.types import StructType
 
     rows = _read(spark, object_files.stream_dataframe(spark, uri, "parquet", StructType.fromDDL("id INT, t STRING"),
-                                                      {}, store.storage_options()), "object_parquet")
+                                                      {}, _settings(store)), "object_parquet")
     assert rows == [(1, None), (2, None)]
 
 
@@ -128,9 +134,9 @@ def test_json_schema_is_inferred_from_the_first_files_and_multiline_is_refused(s
     _put(store, "landing/infer/a.json", json.dumps({"id": 1, "s": "a"}).encode() + b"\n")
     _put(store, "landing/infer/b.json", json.dumps({"id": 2, "t": 1.5}).encode() + b"\n")
     uri = f"s3://{store.bucket}/landing/infer"
-    schema = object_files.infer_schema(spark, uri, "json", {}, store.storage_options())
+    schema = object_files.infer_schema(spark, uri, "json", {}, _settings(store))
     assert sorted(f.name for f in schema.fields) == ["id", "s", "t"]
     with pytest.raises(SourceSchemaError, match="multiLine"):
-        object_files.infer_schema(spark, uri, "json", {"multiLine": "true"}, store.storage_options())
+        object_files.infer_schema(spark, uri, "json", {"multiLine": "true"}, _settings(store))
     with pytest.raises(SourceSchemaError, match="holds no files"):
-        object_files.infer_schema(spark, f"s3://{store.bucket}/landing/none", "json", {}, store.storage_options())
+        object_files.infer_schema(spark, f"s3://{store.bucket}/landing/none", "json", {}, _settings(store))
