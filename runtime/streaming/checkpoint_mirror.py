@@ -45,7 +45,7 @@ Stamp = tuple[int, int]          # (size, mtime in ns): a local file changed whe
 def _hidden(relative: str) -> bool:
     """Spark's temporary files and Hadoop's checksums: never part of a checkpoint's truth."""
     name = relative.rsplit("/", 1)[-1]
-    return name.startswith(".") or name.endswith(".tmp") or name.endswith(".crc")
+    return name.startswith(".") or name.endswith((".tmp", ".crc"))
 
 
 def _local_files(root: Path) -> dict[str, tuple[Stamp, int]]:
@@ -140,14 +140,16 @@ class CheckpointMirror:
 
 @dataclass(frozen=True)
 class CheckpointStore:
-    """Where the streams' checkpoints live on the store: `root` (`bucket/prefix/_checkpoints`) on `filesystem`;
-    a stream's copy is `root/<the local folder's name>` (its stream id, never a user's name)."""
+    """Where the streams' checkpoints live on the store: the prefix `root` (`s3://bucket/warehouse/_checkpoints`),
+    served by the settings registered for it (runtime/storage/registry.py); a stream's copy is
+    `root/<the local folder's name>` (its stream id, never a user's name)."""
 
-    filesystem: FileSystem
     root: str
 
     def mirror(self, local: str | Path) -> CheckpointMirror:
+        from catalog.uris import ObjectLocation
+        from runtime.storage.files import filesystem
+
         name = Path(local).name
-        if not name or name in (".", ".."):
-            raise ValueError(f"a checkpoint folder has a name, not {local!r}")
-        return CheckpointMirror(self.filesystem, f"{self.root.rstrip('/')}/{name}", Path(local))
+        fs, path = filesystem(ObjectLocation.parse(self.root) / name)   # refuses a name that is not one segment
+        return CheckpointMirror(fs, path, Path(local))

@@ -258,15 +258,6 @@ def stream_dataframe(spark: SparkSession, uri: str, file_format: str, schema: St
     return lines.select(parsed.alias("record")).select("record.*")
 
 
-def require_folder(uri: str, store: ObjectStoreSettings) -> None:
-    """Never created here: a typo must not become a folder (as for a local landing folder)."""
-    from pyarrow.fs import FileType
-
-    if store.arrow_filesystem().get_file_info(ObjectLocation.parse(uri).arrow_path).type != FileType.Directory:
-        raise SourceNotFoundError(f"read_files('{uri}'): the folder does not exist",
-                                  hint="land a file in it first (a folder exists on an object store once it holds one)")
-
-
 def infer_schema(spark: SparkSession, uri: str, file_format: str, options: Mapping[str, str],
                  store: ObjectStoreSettings, files: int = 16) -> StructType:
     """The schema Spark infers from the first `files` files (their lines parsed on the driver's Spark; parquet's

@@ -11,13 +11,20 @@ import pytest
 from object_store import S3Store, seaweed_s3
 from pyarrow.fs import FileSelector, FileType
 
+from runtime.storage.registry import register, unregister
+from runtime.storage.settings import ObjectStoreSettings
 from runtime.streaming.checkpoint_mirror import CheckpointMirror, CheckpointStore
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Store]:
     with seaweed_s3(tmp_path_factory.mktemp("weed")) as running:
+        prefix = f"s3://{running.bucket}"
+        register(prefix, ObjectStoreSettings(endpoint=running.endpoint, region=running.region,
+                                             access_key=running.access_key, secret_key=running.secret_key,
+                                             allow_http=True))
         yield running
+        unregister(prefix)
 
 
 def _remote(store: S3Store, prefix: str) -> dict[str, bytes]:
@@ -40,7 +47,7 @@ def _write(root: Path, relative: str, text: str, mtime_ns: int | None = None) ->
 
 def test_upload_copies_new_and_changed_files_and_skips_temporary_ones(store: S3Store, tmp_path: Path) -> None:
     local = tmp_path / "0123abcd"
-    mirror = CheckpointStore(store.filesystem(), f"{store.bucket}/wh/_checkpoints").mirror(local)
+    mirror = CheckpointStore(f"s3://{store.bucket}/wh/_checkpoints").mirror(local)
     assert mirror.restore() == 0 and local.is_dir()  # nothing on the store: an empty folder
     _write(local, "metadata", '{"id":"q"}')
     _write(local, "offsets/0", "v1\n{}")
@@ -89,7 +96,7 @@ def test_uploads_follow_the_order_spark_wrote_in_and_removals_follow(store: S3St
 
 def test_restore_makes_the_store_win_over_local_leftovers(store: S3Store, tmp_path: Path) -> None:
     local = tmp_path / "stream1"
-    checkpoints = CheckpointStore(store.filesystem(), f"{store.bucket}/restore/_checkpoints")
+    checkpoints = CheckpointStore(f"s3://{store.bucket}/restore/_checkpoints")
     first = checkpoints.mirror(local)
     first.restore()
     _write(local, "offsets/0", "zero")
@@ -108,7 +115,7 @@ def test_restore_makes_the_store_win_over_local_leftovers(store: S3Store, tmp_pa
 
 
 def test_remove_drops_the_stores_copy(store: S3Store, tmp_path: Path) -> None:
-    checkpoints = CheckpointStore(store.filesystem(), f"{store.bucket}/removed")
+    checkpoints = CheckpointStore(f"s3://{store.bucket}/removed")
     mirror = checkpoints.mirror(tmp_path / "gone")
     mirror.restore()
     _write(tmp_path / "gone", "offsets/0", "x")
