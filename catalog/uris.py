@@ -130,3 +130,8 @@ def as_location(location: str | Path | ObjectLocation) -> Location:
 def resolved(location: str | Path | ObjectLocation) -> Location:
     """`as_location`, resolved: a local path absolute with its links followed; an object location as it is."""
     return as_location(location).resolve()
+
+
+def display_location(location: str) -> str:
+    """A table's location as DESCRIBE and SHOW CREATE TABLE show it: `file:/path` (Spark's form) or the URI."""
+    return location if is_object_uri(location) else f"file:{location}"

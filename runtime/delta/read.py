@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from catalog.names import quote_identifier
+from catalog.uris import is_object_uri
 from runtime.delta.errors import DeltaTableNotFoundError, DeltaUnsupportedFeatureError, DeltaVersionNotFoundError
 
 if TYPE_CHECKING:
@@ -133,6 +134,13 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     columns = [quote_identifier(name) for name in schema.fieldNames() if name not in snapshot.hidden]
     if not snapshot.files:
         return spark.createDataFrame([], schema).select(*columns)
+    if is_object_uri(snapshot.path):
+        from pyspark.sql.types import StructType
+
+        from runtime.delta.object_read import object_snapshot_dataframe
+
+        visible = StructType([field for field in schema.fields if field.name not in snapshot.hidden])
+        return object_snapshot_dataframe(spark, snapshot, visible)
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
     if not snapshot.partition_columns:
         return spark.read.schema(schema).parquet(*paths).select(*columns)

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
+from catalog.uris import is_object_uri
 from runtime.delta.errors import DeltaCommitConflictError, DeltaWriteError
 from runtime.errors import RuntimeQueryError, from_spark, short_message
 
@@ -48,7 +49,7 @@ class WrittenFile:
     stats: str                     # Delta's JSON statistics
 
 
-def _partition_values(relative_dir: str) -> dict[str, str | None]:
+def partition_values(relative_dir: str) -> dict[str, str | None]:
     values: dict[str, str | None] = {}
     for part in Path(relative_dir).parts:
         key, sep, value = part.partition("=")
@@ -97,7 +98,12 @@ def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 def file_stats(path: str) -> str:
     """numRecords, and per column (struct fields nested as Delta writes them) nullCount/minValues/maxValues from the
     Parquet footer (no data read)."""
-    metadata = pq.read_metadata(path)
+    return metadata_stats(pq.read_metadata(path))
+
+
+def metadata_stats(metadata: pq.FileMetaData) -> str:
+    """Delta's JSON statistics of a Parquet file from its footer (`file_stats`), or from the FileMetaData a writer
+    holds in memory once it has closed the file (runtime/delta/object_write.py: no second read from the store)."""
     stats: dict[str, Any] = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {}, "nullCount": {}}
     leaves = _leaf_paths(metadata.schema.to_arrow_schema())
     for index in range(metadata.num_columns):
@@ -136,7 +142,7 @@ def list_written_files(table_path: str, staging: str) -> list[WrittenFile]:
                 path=os.path.relpath(full, table_path),
                 size=status.st_size,
                 modification_time=int(status.st_mtime * 1000),
-                partition_values=_partition_values(os.path.relpath(directory, root)),
+                partition_values=partition_values(os.path.relpath(directory, root)),
                 stats=file_stats(full),
             ))
     return files
@@ -154,6 +160,10 @@ def write_error(exc: BaseException, table_path: str) -> RuntimeQueryError:
 
 def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()) -> list[WrittenFile]:
     """Executors write `df` as Parquet under a new staging folder of the table; returns what they wrote."""
+    if is_object_uri(table_path):
+        from runtime.delta.object_write import write_object_files
+
+        return write_object_files(df, table_path, partition_by)
     staging = f"_sg_write_{uuid.uuid4().hex}"
     writer = df.write.option("compression", "snappy")
     if partition_by:
@@ -233,7 +243,8 @@ def write_dataframe(
     """Write `df` to the Delta table at `table_path` (created if absent) in one commit; returns the version."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    os.makedirs(table_path, exist_ok=True)
+    if not is_object_uri(table_path):
+        os.makedirs(table_path, exist_ok=True)
     files = write_files(df, table_path, partition_by)
     schema = to_arrow_schema(df.schema)
     return commit_files(table_path, files, schema, mode, partition_by=partition_by, app_transaction=app_transaction)

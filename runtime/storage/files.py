@@ -50,9 +50,11 @@ def prefix_exists(prefix: str | Location) -> bool:
     found = as_location(prefix)
     if isinstance(found, Path):
         return found.exists()
-    from pyarrow.fs import FileSelector
+    from pyarrow.fs import FileSelector, FileType
 
     fs, root = filesystem(found)
+    if fs.get_file_info(root).type == FileType.File:
+        return True
     return bool(fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True)))
 
 
@@ -74,6 +76,13 @@ def delete_prefix(prefix: str | Location, what: str) -> None:
             pass
     except OSError as exc:
         log.warning("could not remove %s, %s: %s; remove it by hand", found, what, exc)
+
+
+def delete_files(prefix: str | Location, paths: list[str]) -> None:
+    """Delete the files `paths` (relative to `prefix`, as `list_files` names them)."""
+    fs, root = filesystem(prefix)
+    for path in paths:
+        fs.delete_file(f"{root}/{path}")
 
 
 def copy_prefix(source: str | Location, target: str | Location) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from catalog.uris import is_object_uri
 from runtime.delta.errors import DeltaCommitConflictError
 from runtime.delta.write import AppTransaction, WrittenFile, write_files
 
@@ -90,15 +91,24 @@ def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFr
     from runtime.storage.delta import open_table
 
     table = open_table(location, version=read_version)
-    root = os.path.abspath(location)
     now = int(time.time() * 1000)
-    actions: list[Any] = [
-        RemoveAction(os.path.relpath(unquote(path[len("file:"):]) if path.startswith("file:") else path, root), True, now)
-        for path in removed
-    ]
+    actions: list[Any] = [RemoveAction(path, True, now) for path in _relative_paths(location, table, removed)]
     if df is not None:
         actions.extend(_adds(write_files(df, location, table.metadata().partition_columns)))
     return _commit(table, actions, "append", operation, parameters)
+
+
+def _relative_paths(location: str, table: Any, removed: Sequence[str]) -> list[str]:
+    """The paths the log names `removed` by, relative to the table. An object-store table's rows carry no file name
+    (`input_file_name()` is "" outside Spark's file scans, runtime/delta/object_read.py): a rewrite that touched any
+    of them replaces every file of the version read, which is coarser but never loses a row."""
+    if is_object_uri(location):
+        if not removed:
+            return []
+        return [unquote(path) for path in table.get_add_actions(flatten=True).column("path").to_pylist()]
+    root = os.path.abspath(location)
+    return [os.path.relpath(unquote(path[len("file:"):]) if path.startswith("file:") else path, root)
+            for path in removed]
 
 
 def replace_with_arrow(location: str, read_version: int, rows: Any, operation: str,
@@ -112,6 +122,11 @@ def replace_with_arrow(location: str, read_version: int, rows: Any, operation: s
     from runtime.delta.write import list_written_files
     from runtime.storage.delta import open_table
 
+    if is_object_uri(location):
+        from runtime.delta.object_write import write_arrow_files
+
+        files = write_arrow_files(location, rows)
+        return _commit(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
     staging = f"_sg_write_{uuid.uuid4().hex}"
     os.makedirs(os.path.join(location, staging))
     pq.write_table(rows, os.path.join(location, staging, f"part-00000-{uuid.uuid4().hex}.snappy.parquet"),

@@ -9,6 +9,7 @@ import datetime as dt
 import json
 
 from catalog.names import quote_identifier, quote_string
+from catalog.uris import display_location
 from catalog.store import TableEntry
 from dialect.statements import (
     DescribeHistory, DescribeTable, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties, defining_query,
@@ -92,7 +93,7 @@ def _information(entry: TableEntry, readable: bool) -> str:
     if entry.kind != "VIEW":
         if readable:
             lines.append(("Statistics", _statistics(entry)))
-        lines.append(("Location", f"file:{entry.location}" if entry.location else None))
+        lines.append(("Location", display_location(entry.location) if entry.location else None))
         if entry.partition_by:
             lines.append(("Partition Provider", "Catalog"))
             lines.append(("Partition Columns", "[" + ", ".join(f"`{c}`" for c in entry.partition_by) + "]"))
@@ -235,7 +236,7 @@ def show_create_table(ctx: StatementContext, stmt: ShowCreateTable) -> Statement
         text += f"PARTITIONED BY ({', '.join(entry.partition_by)})\n"
     if entry.comment:
         text += f"COMMENT {_quote(entry.comment)}\n"
-    text += f"LOCATION 'file:{entry.location}'\n"
+    text += f"LOCATION '{display_location(entry.location or '')}'\n"
     if entry.properties:
         text += "TBLPROPERTIES (\n" + ",\n".join(f"  {_quote(k)} = {_quote(v)}"
                                                  for k, v in sorted(entry.properties.items())) + ")\n"

@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from catalog.uris import as_location, is_object_uri
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -40,36 +42,53 @@ def _uri(root: str, path: str) -> str:
     path = unquote(path)
     if "://" in path:
         return path
+    if is_object_uri(root):
+        return f"{root}/{path}"
     return "file://" + (path if os.path.isabs(path) else os.path.join(root, path))
+
+
+def _log_lines(root: str, version: int) -> list[str] | None:
+    """The lines of one commit's log entry, local or on the object store; None when it is gone (cleaned up)."""
+    from runtime.storage.files import read_bytes
+
+    try:
+        return read_bytes(f"{root}/_delta_log/{version:020d}.json").decode("utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+
+
+def _vacuumed(uri: str) -> bool:
+    from runtime.storage.files import prefix_exists
+
+    return not prefix_exists(uri.removeprefix("file://"))
 
 
 def table_change(location: str, before: int, after: int) -> TableChange | None:
     """The files the commits `before`+1 .. `after` added and removed; None when the log cannot say it exactly."""
-    root = os.path.abspath(location)
+    root = str(as_location(location)) if is_object_uri(location) else os.path.abspath(location)
     added: dict[str, int] = {}
     removed: dict[str, int] = {}
     for version in range(before + 1, after + 1):
-        log = os.path.join(root, "_delta_log", f"{version:020d}.json")
-        if not os.path.exists(log):
+        lines = _log_lines(root, version)
+        if lines is None:
             return None  # cleaned up: the change cannot be read
-        with open(log, encoding="utf-8") as handle:
-            for line in handle:
-                action = json.loads(line) if line.strip() else {}
-                if "metaData" in action:
-                    return None  # the schema or the table's definition may have changed
-                add, remove = action.get("add"), action.get("remove")
-                for file in (add, remove):
-                    if file is not None and file.get("deletionVector"):
-                        return None
-                if add is not None and add.get("dataChange", True):
-                    added[_uri(root, add["path"])] = int(add.get("size") or 0)
-                elif remove is not None and remove.get("dataChange", True):
-                    uri = _uri(root, remove["path"])
-                    if uri in added:
-                        del added[uri]  # added and removed within the range: never seen by the view
-                    else:
-                        removed[uri] = int(remove.get("size") or 0)
-    if any(not os.path.exists(uri[len("file://"):]) for uri in removed if uri.startswith("file://")):
+        for line in lines:
+            action = json.loads(line) if line.strip() else {}
+            if "metaData" in action:
+                return None  # the schema or the table's definition may have changed
+            add, remove = action.get("add"), action.get("remove")
+            for file in (add, remove):
+                if file is not None and file.get("deletionVector"):
+                    return None
+            if add is not None and add.get("dataChange", True):
+                added[_uri(root, add["path"])] = int(add.get("size") or 0)
+            elif remove is not None and remove.get("dataChange", True):
+                uri = _uri(root, remove["path"])
+                if uri in added:
+                    del added[uri]  # added and removed within the range: never seen by the view
+                else:
+                    removed[uri] = int(remove.get("size") or 0)
+    if any(_vacuumed(uri) for uri in removed):
         return None  # vacuumed: the removed rows cannot be read back
     return TableChange(location, before, after, added, removed)
 

@@ -11,6 +11,7 @@ import os
 import time
 from urllib.parse import unquote
 
+from catalog.uris import is_object_uri
 from dialect.statements import Vacuum
 from runtime.sql import StatementResult
 from runtime.warehouse.context import StatementContext
@@ -33,6 +34,9 @@ def vacuum(ctx: StatementContext, stmt: Vacuum) -> StatementResult:
             error_class="DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT", sqlstate="22023",
             hint=f"SET {_CHECK_KEY} = false to allow it, or RETAIN {DEFAULT_RETENTION_HOURS:g} HOURS or more",
         )
+    if is_object_uri(entry.location or ""):
+        _vacuum_prefix(entry.location or "", hours)
+        return rows_result([("path", "string")], [(entry.location,)])
     root = os.path.abspath(entry.location or "")
     table = open_table(root)
     live = {os.path.normpath(os.path.join(root, unquote(path))) for path in table.get_add_actions(flatten=True)
@@ -53,3 +57,16 @@ def vacuum(ctx: StatementContext, stmt: Vacuum) -> StatementResult:
         if directory != root and not inside_log and not os.listdir(directory):
             os.rmdir(directory)
     return rows_result([("path", "string")], [(f"file:{root}",)])
+
+
+def _vacuum_prefix(location: str, hours: float) -> None:
+    """VACUUM on an object store: every object under the table's prefix that the current version does not reference
+    and that is older than the retention (the log aside) is deleted; a store has no empty folders to remove."""
+    from runtime.storage.delta import open_table
+    from runtime.storage.files import delete_files, list_files
+
+    live = {unquote(path) for path in open_table(location).get_add_actions(flatten=True).column("path").to_pylist()}
+    cutoff_ms = (time.time() - hours * 3600) * 1000
+    stale = [stored.path for stored in list_files(location)
+             if not stored.path.startswith("_delta_log/") and stored.path not in live and stored.mtime_ms <= cutoff_ms]
+    delete_files(location, stale)

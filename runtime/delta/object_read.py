@@ -1,0 +1,85 @@
+"""Reading one pinned version of a Delta table on an object store: executors read its Parquet files with pyarrow's
+S3FileSystem, since Spark has no S3 filesystem here.
+
+The file list is a small DataFrame spread over a few partitions; `mapInArrow` turns each file into Arrow batches in
+the table's schema: columns a file lacks (added later) are nulls, partition columns come from the file's `key=value`
+folders (as Spark's own reader restores them for a local table), hidden columns are left out. The store's credentials
+reach the executors inside the pickled reader, never through Spark's conf or a data source option (both are shown in
+Spark's UI and plans). What Spark's own Parquet reader does that this does not: column pruning and predicate
+pushdown into the scan (Spark filters after the read), and the vectorized reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from runtime.delta.write import partition_values
+from runtime.storage.registry import settings_for
+from runtime.storage.settings import ObjectStoreSettings
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+    from runtime.delta.read import Snapshot
+
+FILES_PER_PARTITION = 4     # a task reads a few files: fewer tasks for many small files, still parallel for big ones
+BATCH_ROWS = 64 * 1024
+
+
+class ParquetFileReader:
+    """A picklable function from batches of (file, its folder relative to the table) rows to the files' rows as
+    Arrow batches in `schema`."""
+
+    def __init__(self, settings: ObjectStoreSettings, schema: pa.Schema, partition_columns: Sequence[str]) -> None:
+        self.settings = settings
+        self.schema = schema
+        self.partition_columns = tuple(partition_columns)
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        fs = None
+        for batch in batches:
+            for file, folder in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
+                fs = fs or self.settings.arrow_filesystem()
+                yield from self._read(fs, file, partition_values(folder) if self.partition_columns else {})
+
+    def _read(self, fs: Any, file: str, partition: dict[str, Any]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = file.split("://", 1)[1] if "://" in file else file
+        with fs.open_input_file(path) as stream:
+            parquet = pq.ParquetFile(stream)
+            present = set(parquet.schema_arrow.names)
+            wanted = [f.name for f in self.schema if f.name in present and f.name not in self.partition_columns]
+            for rows in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
+                yield pa.RecordBatch.from_arrays(
+                    [self._column(field, rows, partition) for field in self.schema], schema=self.schema)
+
+    def _column(self, field: pa.Field, rows: pa.RecordBatch, partition: dict[str, Any]) -> pa.Array:
+        import pyarrow as pa
+
+        if field.name in self.partition_columns:
+            return pa.array([partition.get(field.name)] * rows.num_rows).cast(field.type)
+        index = rows.schema.get_field_index(field.name)
+        if index < 0:
+            return pa.nulls(rows.num_rows, field.type)
+        column = rows.column(index)
+        return column if column.type == field.type else column.cast(field.type)
+
+
+def object_snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, spark_schema: Any) -> DataFrame:
+    """The rows of `snapshot` (an object-store table with at least one file) in `spark_schema` (the visible
+    columns, in order)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(spark_schema)
+    reader = ParquetFileReader(settings_for(snapshot.path), arrow_schema, snapshot.partition_columns)
+    root = snapshot.path.rstrip("/") + "/"
+    rows = [(file, file[len(root):].rpartition("/")[0] if file.startswith(root) else "") for file in snapshot.files]
+    slices = max(1, min(len(rows), -(-len(rows) // FILES_PER_PARTITION), spark.sparkContext.defaultParallelism * 4))
+    if len(rows) <= spark.sparkContext.defaultParallelism:
+        slices = len(rows)   # few files: one task each
+    listing = spark.createDataFrame(spark.sparkContext.parallelize(rows, slices), "file string, folder string")
+    return listing.mapInArrow(reader, spark_schema)
