@@ -23,12 +23,16 @@ LANDING = "warehouse/landing"
 
 
 @pytest.fixture(scope="module")
-def cursor(s3_connect: Any) -> Iterator[Any]:
-    cur = s3_connect().cursor()
+def cursor(s3_gateway: Any) -> Iterator[Any]:
+    from pyhive import hive
+
+    connection = hive.connect(s3_gateway.host, s3_gateway.port, username="tester")
+    cur = connection.cursor()
     cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
     cur.execute(f"USE {DATABASE}")
     yield cur
     cur.execute(f"DROP DATABASE IF EXISTS {DATABASE} CASCADE")
+    connection.close()
 
 
 def _land(store: S3Store, folder: str, lines: list[str]) -> None:
