@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
 from catalog.names import quote_identifier
 from catalog.uris import ObjectLocation
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "sg_object_files"
 LINE_COLUMN = "value"
-LINE_FORMATS = ("json", "csv")
 FILES_PER_PARTITION = 8
 ROWS_PER_BATCH = 10_000
 # options the listing uses (they mean nothing to Spark's record parser)
@@ -154,19 +153,50 @@ def read_parquet(fs: FileSystem, file: ObjectFile, schema: pa.Schema) -> Iterato
             yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-class ObjectFilesReader(DataSourceStreamReader):
+class FilesReading:
+    """What the stream and the batch reader share: the folder's listing, and reading a partition's files on an
+    executor."""
+
     def __init__(self, options: Mapping[str, str], schema: StructType, store: ObjectStoreSettings) -> None:
         self.folder = ObjectLocation.parse(options["path"]).arrow_path
         self.format = options.get("format", "json")
         self.store = store
         self.options = {k: v for k, v in options.items() if k not in ("path", "format")}
-        limit = {k.lower(): v for k, v in self.options.items()}.get("maxfilespertrigger")
-        self.limit = int(limit) if limit else None
         self.schema = schema
-        self.position: dict[str, Any] | None = None   # the end returned last (None: unknown since this run began)
 
     def _files(self) -> list[ObjectFile]:
         return list_files(self.store.arrow_filesystem(), self.folder, self.options)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        assert isinstance(partition, FilesPartition)
+        fs = self.store.arrow_filesystem()
+        schema = to_arrow_schema(self.schema)
+        for file in partition.files:
+            if self.format == "parquet":
+                yield from read_parquet(fs, file, schema)
+            else:
+                yield from read_lines(fs, file, self.options, self.format)
+
+
+def _partitioned(files: list[ObjectFile]) -> list[InputPartition]:
+    return [FilesPartition(tuple(files[i:i + FILES_PER_PARTITION])) for i in range(0, len(files), FILES_PER_PARTITION)]
+
+
+class ObjectFilesBatchReader(FilesReading, DataSourceReader):
+    """A batch `read_files` over the folder: every file listed now."""
+
+    def partitions(self) -> list[InputPartition]:
+        return _partitioned(self._files())
+
+
+class ObjectFilesReader(FilesReading, DataSourceStreamReader):
+    def __init__(self, options: Mapping[str, str], schema: StructType, store: ObjectStoreSettings) -> None:
+        super().__init__(options, schema, store)
+        limit = {k.lower(): v for k, v in self.options.items()}.get("maxfilespertrigger")
+        self.limit = int(limit) if limit else None
+        self.position: dict[str, Any] | None = None   # the end returned last (None: unknown since this run began)
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
         return dict(START)
@@ -181,21 +211,7 @@ class ObjectFilesReader(DataSourceStreamReader):
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         if self.position is None or _later(end, self.position):
             self.position = dict(end)   # a replayed batch after a restart: later caps count from its end
-        files = between(self._files(), start, end)
-        return [FilesPartition(tuple(files[i:i + FILES_PER_PARTITION]))
-                for i in range(0, len(files), FILES_PER_PARTITION)]
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        assert isinstance(partition, FilesPartition)
-        fs = self.store.arrow_filesystem()
-        schema = to_arrow_schema(self.schema)
-        for file in partition.files:
-            if self.format == "parquet":
-                yield from read_parquet(fs, file, schema)
-            else:
-                yield from read_lines(fs, file, self.options, self.format)
+        return _partitioned(between(self._files(), start, end))
 
 
 class ObjectFilesSource(DataSource):
@@ -212,10 +228,16 @@ class ObjectFilesSource(DataSource):
     def schema(self) -> str:
         return f"{LINE_COLUMN} STRING"
 
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+    def _store(self) -> ObjectStoreSettings:
         if self.store is None:
             raise SourceNotFoundError("read_files on an object store: the gateway registered no store for it")
-        return ObjectFilesReader(self.options, schema, self.store)
+        return self.store
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+        return ObjectFilesReader(self.options, schema, self._store())
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return ObjectFilesBatchReader(self.options, schema, self._store())
 
 
 def register(spark: SparkSession, store: ObjectStoreSettings) -> None:
@@ -243,11 +265,24 @@ def stream_dataframe(spark: SparkSession, uri: str, file_format: str, schema: St
                      options: Mapping[str, str], store: ObjectStoreSettings) -> DataFrame:
     """The landing folder `uri` as a streaming DataFrame with `schema` (the rescued data column included when
     `options` name one): Spark parses the lines of json and csv files with `options`."""
-    from pyspark.sql.functions import col, from_csv, from_json
-
     refuse_multiline(uri, options)
     register(spark, store)
     reader = spark.readStream.format(FORMAT_NAME).option("path", uri).option("format", file_format).options(**options)
+    return _parsed(reader, file_format, schema, options)
+
+
+def batch_dataframe(spark: SparkSession, uri: str, file_format: str, schema: StructType,
+                    options: Mapping[str, str], store: ObjectStoreSettings) -> DataFrame:
+    """A batch read_files of every file in `uri` now, read and parsed as the stream reads them."""
+    refuse_multiline(uri, options)
+    register(spark, store)
+    reader = spark.read.format(FORMAT_NAME).option("path", uri).option("format", file_format).options(**options)
+    return _parsed(reader, file_format, schema, options)
+
+
+def _parsed(reader: Any, file_format: str, schema: StructType, options: Mapping[str, str]) -> DataFrame:
+    from pyspark.sql.functions import col, from_csv, from_json
+
     if file_format == "parquet":
         return reader.schema(schema).load()
     parse = parser_options(options)

@@ -16,9 +16,9 @@ from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
     from runtime.storage.settings import ObjectStoreSettings
-    from pyspark.sql.types import StructType
 
 # (database, table) -> the Delta location of a catalog table the plan reads.
 TableLocations = Mapping[tuple[str, str], str]

@@ -63,7 +63,7 @@ def _count(cursor: Any, table: str) -> int:
 
 def test_files_on_the_store_stream_into_tables_on_the_store(cursor: Any, s3: S3Store, s3_gateway: Any) -> None:
     source = f"STREAM read_files('{_uri(s3, 'orders')}', format => 'json', schema => 'id INT, k STRING')"
-    _land(s3, "orders", [*_rows(range(0, 5)), '{"id": "not a number", "k": "bad"}'])
+    _land(s3, "orders", [*_rows(range(5)), '{"id": "not a number", "k": "bad"}'])
     cursor.execute(f"CREATE STREAMING TABLE appended AS SELECT * FROM {source}")
     cursor.execute(f"CREATE STREAMING TABLE per_key AS SELECT k, count(*) AS n FROM {source} GROUP BY k")
     cursor.execute("CREATE STREAMING TABLE ranked TBLPROPERTIES ('sluicegate.output_mode' = 'complete') AS "
@@ -80,6 +80,13 @@ def test_files_on_the_store_stream_into_tables_on_the_store(cursor: Any, s3: S3S
     copied = _objects(s3, f"warehouse/_checkpoints/{stream_id}")
     assert any("/offsets/" in path for path in copied) and any(path.endswith("/metadata") for path in copied)
     assert not (s3_gateway.config.local_state / f"{DATABASE}.db").exists()
+    # the store's secret rides on the pickled sources, never in what Spark or the gateway shows
+    shown = json.dumps(s3_gateway.service.streams.status(DATABASE, "appended").last_progress)
+    cursor.execute(f"EXPLAIN CREATE STREAMING TABLE shown AS SELECT * FROM {source}")
+    shown += repr(cursor.fetchall())
+    cursor.execute("DESCRIBE STREAMING TABLE appended")
+    shown += repr(cursor.fetchall())
+    assert "orders" in shown and s3.secret_key not in shown
 
 
 def test_stream_of_a_table_on_the_store(cursor: Any, s3: S3Store) -> None:
@@ -95,7 +102,7 @@ def test_stream_of_a_table_on_the_store(cursor: Any, s3: S3Store) -> None:
 def test_a_restart_with_the_local_cache_wiped_resumes_from_the_stores_copy(cursor: Any, s3: S3Store,
                                                                             s3_gateway: Any) -> None:
     source = f"STREAM read_files('{_uri(s3, 'resumed')}', format => 'json', schema => 'id INT, k STRING')"
-    _land(s3, "resumed", _rows(range(0, 6)))
+    _land(s3, "resumed", _rows(range(6)))
     cursor.execute(f"CREATE STREAMING TABLE kept AS SELECT * FROM {source}")
     cursor.execute(f"CREATE STREAMING TABLE kept_counts AS SELECT k, count(*) AS n FROM {source} GROUP BY k")
     poll_until(lambda: _count(cursor, "kept") == 6 and _count(cursor, "kept_counts") == 3, "the first batch")
@@ -140,3 +147,12 @@ def test_other_object_prefixes_are_refused(s3_connect: Any, uri: str) -> None:
     assert status.sqlState == "42501" and "PATH_NOT_ALLOWED" in status.errorMessage
     cursor.execute("SHOW TABLES IN mallory_s3")
     assert cursor.fetchall() == []
+
+
+def test_batch_read_files_on_the_store_reads_as_the_stream_does(cursor: Any, s3: S3Store) -> None:
+    _land(s3, "batch", [*_rows(range(3)), '{"id": "x", "k": "bad"}'])
+    rows = sorted_rows(cursor, f"SELECT id, k, _rescued_data IS NULL FROM read_files('{_uri(s3, 'batch')}', "
+                               "format => 'json', schema => 'id INT, k STRING')")
+    assert rows == sorted([(0, "k0", True), (1, "k1", True), (2, "k2", True), (None, "bad", False)], key=repr)
+    inferred = sorted_rows(cursor, f"SELECT count(*) FROM read_files('{_uri(s3, 'batch')}', format => 'json')")
+    assert inferred == [(4,)]
