@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
 
+    from catalog.uris import ObjectLocation
+
 log = logging.getLogger(__name__)
 
 Stamp = tuple[int, int]          # (size, mtime in ns): a local file changed when its stamp did
@@ -128,15 +130,6 @@ class CheckpointMirror:
                 del self._uploaded[relative]
             return copied
 
-    def remove(self) -> None:
-        """Remove the store's copy (the stream's checkpoint is dropped); the local cache is the caller's."""
-        from pyarrow.fs import FileType
-
-        with self._lock:
-            if self.filesystem.get_file_info(self.remote).type != FileType.NotFound:
-                self.filesystem.delete_dir(self.remote)
-            self._uploaded = {}
-
 
 @dataclass(frozen=True)
 class CheckpointStore:
@@ -147,9 +140,19 @@ class CheckpointStore:
     root: str
 
     def mirror(self, local: str | Path) -> CheckpointMirror:
-        from catalog.uris import ObjectLocation
         from runtime.storage.files import filesystem
 
-        name = Path(local).name
-        fs, path = filesystem(ObjectLocation.parse(self.root) / name)   # refuses a name that is not one segment
+        fs, path = filesystem(self._copy(local))
         return CheckpointMirror(fs, path, Path(local))
+
+    def remove(self, local: str | Path) -> None:
+        """Remove the store's copy of a dropped stream's checkpoint (a failure is logged: the copy of a stream id
+        no catalog row names is never read again)."""
+        from runtime.storage.files import delete_prefix
+
+        delete_prefix(self._copy(local), "the checkpoint copy of a dropped stream")
+
+    def _copy(self, local: str | Path) -> ObjectLocation:
+        from catalog.uris import ObjectLocation
+
+        return ObjectLocation.parse(self.root) / Path(local).name   # refuses a name that is not one segment

@@ -132,7 +132,7 @@ class StreamManager:
         self.settings = settings
         self.warehouse = warehouse
         self.edge = edge if edge is not None else SparkEdge(spark, store, self._progress, self._terminated,
-                                                                    settings.checkpoint_store)
+                                                            settings.checkpoint_store)
         self.clock = clock
         self._records: dict[Key, Supervised] = {}
         self._by_run: dict[str, Key] = {}       # by run id: a restart on the same checkpoint keeps the query id

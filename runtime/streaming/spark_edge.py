@@ -283,7 +283,7 @@ class SparkEdge:
     def remove_checkpoint(self, checkpoint: str) -> None:
         """A dropped stream's checkpoint: its copy on the object store (the caller removes the local folder)."""
         if self.checkpoint_store is not None:
-            self.checkpoint_store.mirror(checkpoint).remove()
+            self.checkpoint_store.remove(checkpoint)
 
     @staticmethod
     def ended(live: LiveQuery) -> tuple[bool, str | None]:

@@ -120,6 +120,6 @@ def test_remove_drops_the_stores_copy(store: S3Store, tmp_path: Path) -> None:
     mirror.restore()
     _write(tmp_path / "gone", "offsets/0", "x")
     mirror.upload()
-    mirror.remove()
+    checkpoints.remove(tmp_path / "gone")
     assert _remote(store, f"{store.bucket}/removed/gone") == {}
-    mirror.remove()  # twice: nothing left to remove, no error
+    checkpoints.remove(tmp_path / "gone")  # twice: nothing left to remove, no error
