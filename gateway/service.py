@@ -16,7 +16,7 @@ from dialect import catalogs
 from gateway.auth.providers import Authenticator
 from gateway.auth.throttle import LoginThrottle
 from gateway.config import GatewayConfig
-from gateway.errors import AuthenticationError, InvalidRequestError
+from gateway.errors import AuthenticationError, ConfigError, InvalidRequestError
 from gateway.handles import OperationHandle, SessionHandle
 from gateway.operation.base import (
     COLUMNS,
@@ -56,11 +56,19 @@ def open_catalog(config: GatewayConfig) -> CatalogStore:
 
 
 def open_storage(config: GatewayConfig) -> None:
-    """An object-store warehouse: its prefix is served with the configured endpoint and keys (runtime/storage)."""
-    if config.object_store is not None:
-        from runtime.storage.registry import register
+    """An object-store warehouse: its prefix is served with the configured endpoint and keys (runtime/storage), once
+    the store answers a listing of it with them (a wrong endpoint, key or bucket stops the start, not a statement)."""
+    if config.object_store is None:
+        return
+    from runtime.storage.errors import ObjectStoreUnavailableError
+    from runtime.storage.files import prefix_exists
+    from runtime.storage.registry import register
 
-        register(str(config.warehouse), config.object_store)
+    register(str(config.warehouse), config.object_store)
+    try:
+        prefix_exists(config.warehouse)
+    except ObjectStoreUnavailableError as exc:
+        raise ConfigError(f"warehouse.path {config.warehouse}: {exc.message}", hint=exc.hint) from exc
 
 
 def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None:

@@ -83,7 +83,7 @@ def from_spark(
         message = str(exc)
     if error_class is None:  # a Java exception PySpark did not convert (a write job's, inside foreachBatch)
         error_class, sqlstate, message = _java_error(exc) or (None, None, message)
-    message = message or type(exc).__name__
+    message = message or _python_error(str(exc)) or type(exc).__name__
     offset = None
     if sql is not None:
         for context in _query_contexts(exc):
@@ -116,6 +116,15 @@ def from_spark(
         short, error_class=error_class, sqlstate=sqlstate or "XX000", line=line, column=column, detail=detail,
         hint=hint,
     )
+
+
+def _python_error(text: str) -> str | None:
+    """The last line of a Python worker's traceback (`FileNotFoundError: ...`): what a function Spark ran on an
+    executor raised. PySpark's PythonException has no message of its own, only the traceback in its text."""
+    if "Traceback (most recent call last)" not in text:
+        return None
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else None
 
 
 def _condition(exc: object) -> tuple[str | None, str | None]:

@@ -32,10 +32,14 @@ class ParquetFileReader:
     """A picklable function from batches of (file, its folder relative to the table) rows to the files' rows as
     Arrow batches in `schema`."""
 
-    def __init__(self, settings: ObjectStoreSettings, schema: pa.Schema, partition_columns: Sequence[str]) -> None:
+    def __init__(self, settings: ObjectStoreSettings, schema: pa.Schema, partition_columns: Sequence[str],
+                 with_source_file: bool = False) -> None:
+        """`with_source_file`: the last field of `schema` is the URI of each row's file (`input_file_name()` is
+        Spark's file scans' only)."""
         self.settings = settings
         self.schema = schema
         self.partition_columns = tuple(partition_columns)
+        self.with_source_file = with_source_file
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         fs = None
@@ -49,13 +53,22 @@ class ParquetFileReader:
         import pyarrow.parquet as pq
 
         path = file.split("://", 1)[1] if "://" in file else file
-        with fs.open_input_file(path) as stream:
+        try:
+            stream = fs.open_input_file(path)
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"the data file {file} of the table's pinned version is missing on the object store (removed by "
+                "hand, or by a VACUUM with a short retention while this query ran)") from None
+        with stream:
             parquet = pq.ParquetFile(stream)
             present = set(parquet.schema_arrow.names)
-            wanted = [f.name for f in self.schema if f.name in present and f.name not in self.partition_columns]
+            fields = list(self.schema)[:-1] if self.with_source_file else list(self.schema)
+            wanted = [f.name for f in fields if f.name in present and f.name not in self.partition_columns]
             for rows in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
-                yield pa.RecordBatch.from_arrays(
-                    [self._column(field, rows, partition) for field in self.schema], schema=self.schema)
+                arrays = [self._column(field, rows, partition) for field in fields]
+                if self.with_source_file:
+                    arrays.append(pa.array([file] * rows.num_rows, pa.string()))
+                yield pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def _column(self, field: pa.Field, rows: pa.RecordBatch, partition: dict[str, Any]) -> pa.Array:
         import pyarrow as pa
@@ -69,13 +82,15 @@ class ParquetFileReader:
         return column if column.type == field.type else column.cast(field.type)
 
 
-def object_snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, spark_schema: Any) -> DataFrame:
+def object_snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, spark_schema: Any,
+                              with_source_file: bool = False) -> DataFrame:
     """The rows of `snapshot` (an object-store table with at least one file) in `spark_schema` (the visible
-    columns, in order)."""
+    columns, in order, then the file's URI when `with_source_file`)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow_schema = to_arrow_schema(spark_schema)
-    reader = ParquetFileReader(settings_for(snapshot.path), arrow_schema, snapshot.partition_columns)
+    reader = ParquetFileReader(settings_for(snapshot.path), arrow_schema, snapshot.partition_columns,
+                               with_source_file)
     root = snapshot.path.rstrip("/") + "/"
     rows = [(file, file[len(root):].rpartition("/")[0] if file.startswith(root) else "") for file in snapshot.files]
     slices = max(1, min(len(rows), -(-len(rows) // FILES_PER_PARTITION), spark.sparkContext.defaultParallelism * 4))

@@ -17,7 +17,6 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from catalog.uris import ObjectLocation
 from runtime.delta.write import HIVE_DEFAULT_PARTITION, WrittenFile, metadata_stats, write_error
@@ -137,8 +136,9 @@ def _result_schema() -> pa.Schema:
 
 
 def _written(row: Any) -> WrittenFile:
-    # the log keeps a path URL-encoded (readers decode it): a partition folder's own `%` escapes survive
-    return WrittenFile(path=quote(row["path"], safe="/="), size=row["size"], modification_time=row["mtime"],
+    # the object's key as it is: delta-rs URL-encodes it into the log (and readers decode it), so a partition
+    # folder's own `%` escapes survive, as for a file Spark wrote
+    return WrittenFile(path=row["path"], size=row["size"], modification_time=row["mtime"],
                        partition_values=json.loads(row["partition"]), stats=row["stats"])
 
 

@@ -127,20 +127,27 @@ def spark_schema(schema: pa.Schema) -> Any:
     return from_arrow_schema(pa.schema(fields))
 
 
-def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, source_file: str | None = None) -> DataFrame:
     """A DataFrame over exactly the files of `snapshot`, with the table's schema and column order (its hidden
-    columns left out)."""
+    columns left out). `source_file`: the name of one more column holding the URI of each row's file (what
+    DELETE, UPDATE and MERGE rewrite by): `input_file_name()` for Spark's reader, the object reader's own column."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
     schema = spark_schema(snapshot.schema)
     columns = [quote_identifier(name) for name in schema.fieldNames() if name not in snapshot.hidden]
     if not snapshot.files:
-        return spark.createDataFrame([], schema).select(*columns)
+        empty = spark.createDataFrame([], schema).select(*columns)
+        return empty if source_file is None else empty.withColumn(source_file, F.lit(None).cast("string"))
     if is_object_uri(snapshot.path):
-        from pyspark.sql.types import StructType
-
         from runtime.delta.object_read import object_snapshot_dataframe
 
-        visible = StructType([field for field in schema.fields if field.name not in snapshot.hidden])
-        return object_snapshot_dataframe(spark, snapshot, visible)
+        visible = [field for field in schema.fields if field.name not in snapshot.hidden]
+        if source_file is not None:
+            visible.append(StructField(source_file, StringType(), False))
+        return object_snapshot_dataframe(spark, snapshot, StructType(visible), with_source_file=source_file is not None)
+    if source_file is not None:
+        return snapshot_dataframe(spark, snapshot).withColumn(source_file, F.input_file_name())
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
     if not snapshot.partition_columns:
         return spark.read.schema(schema).parquet(*paths).select(*columns)
@@ -160,25 +167,25 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     return result
 
 
-_FrameKey = tuple[str, int, tuple[str, ...]]
+_FrameKey = tuple[str, int, tuple[str, ...], "str | None"]
 _SNAPSHOT_FRAMES: weakref.WeakKeyDictionary[Any, OrderedDict[_FrameKey, DataFrame]] = weakref.WeakKeyDictionary()
 _SNAPSHOT_FRAMES_PER_SESSION = 64
 _snapshot_frames_lock = threading.Lock()
 
 
-def pinned_dataframe(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+def pinned_dataframe(spark: SparkSession, snapshot: Snapshot, source_file: str | None = None) -> DataFrame:
     """`snapshot_dataframe`, remembered per Spark session, table and version: a committed version never changes,
     and building its DataFrame costs tens of Py4J calls, paid once instead of by every query (the last 64 per
     session are kept). The file list is part of the key: a table dropped and created again at the same place starts
     over at version 0 with other files."""
-    key = (snapshot.path, snapshot.version, snapshot.files)
+    key = (snapshot.path, snapshot.version, snapshot.files, source_file)
     with _snapshot_frames_lock:
         frames = _SNAPSHOT_FRAMES.setdefault(spark, OrderedDict())
         frame = frames.get(key)
         if frame is not None:
             frames.move_to_end(key)
             return frame
-    frame = snapshot_dataframe(spark, snapshot)
+    frame = snapshot_dataframe(spark, snapshot, source_file)
     with _snapshot_frames_lock:
         frames[key] = frame
         while len(frames) > _SNAPSHOT_FRAMES_PER_SESSION:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.uris import ObjectLocation, as_location, is_object_uri
+from runtime.storage.files import store_errors
 from runtime.storage.registry import settings_for
 
 
@@ -28,27 +29,31 @@ def open_table(location: str | Path | ObjectLocation, version: int | None = None
     """A `deltalake.DeltaTable` at `location` (as of `version` when given)."""
     from deltalake import DeltaTable
 
-    return DeltaTable(table_uri(location), version=version, storage_options=storage_options(location))
+    with store_errors(location):
+        return DeltaTable(table_uri(location), version=version, storage_options=storage_options(location))
 
 
 def is_delta_table(location: str | Path | ObjectLocation) -> bool:
     from deltalake import DeltaTable
 
-    return DeltaTable.is_deltatable(table_uri(location), storage_options=storage_options(location))
+    with store_errors(location):
+        return DeltaTable.is_deltatable(table_uri(location), storage_options=storage_options(location))
 
 
 def create_table(location: str | Path | ObjectLocation, schema: Any, **kwargs: Any) -> Any:
     """`DeltaTable.create` at `location` with the store's options."""
     from deltalake import DeltaTable
 
-    return DeltaTable.create(table_uri(location), schema, storage_options=storage_options(location), **kwargs)
+    with store_errors(location):
+        return DeltaTable.create(table_uri(location), schema, storage_options=storage_options(location), **kwargs)
 
 
 def create_with_add_actions(location: str | Path | ObjectLocation, schema: Any, adds: Any, **kwargs: Any) -> None:
     """`deltalake.transaction.create_table_with_add_actions` at `location` with the store's options."""
     from deltalake.transaction import create_table_with_add_actions
 
-    create_table_with_add_actions(table_uri(location), schema, adds, storage_options=storage_options(location),
+    with store_errors(location):
+        create_table_with_add_actions(table_uri(location), schema, adds, storage_options=storage_options(location),
                                   **kwargs)
 
 
@@ -56,4 +61,5 @@ def write_arrow(location: str | Path | ObjectLocation, data: Any, **kwargs: Any)
     """`deltalake.write_deltalake` at `location` with the store's options."""
     from deltalake import write_deltalake
 
-    write_deltalake(table_uri(location), data, storage_options=storage_options(location), **kwargs)
+    with store_errors(location):
+        write_deltalake(table_uri(location), data, storage_options=storage_options(location), **kwargs)

@@ -16,3 +16,10 @@ class UnknownObjectStoreError(StorageError):
 
     error_class = "OBJECT_STORE_NOT_CONFIGURED"
     sqlstate = "42501"
+
+
+class ObjectStoreUnavailableError(StorageError):
+    """The store could not be reached, or refused the request (a wrong endpoint, key or bucket)."""
+
+    error_class = "OBJECT_STORE_UNAVAILABLE"
+    sqlstate = "08001"

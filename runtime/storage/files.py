@@ -5,14 +5,41 @@ when some object lies under it, and deleting it deletes every object under it.""
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.uris import Location, ObjectLocation, as_location
+from catalog.uris import Location, ObjectLocation, as_location, is_object_uri
+from runtime.storage.errors import ObjectStoreUnavailableError
 from runtime.storage.registry import settings_for
 
 log = logging.getLogger(__name__)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@contextmanager
+def store_errors(location: str | Location) -> Iterator[None]:
+    """An object store's failure (unreachable, a refused key, a missing bucket) raised as ObjectStoreUnavailableError
+    naming the location and the store's own last words; a missing file stays FileNotFoundError, local paths' errors
+    stay theirs. The message never holds a credential: neither delta-rs's nor pyarrow's errors carry them."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if not is_object_uri(location):
+            raise
+        lines = [line.strip(" ↳") for line in _ANSI.sub("", str(exc)).splitlines() if line.strip(" ↳")]
+        cause = " <- ".join(reversed(lines[-3:])) if lines else type(exc).__name__
+        raise ObjectStoreUnavailableError(
+            f"the object store holding {location} failed: {cause}",
+            hint="check storage.endpoint, the keys and the bucket in the configuration, and that the store is up",
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -38,7 +65,8 @@ def list_files(prefix: str | Location) -> list[StoredFile]:
     from pyarrow.fs import FileSelector, FileType
 
     fs, root = filesystem(prefix)
-    infos = fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True))
+    with store_errors(prefix):
+        infos = fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True))
     files = [StoredFile(info.path[len(root):].lstrip("/"), info.size or 0,
                         int(info.mtime.timestamp() * 1000) if info.mtime else 0)
              for info in infos if info.type == FileType.File]
@@ -53,9 +81,10 @@ def prefix_exists(prefix: str | Location) -> bool:
     from pyarrow.fs import FileSelector, FileType
 
     fs, root = filesystem(found)
-    if fs.get_file_info(root).type == FileType.File:
-        return True
-    return bool(fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True)))
+    with store_errors(found):
+        if fs.get_file_info(root).type == FileType.File:
+            return True
+        return bool(fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True)))
 
 
 def delete_prefix(prefix: str | Location, what: str) -> None:

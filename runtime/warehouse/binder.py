@@ -52,7 +52,8 @@ __all__ = ["Binder", "BoundQuery", "ResolvedTable", "TableResolver", "TimeTravel
 
 MAX_VIEW_DEPTH = 16
 _counter = itertools.count()
-_PinKey = tuple[str, str, "int | None", "str | None"]
+_PinKey = tuple[str, str, "int | None", "str | None", bool]
+SOURCE_FILE = "__sg_source_file"   # the column a rewrite's target is bound with (`source_files`)
 # reads `information_schema.<view>`, given the reference and a map from offsets to the statement's line and column
 InformationSchemaReader = Callable[[TableReference, Callable[[int], "tuple[int, int]"]], "DataFrame"]
 
@@ -87,7 +88,8 @@ class Binder:
                  guard: Callable[[str], None] | None = None,
                  files: Callable[[TableReference], DataFrame] | None = None,
                  event_logs: EventLogReader | None = None,
-                 information_schema: InformationSchemaReader | None = None) -> None:
+                 information_schema: InformationSchemaReader | None = None,
+                 source_files: frozenset[tuple[str, str]] = frozenset()) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
         `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
         text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
@@ -102,6 +104,8 @@ class Binder:
         self._statement = statement
         self._views: list[str] = []
         self._pinned = _pinned if _pinned is not None else {}  # shared with the binders of views
+        # tables bound with one more column, SOURCE_FILE: the file of each row (the target of a rewrite)
+        self._source_files = source_files
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.resolved: list[ResolvedTable] = []
 
@@ -120,7 +124,8 @@ class Binder:
         return exc
 
     def _bind_table(self, resolved: ResolvedTable, ref: TableReference, query: Query) -> str:
-        key = (resolved.database, resolved.name, ref.version, ref.timestamp)
+        with_file = (resolved.database, resolved.name) in self._source_files
+        key = (resolved.database, resolved.name, ref.version, ref.timestamp, with_file)
         if key in self._pinned:
             name, snapshot = self._pinned[key]
         else:
@@ -131,7 +136,7 @@ class Binder:
                 exc.line, exc.column = self._position(ref.start, query)
                 raise
             name = self._view_name()
-            pinned_dataframe(self._spark, snapshot).createOrReplaceTempView(name)
+            pinned_dataframe(self._spark, snapshot, SOURCE_FILE if with_file else None).createOrReplaceTempView(name)
             self._views.append(name)
             self._pinned[key] = (name, snapshot)
         if ref.version is None and ref.timestamp is None:
@@ -294,15 +299,17 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
         raise
 
 
-def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = None) -> tuple[DataFrame, Binder]:
+def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = None,
+         source_files: frozenset[tuple[str, str]] = frozenset()) -> tuple[DataFrame, Binder]:
     """`query` analysed with every catalog table pinned, each read allowed for the user (views: for their owner)
     and the analysed plan judged by the policy; the caller closes the binder once the data is read. `resolver`
-    defaults to the catalog's, as the session's user sees it."""
+    defaults to the catalog's, as the session's user sees it; the tables `source_files` names carry one more
+    column, SOURCE_FILE, the URI of each row's file."""
     resolver = resolver or catalog_resolver(ctx)
     binder = Binder(ctx.spark, resolver, ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
-                    information_schema=information_schema_reader(ctx))
+                    information_schema=information_schema_reader(ctx), source_files=source_files)
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from catalog.uris import is_object_uri
+from catalog.uris import as_location, is_object_uri
 from runtime.delta.errors import DeltaCommitConflictError
 from runtime.delta.write import AppTransaction, WrittenFile, write_files
 
@@ -92,23 +92,20 @@ def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFr
 
     table = open_table(location, version=read_version)
     now = int(time.time() * 1000)
-    actions: list[Any] = [RemoveAction(path, True, now) for path in _relative_paths(location, table, removed)]
+    actions: list[Any] = [RemoveAction(path, True, now) for path in _relative_paths(location, removed)]
     if df is not None:
         actions.extend(_adds(write_files(df, location, table.metadata().partition_columns)))
     return _commit(table, actions, "append", operation, parameters)
 
 
-def _relative_paths(location: str, table: Any, removed: Sequence[str]) -> list[str]:
-    """The paths the log names `removed` by, relative to the table. An object-store table's rows carry no file name
-    (`input_file_name()` is "" outside Spark's file scans, runtime/delta/object_read.py): a rewrite that touched any
-    of them replaces every file of the version read, which is coarser but never loses a row."""
+def _relative_paths(location: str, removed: Sequence[str]) -> list[str]:
+    """The paths of `removed` (file URIs, as the readers' file column gives them) relative to the table, decoded as
+    delta-rs takes them."""
     if is_object_uri(location):
-        if not removed:
-            return []
-        return [unquote(path) for path in table.get_add_actions(flatten=True).column("path").to_pylist()]
+        root = str(as_location(location)) + "/"
+        return [path.removeprefix(root) for path in removed]
     root = os.path.abspath(location)
-    return [os.path.relpath(unquote(path[len("file:"):]) if path.startswith("file:") else path, root)
-            for path in removed]
+    return [os.path.relpath(unquote(path.removeprefix("file:")), root) for path in removed]
 
 
 def replace_with_arrow(location: str, read_version: int, rows: Any, operation: str,

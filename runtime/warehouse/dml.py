@@ -12,11 +12,12 @@ import json
 from typing import TYPE_CHECKING
 
 from catalog.names import quote_identifier, quote_qualified
+from catalog.uris import is_object_uri
 from dialect.dialect import StreamingSpark
 from dialect.statements import Delete, Insert, Query, Update
 from runtime.sql import StatementResult
 from runtime.warehouse import commit
-from runtime.warehouse.binder import Binder, bind
+from runtime.warehouse.binder import SOURCE_FILE, Binder, bind
 from runtime.warehouse.casts import can_store, store_assign
 from runtime.warehouse.context import StatementContext
 from runtime.warehouse.errors import IncompatibleDataError, UnresolvedColumnError
@@ -87,10 +88,19 @@ def _rewrite(entry: TableEntry, read_version: int, df: DataFrame, new_rows: Data
     commit.rewrite(entry.location or "", read_version, touched, rows, operation, parameters)
 
 
+def source_file(entry: TableEntry, alias: str | None = None) -> tuple[str, frozenset[tuple[str, str]]]:
+    """The SQL of the file each target row is in, and the tables to bind with the file column for it: Spark's
+    `input_file_name()` for a local table, the object reader's SOURCE_FILE column for one on an object store."""
+    if not is_object_uri(entry.location or ""):
+        return "input_file_name()", frozenset()
+    return f"{quote_identifier(alias or entry.name)}.{SOURCE_FILE}", frozenset({(entry.database, entry.name)})
+
+
 def _bind_target(ctx: StatementContext, entry: TableEntry, alias: str | None,
                  extra: list[str]) -> tuple[DataFrame, Binder, int]:
     """The target's rows with `extra` columns, from one pinned version (returned with them)."""
-    df, binder = bind(ctx, Query(_target_sql(entry, alias, extra)))
+    _, files = source_file(entry, alias)
+    df, binder = bind(ctx, Query(_target_sql(entry, alias, extra)), source_files=files)
     snapshot = binder.snapshots.get((entry.database, entry.name))
     return df, binder, snapshot.version if snapshot is not None else 0
 
@@ -106,7 +116,8 @@ def delete(ctx: StatementContext, stmt: Delete) -> StatementResult:
     entry = require_table(ctx, stmt.table, "DELETE")
     alias = stmt.tree.this.alias or None
     condition = _condition(stmt.tree)
-    df, binder, version = _bind_target(ctx, entry, alias, [f"input_file_name() AS {_FILE}", f"{condition} AS {_HIT}"])
+    file_sql, _ = source_file(entry, alias)
+    df, binder, version = _bind_target(ctx, entry, alias, [f"{file_sql} AS {_FILE}", f"{condition} AS {_HIT}"])
     try:
         _rewrite(entry, version, df, df.where(~F.col(_HIT)).drop(_HIT), "DELETE", {"predicate": condition})
     finally:
@@ -130,7 +141,7 @@ def update(ctx: StatementContext, stmt: Update) -> StatementResult:
                                         hint=f"columns: {', '.join(by_lower[k].name for k in by_lower)}")
         assignments[by_lower[column.lower()].name] = f"({eq.expression.sql(dialect=StreamingSpark)}) AS __sg_set_{i}"
     condition = _condition(stmt.tree)
-    extra = ["input_file_name() AS " + _FILE, f"{condition} AS {_HIT}", *assignments.values()]
+    extra = [f"{source_file(entry, alias)[0]} AS {_FILE}", f"{condition} AS {_HIT}", *assignments.values()]
     df, binder, version = _bind_target(ctx, entry, alias, extra)
     try:
         projected = []

