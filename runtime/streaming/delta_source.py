@@ -232,14 +232,21 @@ class DeltaStreamSource(DataSource):
         return DeltaStreamReader(self.options["path"], schema, skip, self.options.get(READER_OPTION), self.store)
 
 
-def register(spark: SparkSession, store: ObjectStoreSettings | None = None) -> None:
-    """The source in `spark`'s session; with `store`, a subclass carrying the object store's settings."""
+def register(spark: SparkSession, store: ObjectStoreSettings | None = None) -> str:
+    """The source in `spark`'s session, and the name it is registered under; with `store`, a subclass carrying the
+    object store's settings, under a name of its own (Spark refuses a name another session already has)."""
     if store is None:
         spark.dataSource.register(DeltaStreamSource)
-        return
+        return FORMAT_NAME
+    from runtime.streaming.object_files import registration_name
+
+    name = registration_name(FORMAT_NAME)
 
     class StoreDeltaSource(DeltaStreamSource):
-        pass
+        @classmethod
+        def name(cls) -> str:
+            return name
 
     StoreDeltaSource.store = store
     spark.dataSource.register(StoreDeltaSource)
+    return name

@@ -9,8 +9,9 @@ them are taken, so a file landing in the same second with a smaller name is not 
 (start, end] reads the files `end` takes and `start` does not: each file once, and a replayed batch the same files.
 (A producer's file must appear whole, as in a local folder; an object store's upload does. A file that appears
 with a time older than files already taken is not read.) maxFilesPerTrigger caps a micro-batch, counted from the
-end this reader returned last: as Spark 4.1's Python API gives `latestOffset` no start, the first micro-batch of
-each run of the query is not capped (as for read_kafka).
+end this reader returned last (Spark 4.1's Python API gives `latestOffset` no start) or from the initial offset,
+which Spark asks for only when the query starts there: the first micro-batch of a run resumed from a checkpoint
+is not capped (as for read_kafka).
 
 Reading. Executors read the bytes with pyarrow. Parquet files are read as Arrow and cast to the schema by name.
 JSON and CSV files are read as lines (a CSV header dropped, blank lines skipped, as Spark's file source does) and
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -199,6 +201,8 @@ class ObjectFilesReader(FilesReading, DataSourceStreamReader):
         self.position: dict[str, Any] | None = None   # the end returned last (None: unknown since this run began)
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
+        if self.position is None:   # asked only when the query starts from it: caps count from here
+            self.position = dict(START)
         return dict(START)
 
     def latestOffset(self) -> dict[str, Any]:  # noqa: N802
@@ -240,14 +244,23 @@ class ObjectFilesSource(DataSource):
         return ObjectFilesBatchReader(self.options, schema, self._store())
 
 
-def register(spark: SparkSession, store: ObjectStoreSettings) -> None:
-    """The source, carrying `store`, in `spark`'s session (registered again: the latest settings win)."""
+def register(spark: SparkSession, store: ObjectStoreSettings) -> str:
+    """The source, carrying `store`, in `spark`'s session under a name of its own, which it returns: Spark refuses to
+    register a name another session (the thread's active one) already has, and each stream has its own session."""
+    name = registration_name(FORMAT_NAME)
 
     class StoreFilesSource(ObjectFilesSource):
-        pass
+        @classmethod
+        def name(cls) -> str:
+            return name
 
     StoreFilesSource.store = store
     spark.dataSource.register(StoreFilesSource)
+    return name
+
+
+def registration_name(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
 def parser_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -266,8 +279,8 @@ def stream_dataframe(spark: SparkSession, uri: str, file_format: str, schema: St
     """The landing folder `uri` as a streaming DataFrame with `schema` (the rescued data column included when
     `options` name one): Spark parses the lines of json and csv files with `options`."""
     refuse_multiline(uri, options)
-    register(spark, store)
-    reader = spark.readStream.format(FORMAT_NAME).option("path", uri).option("format", file_format).options(**options)
+    name = register(spark, store)
+    reader = spark.readStream.format(name).option("path", uri).option("format", file_format).options(**options)
     return _parsed(reader, file_format, schema, options)
 
 
@@ -275,8 +288,8 @@ def batch_dataframe(spark: SparkSession, uri: str, file_format: str, schema: Str
                     options: Mapping[str, str], store: ObjectStoreSettings) -> DataFrame:
     """A batch read_files of every file in `uri` now, read and parsed as the stream reads them."""
     refuse_multiline(uri, options)
-    register(spark, store)
-    reader = spark.read.format(FORMAT_NAME).option("path", uri).option("format", file_format).options(**options)
+    name = register(spark, store)
+    reader = spark.read.format(name).option("path", uri).option("format", file_format).options(**options)
     return _parsed(reader, file_format, schema, options)
 
 

@@ -114,11 +114,11 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
         if location is None:
             raise SourceNotFoundError(f"the streamed table `{spec.database}`.`{spec.table}` cannot be found",
                                       hint="create it first, or check the name (SHOW TABLES)")
-        delta_source.register(spark, _store_of(location))
+        source_format = delta_source.register(spark, _store_of(location))
         options = {delta_source.SKIP_OPTION: str(skip_change_commits).lower()}
         if reader is not None:
             options[delta_source.READER_OPTION] = reader
-        df = spark.readStream.format(delta_source.FORMAT_NAME).options(**options).load(location)
+        df = spark.readStream.format(source_format).options(**options).load(location)
     if spec.watermark is not None:
         df = df.withWatermark(spec.watermark.column, spec.watermark.delay)
     return df

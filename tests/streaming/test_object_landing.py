@@ -140,3 +140,15 @@ def test_json_schema_is_inferred_from_the_first_files_and_multiline_is_refused(s
         object_files.infer_schema(spark, uri, "json", {"multiLine": "true"}, _settings(store))
     with pytest.raises(SourceSchemaError, match="holds no files"):
         object_files.infer_schema(spark, f"s3://{store.bucket}/landing/none", "json", {}, _settings(store))
+
+
+def test_each_session_registers_the_source_under_a_name_of_its_own(spark: Any, store: S3Store) -> None:
+    """Spark refuses to register a data source name that the thread's active session already has: each stream has
+    its own session, so each registration takes a fresh name."""
+    first, second = spark.newSession(), spark.newSession()
+    spark.sparkContext._jvm.SparkSession.setActiveSession(first._jsparkSession)
+    try:
+        names = [object_files.register(session, _settings(store)) for session in (first, second, first)]
+    finally:
+        spark.sparkContext._jvm.SparkSession.setActiveSession(spark._jsparkSession)
+    assert len(set(names)) == 3 and all(name.startswith(object_files.FORMAT_NAME) for name in names)
