@@ -9,9 +9,9 @@ them are taken, so a file landing in the same second with a smaller name is not 
 (start, end] reads the files `end` takes and `start` does not: each file once, and a replayed batch the same files.
 (A producer's file must appear whole, as in a local folder; an object store's upload does. A file that appears
 with a time older than files already taken is not read.) maxFilesPerTrigger caps a micro-batch, counted from the
-end this reader returned last (Spark 4.1's Python API gives `latestOffset` no start) or from the initial offset,
-which Spark asks for only when the query starts there: the first micro-batch of a run resumed from a checkpoint
-is not capped (as for read_kafka).
+end this reader returned last: Spark 4.1 asks a Python source for its latest offset (with no start) before it
+asks for the initial one, so the first micro-batch of each run of the query, a new one's included, is not capped
+(as for read_kafka).
 
 Reading. Executors read the bytes with pyarrow. Parquet files are read as Arrow and cast to the schema by name.
 JSON and CSV files are read as lines (a CSV header dropped, blank lines skipped, as Spark's file source does) and
@@ -201,8 +201,6 @@ class ObjectFilesReader(FilesReading, DataSourceStreamReader):
         self.position: dict[str, Any] | None = None   # the end returned last (None: unknown since this run began)
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
-        if self.position is None:   # asked only when the query starts from it: caps count from here
-            self.position = dict(START)
         return dict(START)
 
     def latestOffset(self) -> dict[str, Any]:  # noqa: N802
