@@ -3,6 +3,7 @@
     .venv/bin/python bench/streaming_bench.py                 # full size (about half an hour on 2 quiet cores)
     .venv/bin/python bench/streaming_bench.py --scale 0.02    # everything shrunk, to try it out
     .venv/bin/python bench/streaming_bench.py --only throughput --runs 1
+    .venv/bin/python bench/streaming_bench.py --only throughput --object-store   # (a) also on a local S3 store
 
 A real gateway on 127.0.0.1 (port 0) over a fresh warehouse, driven with PyHive, and beside it, on the same Spark,
 the hand-written pipelines. Three figures:
@@ -35,6 +36,13 @@ the hand-written pipelines. Three figures:
                           per-session aggregates touch recent keys: the MERGE cost that should not grow with the table.
                           (The stream's state does not know the pre-filled groups, so a matched row gets the stream's
                           own count: the cost is the point here, not the values.)
+
+With --object-store, (a)'s gateway pipelines run a second time with the warehouse (tables, checkpoints' copies) and
+the input files on a real S3 store (SeaweedFS `weed mini` on loopback, tests/object_store.py), through a second
+gateway on the same Spark; the report gives store / local for each. The files are uploaded one by one in name order,
+so later micro-batches take them in the same order as from the local folder; the store's first micro-batch is not
+capped (Spark asks a Python source for its latest offset before its start), so compare with
+--max-files-per-trigger 20 (the whole backlog in one micro-batch on both sides).
 
 In (a), "start" is the part of the wall time spent in the CREATE statement (or building the query and
 writeStream.start) before the first batch. --scale shrinks rows, table sizes and file rows (not the number of files,
@@ -142,7 +150,8 @@ class Plan:
 
 def plan_for(args: argparse.Namespace) -> Plan:
     s = args.scale
-    return Plan(scale=s, files=20, rows_per_file=max(100, int(100_000 * s)), max_files_per_trigger=2,
+    return Plan(scale=s, files=20, rows_per_file=max(100, int(100_000 * s)),
+                max_files_per_trigger=args.max_files_per_trigger,
                 warmup_files=2, runs=args.runs, fresh_files=max(8, round(40 * s)), fresh_interval_s=1.0,
                 sizes=(max(1000, int(1_000_000 * s)), max(1000, int(50_000_000 * s))),
                 prefill_file_rows=max(1000, int(1_000_000 * s)), batch_rows=10_000,
@@ -217,7 +226,9 @@ def copy_backlog(backlog: Backlog, folder: Path, files: int) -> Path:
 
 
 class Bench:
-    def __init__(self, work: Path, plan: Plan) -> None:
+    def __init__(self, work: Path, plan: Plan, spark: Any = None, store: Any = None) -> None:
+        """`store` (tests/object_store.S3Store): the warehouse on that object store, its landing prefix the users'
+        root; `spark`: a session to share (another Bench's), kept running at close."""
         from pyhive import hive
 
         from gateway.auth.providers import make_authenticator
@@ -228,11 +239,21 @@ class Bench:
 
         self.work = work
         self.plan = plan
+        self.store = store
         # The bench's sources live in its work folder: the users' landing root here (the warehouse stays protected).
-        self.config = load_config(port=0, warehouse=work / "warehouse",
-                                  overrides={"security": {"allowed_paths": [str(work)]}})
-        self.spark = create_spark_session(self.config.spark)
-        warm_up(self.spark)
+        if store is None:
+            self.config = load_config(port=0, warehouse=work / "warehouse",
+                                      overrides={"security": {"allowed_paths": [str(work)]}})
+        else:
+            self.config = load_config(port=0, overrides={
+                "warehouse": {"path": f"s3://{store.bucket}/warehouse", "local_state": str(work / "state")},
+                "storage": {"endpoint": store.endpoint, "region": store.region, "access_key": store.access_key,
+                            "secret_key": store.secret_key, "allow_http": True},
+                "security": {"allowed_paths": [f"s3://{store.bucket}/warehouse/landing", str(work)]}})
+        self.owns_spark = spark is None
+        self.spark = spark if spark is not None else create_spark_session(self.config.spark)
+        if self.owns_spark:
+            warm_up(self.spark)
         self.catalog = open_catalog(self.config)
         self.service = GatewayService(self.config, self.spark,
                                       make_authenticator(self.config.auth.mode, self.config.auth.password_file),
@@ -263,7 +284,8 @@ class Bench:
         finally:
             self.server.shutdown(grace=0)
             self.catalog.close()
-            self.spark.stop()
+            if self.owns_spark:
+                self.spark.stop()
 
 
 def delta_rows(spark: Any, location: str) -> Any:
@@ -309,7 +331,7 @@ def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
 def run_gateway_yahoo(bench: Bench, source: Path | str, mode: str, name: str, expectations: bool = False,
                       template: str = YAHOO_SQL) -> dict[str, Any]:
     """`template` is YAHOO_SQL or a variant over another source (bench/kafka_bench.py): `source` fills it in."""
-    from deltalake import DeltaTable
+    from runtime.storage.delta import open_table
 
     properties = ["'pipelines.trigger.interval' = '0 seconds'"]
     if mode == "append":
@@ -325,7 +347,7 @@ def run_gateway_yahoo(bench: Bench, source: Path | str, mode: str, name: str, ex
     bench.streams.stop(DATABASE, name)
     location = bench.location(name)
     found = window_counts(delta_rows(bench.spark, location))
-    commits = DeltaTable(location).version()  # version 0 is the empty table CREATE made
+    commits = open_table(location).version()  # version 0 is the empty table CREATE made
     bench.sql(f"DROP STREAMING TABLE {name}")
     return {"seconds": seconds, "start_s": started, "commits": commits, "found": found}
 
@@ -393,25 +415,42 @@ def run_hand_yahoo(bench: Bench, source: Path, sink: str, mode: str, name: str,
             **progress_summary(progress)}
 
 
-def run_pipeline(bench: Bench, key: str, source: Path, name: str) -> dict[str, Any]:
+def run_pipeline(bench: Bench, key: str, source: Path | str, name: str) -> dict[str, Any]:
     mode = "update" if "update" in key else "append"
     if key.startswith("gateway"):
         return run_gateway_yahoo(bench, source, mode, name, expectations=key.endswith("_expect"))
+    assert isinstance(source, Path), "hand-written pipelines read local files only"
     return run_hand_yahoo(bench, source, "parquet" if "parquet" in key else "delta", mode, name)
 
 
+def upload_folder(store: Any, folder: Path, prefix: str) -> str:
+    """The files of `folder` uploaded to `prefix` of the store, one by one in name order; returns the prefix's URI."""
+    fs = store.filesystem()
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        with fs.open_output_stream(f"{store.bucket}/{prefix}/{path.name}") as out:
+            out.write(path.read_bytes())
+    return f"s3://{store.bucket}/{prefix}"
+
+
 def bench_throughput(bench: Bench) -> dict[str, Any]:
+    """On a store bench, the input is uploaded to the warehouse's landing prefix and only the gateway runs."""
     plan = bench.plan
     say(f"(a) generating {plan.files} files x {plan.rows_per_file:,} ad events")
     started = time.perf_counter()
     backlog = generate_yahoo(bench.work / "yahoo", plan.files, plan.rows_per_file)
     say(f"(a) {backlog.rows:,} rows ({backlog.views:,} views, {len(backlog.expected)} windows) in "
         f"{time.perf_counter() - started:.1f} s")
-    warm = copy_backlog(backlog, bench.work / "yahoo_warm", plan.warmup_files)
+    warm: Path | str = copy_backlog(backlog, bench.work / "yahoo_warm", plan.warmup_files)
+    source: Path | str = backlog.folder
+    if bench.store is not None:
+        started = time.perf_counter()
+        source = upload_folder(bench.store, backlog.folder, "warehouse/landing/yahoo")
+        warm = upload_folder(bench.store, Path(warm), "warehouse/landing/yahoo_warm")
+        say(f"(a) uploaded to {source} in {time.perf_counter() - started:.1f} s")
     bench.sql("CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) USING DELTA")
     bench.sql("INSERT INTO campaigns VALUES " + ", ".join(f"('{a}', '{c}')" for a, c in backlog.campaigns))
     explain = [row[0] for row in bench.sql("EXPLAIN " + YAHOO_SQL.format(
-        name="yahoo", columns="", properties="'pipelines.trigger.interval' = '0 seconds'", source=backlog.folder,
+        name="yahoo", columns="", properties="'pipelines.trigger.interval' = '0 seconds'", source=source,
         schema=EVENT_SCHEMA, max_files=plan.max_files_per_trigger))]
     results: dict[str, Any] = {}
     for key in bench.pipelines:
@@ -420,7 +459,7 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
         results[key] = {"label": PIPELINES[key], "runs": []}
     for run in range(plan.runs):
         for key in bench.pipelines:
-            done = run_pipeline(bench, key, backlog.folder, f"{key}_{run}")
+            done = run_pipeline(bench, key, source, f"{key}_{run}")
             check = check_windows(done.pop("found"), backlog, "update" if "update" in key else "append")
             done.update(check, rows=backlog.rows, rows_per_s=backlog.rows / done["seconds"])
             results[key]["runs"].append(done)
@@ -432,6 +471,21 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
     bench.sql("DROP TABLE campaigns")
     return {"pipelines": results, "backlog_rows": backlog.rows, "views": backlog.views,
             "windows": len(backlog.expected), "explain": explain}
+
+
+def bench_on_store(local: Bench, work: Path, plan: Plan) -> dict[str, Any]:
+    """(a)'s gateway pipelines through a second gateway whose warehouse is on weed mini, on the same Spark."""
+    sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
+    from object_store import seaweed_s3
+
+    with seaweed_s3(work / "weed") as store:
+        bench = Bench(work / "on_store", plan, spark=local.spark, store=store)
+        bench.pipelines = tuple(key for key in local.pipelines if key.startswith("gateway"))
+        try:
+            say(f"(a) on the store: gateway on 127.0.0.1:{bench.server.port}, warehouse {bench.config.warehouse}")
+            return bench_throughput(bench)
+        finally:
+            bench.close()
 
 
 # -- (b) freshness -------------------------------------------------------------------------------------------------
@@ -597,6 +651,13 @@ def report(plan: Plan, results: dict[str, Any]) -> str:
         for key, entry in pipelines.items():
             rows.append([entry["label"], f"{entry['rows_per_s']:,.0f} rows/s ({entry['seconds']:.2f} s, "
                                          f"start {entry['start_s']:.2f} s)", notes.get(key, "")])
+    if "throughput_store" in results:
+        rows.append(["**(a) the same, warehouse and input on a local S3 store (weed mini)**", "", ""])
+        for key, entry in results["throughput_store"]["pipelines"].items():
+            local = results.get("throughput", {}).get("pipelines", {}).get(key, {}).get("rows_per_s", 0.0)
+            rows.append([entry["label"], f"{entry['rows_per_s']:,.0f} rows/s ({entry['seconds']:.2f} s, "
+                                         f"start {entry['start_s']:.2f} s)",
+                         f"store / local disk: {ratio(entry['rows_per_s'], local)}"])
     if "freshness" in results:
         fresh = results["freshness"]
         rows.append([f"**(b) freshness, 500 ms trigger, {fresh['files']} files ~{plan.fresh_interval_s:g} s apart**",
@@ -641,6 +702,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder (input, warehouse) for a look")
     parser.add_argument("--pipelines", default=",".join(DEFAULT_PIPELINES),
                         help=f"(a) pipelines to run, comma-separated, of: {', '.join(PIPELINES)}")
+    parser.add_argument("--max-files-per-trigger", type=int, default=2,
+                        help="(a) files per micro-batch (20 = the whole backlog in one; read_files on an object store "
+                             "takes everything in its first micro-batch whatever the cap)")
+    parser.add_argument("--object-store", action="store_true",
+                        help="(a) also with the warehouse and input on a local S3 store (weed mini): the gateway "
+                             "pipelines only, store / local printed")
     args = parser.parse_args(argv)
     pipelines = tuple(p.strip() for p in args.pipelines.split(",") if p.strip())
     if not pipelines or set(pipelines) - set(PIPELINES):
@@ -666,6 +733,8 @@ def main(argv: list[str] | None = None) -> int:
         say(f"gateway on 127.0.0.1:{bench.server.port}, warehouse {work / 'warehouse'}")
         if "throughput" in parts:
             results["throughput"] = bench_throughput(bench)
+        if "throughput" in parts and args.object_store:
+            results["throughput_store"] = bench_on_store(bench, work, plan)
         if "freshness" in parts:
             results["freshness"] = bench_freshness(bench)
         if "size" in parts:

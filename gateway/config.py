@@ -21,6 +21,7 @@ from gateway.errors import ConfigError
 from runtime.policy import SecuritySettings
 from runtime.spark import SparkSettings
 from runtime.storage.settings import ObjectStoreSettings
+from runtime.streaming.checkpoint_mirror import CheckpointStore
 from runtime.streaming.settings import StreamSettings
 
 if sys.version_info >= (3, 11):
@@ -326,8 +327,11 @@ def load_config(
             static_check_interval=float(raw["streams"]["static_check_interval"]),
             max_attempts=int(raw["streams"]["max_attempts"]),
             tick_seconds=float(raw["streams"]["tick_interval"]),
+            checkpoint_store=CheckpointStore(str(warehouse_path / "_checkpoints"))
+            if isinstance(warehouse_path, ObjectLocation) else None,
         ),
-        security=_security(raw["security"], local, (local, checkpoints, password_file, token_file)),
+        security=_security(raw["security"], local, (local, checkpoints, password_file, token_file),
+                           warehouse_path if isinstance(warehouse_path, ObjectLocation) else None),
         events=_events(raw["events"]),
         source=tuple(sources),
         state=state,
@@ -427,17 +431,30 @@ def _events(raw: dict[str, Any]) -> EventRetention:
     return EventRetention(days=float(days), max_rows_per_table=rows)
 
 
-def _security(raw: dict[str, Any], warehouse: Path, protected: tuple[Path, ...]) -> SecuritySettings:
-    roots = raw["allowed_paths"] or [str(warehouse / "landing")]
+def _security(raw: dict[str, Any], warehouse: Path, protected: tuple[Path, ...],
+              object_warehouse: ObjectLocation | None = None) -> SecuritySettings:
+    """With the warehouse on an object store, its `landing` prefix is a default root too, and the whole warehouse
+    prefix is protected (users read files there only under a root inside it)."""
+    roots = raw["allowed_paths"] or [str(warehouse / "landing")] + (
+        [str(object_warehouse / "landing")] if object_warehouse is not None else [])
+    allowed: list[Location] = []
     for root in roots:
-        if not isinstance(root, str) or not Path(root).expanduser().is_absolute():
-            raise ConfigError(f"security.allowed_paths must list absolute folders, got {root!r}")
+        if isinstance(root, str) and root.lower().startswith("s3://"):
+            try:
+                allowed.append(as_location(root))
+            except SqlError as exc:
+                raise ConfigError(f"security.allowed_paths: {exc.message}") from exc
+        elif not isinstance(root, str) or not Path(root).expanduser().is_absolute():
+            raise ConfigError(f"security.allowed_paths must list absolute folders or s3:// prefixes, got {root!r}")
+        else:
+            allowed.append(Path(root).expanduser())
     admins = raw["admins"]
     if not all(isinstance(a, str) and a for a in admins):
         raise ConfigError(f"security.admins must list user names, got {admins!r}")
     servers = raw["kafka_servers"]
     if not isinstance(servers, list) or not all(isinstance(s, str) and s.strip() for s in servers):
         raise ConfigError(f"security.kafka_servers must list hosts (host, host:port or \"*\"), got {servers!r}")
-    return SecuritySettings(allowed_paths=tuple(Path(r).expanduser() for r in roots), protected_paths=protected,
+    guarded: tuple[Location, ...] = protected + ((object_warehouse,) if object_warehouse is not None else ())
+    return SecuritySettings(allowed_paths=tuple(allowed), protected_paths=guarded,
                             admins=frozenset(admins), admin_unrestricted=raw["admin_unrestricted"],
                             kafka_servers=tuple(s.strip() for s in servers))

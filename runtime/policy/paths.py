@@ -2,8 +2,12 @@
 
 A path is resolved first (`~`, `..` and symbolic links, as the operating system will follow them), then it must lie
 under one of the allowed roots and, if it also lies under a protected location (the warehouse, the checkpoints, the
-catalog and password files), under an allowed root that is itself inside that location (`WAREHOUSE/landing`). Only
-local paths are understood: any other URI scheme is refused.
+catalog and password files), under an allowed root that is itself inside that location (`WAREHOUSE/landing`).
+
+Object URIs (`s3://bucket/prefix`, a warehouse on an object store) follow the same two rules against the object roots
+(by default the warehouse's `landing` prefix) and the protected object prefixes (the warehouse's own): parsed by
+catalog/uris.py, which refuses `..`, `.`, `//`, backslashes and escaped separators instead of resolving them. Any
+other URI scheme is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from catalog.errors import PathOutsideWarehouseError
+from catalog.uris import Location, ObjectLocation, is_object_uri
 from runtime.policy.errors import PathNotAllowedError
 
 _LOCAL_SCHEMES = ("", "file")
@@ -45,31 +51,56 @@ def local_path(text: str) -> Path:
     return _resolved(raw)
 
 
-def _within(path: Path, root: Path) -> bool:
+def object_location(text: str) -> ObjectLocation:
+    """`text` as an object location; refused (never normalized) when it could mean two things."""
+    if _GLOB_CHARACTERS & set(text):
+        raise PathNotAllowedError(
+            f"'{text}' has glob characters ({{ }} [ ] * ? \\), which a reader could expand after this check",
+            hint="name one folder; to pick files in a folder use pathGlobFilter => '*.csv'")
+    try:
+        return ObjectLocation.parse(text)
+    except PathOutsideWarehouseError as exc:
+        raise PathNotAllowedError(exc.message, hint=exc.hint) from None
+
+
+def any_location(text: str) -> Location:
+    """An object location for an object URI, else the resolved local path (other schemes refused)."""
+    return object_location(text) if is_object_uri(text) else local_path(text)
+
+
+def _within(path: Location, root: Location) -> bool:
     return path == root or path.is_relative_to(root)
+
+
+def _as_root(root: str | Path | ObjectLocation) -> Location:
+    if isinstance(root, ObjectLocation) or is_object_uri(root):
+        return root if isinstance(root, ObjectLocation) else ObjectLocation.parse(str(root))
+    return _resolved(root)
 
 
 @dataclass(frozen=True)
 class PathPolicy:
-    allowed: tuple[Path, ...]
-    protected: tuple[Path, ...]
+    allowed: tuple[Location, ...]
+    protected: tuple[Location, ...]
 
     @classmethod
-    def of(cls, allowed: Iterable[str | Path], protected: Iterable[str | Path]) -> PathPolicy:
-        return cls(tuple(_resolved(p) for p in allowed), tuple(_resolved(p) for p in protected))
+    def of(cls, allowed: Iterable[str | Path | ObjectLocation],
+           protected: Iterable[str | Path | ObjectLocation]) -> PathPolicy:
+        return cls(tuple(_as_root(p) for p in allowed), tuple(_as_root(p) for p in protected))
 
-    def allows(self, path: Path) -> bool:
+    def allows(self, path: Location) -> bool:
         for root in self.allowed:
-            if not _within(path, root):
+            if type(root) is not type(path) or not _within(path, root):
                 continue
-            if all(not _within(path, guarded) or _within(root, guarded) and root != guarded
-                   for guarded in self.protected):
+            if all(type(guarded) is not type(path) or not _within(path, guarded)
+                   or _within(root, guarded) and root != guarded for guarded in self.protected):
                 return True
         return False
 
-    def check(self, text: str, *, purpose: str = "read") -> Path:
-        """The resolved path, or PathNotAllowedError saying where the user may read from instead."""
-        path = local_path(text)
+    def check(self, text: str, *, purpose: str = "read") -> Location:
+        """The resolved path (or object location), or PathNotAllowedError saying where the user may read from
+        instead."""
+        path = any_location(text)
         if not self.allows(path):
             roots = ", ".join(str(r) for r in self.allowed) or "(none configured)"
             raise PathNotAllowedError(

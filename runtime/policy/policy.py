@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.uris import Location
 from dialect.streaming.kafka import server_hosts
 from runtime.policy import settings as session_settings
 from runtime.policy import spark_plans
@@ -59,8 +59,9 @@ READER_LIMITS = {"rowspersecond": 1_000_000, "numpartitions": 64, "maxfilespertr
 
 @dataclass(frozen=True)
 class SecuritySettings:
-    allowed_paths: tuple[Path, ...]          # roots users may read files from (read_files, USING ... OPTIONS path)
-    protected_paths: tuple[Path, ...]        # the gateway's own files: never readable, whatever the roots say
+    # roots users may read files from (read_files, USING ... OPTIONS path); s3:// prefixes for an object store
+    allowed_paths: tuple[Location, ...]
+    protected_paths: tuple[Location, ...]    # the gateway's own files (and object prefix): never readable
     admins: frozenset[str] = field(default_factory=frozenset)
     admin_unrestricted: bool = False
     # brokers read_kafka may connect to: "host" (any port), "host:port", or "*" (any)
@@ -194,12 +195,12 @@ class Policy:
         if not self._unrestricted(principal):
             session_settings.check_setting(key)
 
-    def check_read_path(self, path: str, principal: Principal) -> Path:
-        """The resolved folder of a file source, if `principal` may read it."""
+    def check_read_path(self, path: str, principal: Principal) -> Location:
+        """The resolved folder (or object prefix) of a file source, if `principal` may read it."""
         if principal.is_admin:
-            from runtime.policy.paths import local_path
+            from runtime.policy.paths import any_location
 
-            return local_path(path)
+            return any_location(path)
         return self.paths.check(path)
 
     def check_reader_options(self, options: Mapping[str, str], principal: Principal) -> None:

@@ -7,7 +7,10 @@ is read once, and a restart resumes from the versions in the stream's checkpoint
 files). Only appends can be streamed: a commit that removes data files rewrote rows in place (UPDATE, DELETE, MERGE,
 OVERWRITE, an update-mode streaming table), and re-reading them would count them twice; that stops the stream with a
 clear error.
-Files are read with pyarrow on the executors, partition values restored from the commit's add actions.
+Files are read with pyarrow on the executors, partition values restored from the commit's add actions. A table on
+the warehouse's object store is read the same way through the store's pyarrow filesystem: its settings ride on a
+subclass of the source pickled by value (never on an option, which Spark shows in plans), and each Python process
+that plans or reads registers them for the table (runtime/storage/registry.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from urllib.parse import unquote
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
+from catalog.uris import is_object_uri
+from runtime.storage.settings import ObjectStoreSettings
 from runtime.streaming.errors import SourceRewrittenError
 
 if TYPE_CHECKING:
@@ -47,12 +52,32 @@ class FilesPartition(InputPartition):
 
 
 def _log_file(table_path: str, version: int) -> str:
+    if is_object_uri(table_path):
+        return f"{table_path.rstrip('/')}/_delta_log/{version:020d}.json"
     return os.path.join(table_path, "_delta_log", f"{version:020d}.json")
+
+
+def _log_lines(table_path: str, version: int) -> list[str]:
+    """The commit file of `version` (FileNotFoundError when the log no longer holds it)."""
+    if not is_object_uri(table_path):
+        with open(_log_file(table_path, version), encoding="utf-8") as log:
+            return log.readlines()
+    from pyarrow.fs import FileType
+
+    from runtime.storage.files import filesystem
+
+    fs, path = filesystem(_log_file(table_path, version))
+    if fs.get_file_info(path).type != FileType.File:
+        raise FileNotFoundError(path)
+    with fs.open_input_stream(path) as stream:
+        return stream.read().decode("utf-8").splitlines()
 
 
 def _absolute(table_path: str, path: str) -> str:
     if "://" in path:
         return path[len("file://"):] if path.startswith("file://") else path
+    if is_object_uri(table_path):
+        return f"{table_path.rstrip('/')}/{unquote(path)}"
     return os.path.join(table_path, unquote(path))
 
 
@@ -62,8 +87,7 @@ def added_files(table_path: str, version: int, skip_change_commits: bool = False
     `skip_change_commits` (the whole commit is skipped, as Databricks' reader option does), else an error naming
     what `reader` (the streaming table reading it) can do."""
     try:
-        with open(_log_file(table_path, version), encoding="utf-8") as log:
-            actions = [json.loads(line) for line in log if line.strip()]
+        actions = [json.loads(line) for line in _log_lines(table_path, version) if line.strip()]
     except FileNotFoundError as exc:
         raise SourceRewrittenError(
             f"the Delta log of {table_path} no longer holds version {version}; the stream cannot resume there",
@@ -113,12 +137,22 @@ def latest_version(table_path: str) -> int:
     return open_table(table_path).version() if is_delta_table(table_path) else START
 
 
-def _read_file(file: AddedFile, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def _read_file(file: AddedFile, schema: pa.Schema,
+               store: ObjectStoreSettings | None = None) -> Iterator[pa.RecordBatch]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     values = dict(file.partition_values)
-    parquet = pq.ParquetFile(file.path)
+    if store is not None and is_object_uri(file.path):
+        with store.arrow_filesystem().open_input_file(file.path.split("://", 1)[1]) as handle:
+            yield from _batches(pq.ParquetFile(handle), schema, values)
+    else:
+        yield from _batches(pq.ParquetFile(file.path), schema, values)
+
+
+def _batches(parquet: Any, schema: pa.Schema, values: dict[str, str | None]) -> Iterator[pa.RecordBatch]:
+    import pyarrow as pa
+
     present = set(parquet.schema_arrow.names)
     wanted = [name for name in schema.names if name in present]
     for batch in parquet.iter_batches(batch_size=65_536, columns=wanted):
@@ -134,11 +168,12 @@ def _read_file(file: AddedFile, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
 
 class DeltaStreamReader(DataSourceStreamReader):
     def __init__(self, table_path: str, schema: StructType, skip_change_commits: bool = False,
-                 reader: str | None = None) -> None:
+                 reader: str | None = None, store: ObjectStoreSettings | None = None) -> None:
         self.table_path = table_path
         self.schema = schema
         self.skip_change_commits = skip_change_commits
         self.reader = reader
+        self.store = store
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
         return {"version": START}
@@ -162,28 +197,56 @@ class DeltaStreamReader(DataSourceStreamReader):
         schema = to_arrow_schema(self.schema)
         assert isinstance(partition, FilesPartition)
         for file in partition.files:
-            yield from _read_file(file, schema)
+            yield from _read_file(file, schema, self.store)
 
 
 class DeltaStreamSource(DataSource):
     """`spark.readStream.format("sg_delta").schema(...).load(path)`: the table's schema comes from its Delta log."""
 
+    store: ObjectStoreSettings | None = None     # set on the subclass `register` makes for an object-store table
+
     @classmethod
     def name(cls) -> str:
         return FORMAT_NAME
+
+    def _adopt_store(self) -> None:
+        """In the Python process Spark plans this source in: the table's store is served with the settings that came
+        pickled with the class (the gateway's registry is not in this process)."""
+        if self.store is not None and is_object_uri(self.options["path"]):
+            from runtime.storage.registry import register
+
+            register(self.options["path"], self.store)
 
     def schema(self) -> StructType:
         import pyarrow as pa
 
         from runtime.delta.read import load_snapshot, spark_schema
 
+        self._adopt_store()
         snapshot = load_snapshot(self.options["path"])
         return spark_schema(pa.schema([f for f in snapshot.schema if f.name not in snapshot.hidden]))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
         skip = self.options.get(SKIP_OPTION, "false").lower() == "true"
-        return DeltaStreamReader(self.options["path"], schema, skip, self.options.get(READER_OPTION))
+        self._adopt_store()
+        return DeltaStreamReader(self.options["path"], schema, skip, self.options.get(READER_OPTION), self.store)
 
 
-def register(spark: SparkSession) -> None:
-    spark.dataSource.register(DeltaStreamSource)
+def register(spark: SparkSession, store: ObjectStoreSettings | None = None) -> str:
+    """The source in `spark`'s session, and the name it is registered under; with `store`, a subclass carrying the
+    object store's settings, under a name of its own (Spark refuses a name another session already has)."""
+    if store is None:
+        spark.dataSource.register(DeltaStreamSource)
+        return FORMAT_NAME
+    from runtime.streaming.object_files import registration_name
+
+    name = registration_name(FORMAT_NAME)
+
+    class StoreDeltaSource(DeltaStreamSource):
+        @classmethod
+        def name(cls) -> str:
+            return name
+
+    StoreDeltaSource.store = store
+    spark.dataSource.register(StoreDeltaSource)
+    return name

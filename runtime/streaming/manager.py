@@ -131,7 +131,8 @@ class StreamManager:
         self.store = store
         self.settings = settings
         self.warehouse = warehouse
-        self.edge = edge if edge is not None else SparkEdge(spark, store, self._progress, self._terminated)
+        self.edge = edge if edge is not None else SparkEdge(spark, store, self._progress, self._terminated,
+                                                            settings.checkpoint_store)
         self.clock = clock
         self._records: dict[Key, Supervised] = {}
         self._by_run: dict[str, Key] = {}       # by run id: a restart on the same checkpoint keeps the query id
@@ -600,6 +601,7 @@ class StreamManager:
         self._on_stop(key, STOPPED, STOP_WAIT_SECONDS)
         checkpoint = self._owned_checkpoint(entry.checkpoint) if entry is not None else None
         if checkpoint is not None:
+            self._remove_checkpoint_copy(checkpoint)
             remove_folder(checkpoint, "the checkpoint of a dropped stream")
         record = self._records.pop(key, None)
         if record is not None:
@@ -616,7 +618,12 @@ class StreamManager:
             raise ValueError(f"the checkpoint {checkpoint} is the one the stream of {key[0]}.{key[1]} uses")
         folder = self._owned_checkpoint(checkpoint)
         if folder is not None:
+            self._remove_checkpoint_copy(folder)
             remove_folder(folder, "the checkpoint of a replaced stream")
+
+    def _remove_checkpoint_copy(self, checkpoint: Path) -> None:
+        """The checkpoint's copy on the object store goes first: a local folder without it is only a cache."""
+        self.edge.remove_checkpoint(str(checkpoint))
 
     def _on_refresh(self, key: Key) -> Future[None] | None:
         entry = self.store.get_stream(*key)
@@ -694,7 +701,7 @@ class StreamManager:
         if record is None or record.live is None or record.live.run_id != run_id:
             return  # stopped on purpose, or already handled
         live, record.live = record.live, None
-        live.built.release()
+        live.release()
         if exception:
             self._fail(record, exception)
         elif live.available_now:

@@ -109,16 +109,18 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations) ->
 
 def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
           keys: tuple[str, ...], on_batch: Callable[[BatchWritten], None] | None = None,
-          available_now: bool = False) -> StreamingQuery:
+          available_now: bool = False, before_batch: Callable[[], object] | None = None) -> StreamingQuery:
     """`available_now`: one pass of a scheduled table (everything available now, in micro-batches, then the query
-    ends); otherwise a continuous query triggered every `trigger_seconds`. Same sink, same checkpoint either way."""
+    ends); otherwise a continuous query triggered every `trigger_seconds`. Same sink, same checkpoint either way.
+    `before_batch`: the sink's first step in each batch (the checkpoint's upload to an object store)."""
     quarantine = target.quarantine
     if quarantine is None and needs_quarantine(plan.expectations, plan.properties):
         from runtime.warehouse.locations import sibling_table_folder
 
         quarantine = str(sibling_table_folder(target.location, quarantine_name(plan.name)))
     checks = BatchChecks(plan.expectations, f"{plan.database}.{plan.name}" if plan.database else plan.name)
-    sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch, checks, quarantine)
+    sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch, checks, quarantine,
+                     before_batch)
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
     if available_now:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from runtime.streaming.checkpoint_mirror import CheckpointStore
 
 
 @dataclass(frozen=True)
@@ -15,3 +19,5 @@ class StreamSettings:
     static_check_interval: float = 5.0  # how often joined static tables are checked for new versions; 0 = never
     max_attempts: int = 5           # failures in a row (no batch committed between them) before a stream is FAILED
     tick_seconds: float = 1.0       # how often the supervisor looks for due retries and scheduled passes
+    # with the warehouse on an object store: where the checkpoints' copies live (the local folders are a cache)
+    checkpoint_store: CheckpointStore | None = None

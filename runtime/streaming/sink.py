@@ -20,6 +20,9 @@ commit of their own carrying the same txn(stream id, batch id); each table check
 a crash between the two commits writes the missing one only. In complete mode the quarantine holds the rejected
 rows of the current result (overwritten with it); in update mode a changed group that now fails a DROP ROW is
 deleted from the table (its old value is no longer the result) and its new row quarantined.
+
+`before_batch` runs first in each call, before anything of the batch commits: with the warehouse on an object store
+it uploads the stream's checkpoint (runtime/streaming/checkpoint_mirror.py says why that keeps exactly once).
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ class DeltaSink:
 
     def __init__(self, location: str, stream_id: str, mode: str, keys: Sequence[str],
                  on_batch: Callable[[BatchWritten], None] | None = None, checks: BatchChecks | None = None,
-                 quarantine: str | None = None) -> None:
+                 quarantine: str | None = None, before_batch: Callable[[], Any] | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"output mode must be one of {MODES}, got {mode!r}")
         self.location = location
@@ -115,9 +118,12 @@ class DeltaSink:
         self.on_batch = on_batch
         self.checks = checks if checks is not None and checks.specs else None
         self.quarantine = quarantine if self.checks is not None and self.checks.drops else None
+        self.before_batch = before_batch
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
+        if self.before_batch is not None:
+            self.before_batch()
         table_done = _done(self.location, self.stream_id, batch_id)
         quarantine_done = _done(self.quarantine, self.stream_id, batch_id)
         quality = None

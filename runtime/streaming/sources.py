@@ -1,5 +1,6 @@
-"""A plan's sources as streaming DataFrames: new files in a folder, the rate generator, Kafka topics, or a catalog Delta
-table read version by version; and its static tables as DataFrames over one committed Delta snapshot."""
+"""A plan's sources as streaming DataFrames: new files in a folder (local, or a prefix on the warehouse's object
+store: runtime/streaming/object_files.py), the rate generator, Kafka topics, or a catalog Delta table read version by
+version; and its static tables as DataFrames over one committed Delta snapshot."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from catalog.names import quote_identifier
+from catalog.uris import is_object_uri
 from dialect.streaming.plan import SourceSpec, StaticTableSpec
-from runtime.streaming import delta_source, kafka_source
+from runtime.streaming import delta_source, kafka_source, object_files
 from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+    from runtime.storage.settings import ObjectStoreSettings
 
 # (database, table) -> the Delta location of a catalog table the plan reads.
 TableLocations = Mapping[tuple[str, str], str]
@@ -62,6 +66,12 @@ def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:
     """Infer a file source's schema once, from the files present now; the caller stores it with the plan, so that a
     restart reads with the same schema whatever files arrive later."""
     assert spec.kind == "files" and spec.path is not None
+    if is_object_uri(spec.path):
+        from runtime.storage.registry import settings_for
+
+        inferred = object_files.infer_schema(spark, spec.path, spec.format or "json", reader_options(spec),
+                                             settings_for(spec.path))
+        return ddl(without_rescued(inferred, spec))
     files = [name for name in os.listdir(spec.path) if not name.startswith((".", "_"))] \
         if os.path.isdir(spec.path) else []
     if not files:
@@ -82,7 +92,9 @@ def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:
 def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocations, reader: str | None = None,
                      skip_change_commits: bool = False) -> DataFrame:
     """`reader`, the streaming table reading a catalog table, and `skip_change_commits` go to the Delta source."""
-    if spec.kind == "files":
+    if spec.kind == "files" and is_object_uri(spec.path):
+        df = _object_files(spark, spec)
+    elif spec.kind == "files":
         if spec.schema is None:
             raise SourceSchemaError(f"read_files('{spec.path}') has no schema", hint="give schema => '...'")
         if not os.path.isdir(spec.path or ""):  # never created here: a typo must not become a folder
@@ -102,14 +114,40 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
         if location is None:
             raise SourceNotFoundError(f"the streamed table `{spec.database}`.`{spec.table}` cannot be found",
                                       hint="create it first, or check the name (SHOW TABLES)")
-        delta_source.register(spark)
+        source_format = delta_source.register(spark, _store_of(location))
         options = {delta_source.SKIP_OPTION: str(skip_change_commits).lower()}
         if reader is not None:
             options[delta_source.READER_OPTION] = reader
-        df = spark.readStream.format(delta_source.FORMAT_NAME).options(**options).load(location)
+        df = spark.readStream.format(source_format).options(**options).load(location)
     if spec.watermark is not None:
         df = df.withWatermark(spec.watermark.column, spec.watermark.delay)
     return df
+
+
+def _store_of(location: str) -> ObjectStoreSettings | None:
+    """The settings of the object store a table lies on (None for a local table)."""
+    if not is_object_uri(location):
+        return None
+    from runtime.storage.registry import settings_for
+
+    return settings_for(location)
+
+
+def _object_files(spark: SparkSession, spec: SourceSpec) -> DataFrame:
+    """A landing folder on the warehouse's object store, read with the same schema and options as a local one."""
+    from pyspark.sql.types import DataType, StructType
+
+    from runtime.storage.registry import settings_for
+
+    assert spec.path is not None
+    if spec.schema is None:
+        raise SourceSchemaError(f"read_files('{spec.path}') has no schema", hint="give schema => '...'")
+    store = settings_for(spec.path)   # an absent prefix is an empty folder: nothing is created by reading it
+    schema = read_schema(spec.schema, spec)
+    struct = DataType.fromDDL(schema) if isinstance(schema, str) else schema
+    assert isinstance(struct, StructType)
+    return object_files.stream_dataframe(spark, spec.path, spec.format or "json", struct, reader_options(spec),
+                                         store)
 
 
 def static_dataframe(spark: SparkSession, spec: StaticTableSpec, tables: TableLocations) -> tuple[DataFrame, int]:

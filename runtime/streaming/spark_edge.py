@@ -24,6 +24,7 @@ from pyspark.sql.streaming import StreamingQueryListener
 
 from dialect.streaming.plan import StreamingPlan
 from runtime.policy.sessions import new_user_session
+from runtime.streaming.checkpoint_mirror import CheckpointMirror, CheckpointStore
 from runtime.streaming.errors import StreamStopTimeoutError
 from runtime.streaming.reset import empty_for_stream
 from runtime.streaming.runner import BuiltStream, StreamTarget, build, merge_keys, start
@@ -147,6 +148,17 @@ class LiveQuery:
     late_rows_dropped: int = 0
     last_progress: dict[str, Any] = field(default_factory=dict)
     ended_seen_at: dt.datetime | None = None   # when the supervisor's tick first found it ended (a safety net)
+    mirror: CheckpointMirror | None = None     # the checkpoint's copy on the object store, when the warehouse is there
+
+    def release(self) -> None:
+        """Once the query has ended: its cached static tables are freed, and the checkpoint's last files (the last
+        batch's `commits/N`) reach the store, so the next start does not replay that batch."""
+        self.built.release()
+        if self.mirror is not None:
+            try:
+                self.mirror.upload()
+            except OSError as exc:   # the store's copy stays a valid prefix: the next start replays one batch
+                log.warning("stream %s: the checkpoint's last upload failed: %s", ".".join(self.key), exc)
 
 
 # The JVM's loggers that write a full stack for each failed micro-batch (the query's end, the task that failed, the
@@ -214,9 +226,12 @@ class SparkEdge:
     """What the supervisor asks of Spark. A fake with the same methods drives the supervisor in unit tests."""
 
     def __init__(self, spark: SparkSession, store: CatalogStore, progress: Callable[[str, dict[str, Any]], None],
-                 terminated: Callable[[str, str | None], None]) -> None:
+                 terminated: Callable[[str, str | None], None], checkpoint_store: CheckpointStore | None = None) -> None:
+        """`checkpoint_store`: where checkpoints are kept when the warehouse is on an object store (None: the local
+        checkpoint folder is the truth)."""
         self.spark = spark
         self.store = store
+        self.checkpoint_store = checkpoint_store
         self._sessions: dict[Key, SparkSession] = {}
         self._lock = threading.Lock()   # sessions are made by statements' threads (CREATE builds) and the supervisor
         self._listener = _Listener(progress, terminated)
@@ -245,20 +260,30 @@ class SparkEdge:
                on_batch: Callable[[BatchWritten], None], reset_pending: bool = False) -> LiveQuery:
         """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses. Before it
         starts: the table is emptied for a new stream id if a full refresh left that pending (`reset_pending`: a
-        crash came between its catalog row and its emptying commit, see runtime.streaming.reset), and the state a
-        batch 0 that never committed left behind is cleared."""
+        crash came between its catalog row and its emptying commit, see runtime.streaming.reset), the checkpoint
+        is restored from the object store when it is kept there, and the state a batch 0 that never committed left
+        behind is cleared."""
         target = StreamTarget(stream_id, location, checkpoint, ".".join(key))
+        mirror = self.checkpoint_store.mirror(checkpoint) if self.checkpoint_store is not None else None
         try:
             if reset_pending and empty_for_stream(location, built.result.schema, plan, stream_id, always=True):
                 log.info("stream %s.%s: the table was emptied for stream %s before its first batch", *key, stream_id)
+            if mirror is not None:
+                mirror.restore()
             clear_uncommitted_state(checkpoint)
             query = start(built.result, plan, target, trigger_seconds, merge_keys(plan, built.result.columns),
-                          on_batch=on_batch, available_now=available_now)
+                          on_batch=on_batch, available_now=available_now,
+                          before_batch=mirror.upload if mirror is not None else None)
         except BaseException:
             built.release()
             raise
         return LiveQuery(key, stream_id, plan, built, query, str(query.runId),
-                         dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), available_now)
+                         dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), available_now, mirror=mirror)
+
+    def remove_checkpoint(self, checkpoint: str) -> None:
+        """A dropped stream's checkpoint: its copy on the object store (the caller removes the local folder)."""
+        if self.checkpoint_store is not None:
+            self.checkpoint_store.remove(checkpoint)
 
     @staticmethod
     def ended(live: LiveQuery) -> tuple[bool, str | None]:
@@ -290,7 +315,7 @@ class SparkEdge:
                     f"the stream of `{live.key[0]}`.`{live.key[1]}` is still running a micro-batch after "
                     f"{wait_seconds:g} s; nothing was removed",
                     hint="run the statement again once the batch has finished (DESCRIBE STREAMING TABLE shows it)")
-        live.built.release()
+        live.release()
 
     def static_change(self, live: LiveQuery) -> str | None:
         """The first static table the stream joins that has a version newer than the one it was started with."""

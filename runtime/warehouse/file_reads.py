@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from catalog.uris import ObjectLocation
 from dialect.references import TableReference
 from dialect.streaming.sources import FILE_FORMATS, FoundSource, source_spec
 from runtime.errors import RuntimeQueryError, from_spark
@@ -16,6 +17,7 @@ from runtime.streaming.sources import read_schema, reader_options, without_rescu
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from dialect.streaming.plan import SourceSpec
     from runtime.warehouse.context import StatementContext
 
 
@@ -41,6 +43,8 @@ def file_dataframe(ctx: StatementContext, ref: TableReference) -> DataFrame:
                             hint=f"use one of {', '.join(FILE_FORMATS)}")
     folder = ctx.policy.check_read_path(spec.path or "", ctx.principal)
     ctx.policy.check_reader_options(spec.options, ctx.principal)
+    if isinstance(folder, ObjectLocation):
+        return _object_files(ctx, spec, folder)
     reader = ctx.spark.read.format(spec.format).options(**reader_options(spec))
     try:
         if spec.schema:
@@ -49,4 +53,27 @@ def file_dataframe(ctx: StatementContext, ref: TableReference) -> DataFrame:
             reader = reader.schema(read_schema(without_rescued(reader.load(str(folder)).schema, spec), spec))
         return reader.load(str(folder))
     except Exception as exc:  # noqa: BLE001 - Spark's own error (no such folder, nothing to infer a schema from)
+        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
+
+
+def _object_files(ctx: StatementContext, spec: SourceSpec, folder: ObjectLocation) -> DataFrame:
+    """A folder on the warehouse's object store (Spark cannot open it): read as the streaming source reads it
+    (runtime/streaming/object_files.py), with the same schema rules."""
+    from pyspark.sql.types import DataType, StructType
+
+    from runtime.storage.registry import settings_for
+    from runtime.streaming import object_files
+
+    store = settings_for(folder)
+    options = reader_options(spec)
+    try:
+        given = spec.schema or without_rescued(
+            object_files.infer_schema(ctx.spark, str(folder), spec.format or "json", options, store), spec)
+        schema = read_schema(given, spec)
+        struct = DataType.fromDDL(schema) if isinstance(schema, str) else schema
+        assert isinstance(struct, StructType)
+        return object_files.batch_dataframe(ctx.spark, str(folder), spec.format or "json", struct, options, store)
+    except RuntimeQueryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark's own error (a schema it cannot parse)
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc

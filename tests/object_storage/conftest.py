@@ -34,7 +34,7 @@ def s3_overrides(store: S3Store, state: Path, secret_file: Path) -> dict[str, An
         "warehouse": {"path": f"s3://{store.bucket}/{WAREHOUSE_PREFIX}", "local_state": str(state)},
         "storage": {"endpoint": store.endpoint, "region": store.region, "access_key": store.access_key,
                     "secret_key_file": str(secret_file), "allow_http": True},
-        "security": {"allowed_paths": [str(state / "landing")]},
+        "security": {"allowed_paths": [str(state / "landing"), f"s3://{store.bucket}/{WAREHOUSE_PREFIX}/landing"]},
     }
 
 

@@ -100,6 +100,7 @@ class FakeEdge:
         self.refuse: str | None = None
         self.versions: dict[Any, int] = {}
         self.static: str | None = None
+        self.removed_checkpoints: list[str] = []
 
     def build(self, key: Any, plan: Any) -> FakeBuilt:
         return FakeBuilt()
@@ -121,6 +122,9 @@ class FakeEdge:
 
     def forget_session(self, key: Any) -> None:
         pass
+
+    def remove_checkpoint(self, checkpoint: str) -> None:
+        self.removed_checkpoints.append(checkpoint)
 
     def static_change(self, live: LiveQuery) -> str | None:
         return self.static
@@ -233,6 +237,7 @@ def test_a_drop_during_the_backoff_is_final(world) -> None:
     manager.start(_persist(store, manager, "doomed"))
     _end(manager, edge, CAST_ERROR)
     manager.drop("db", "doomed")
+    assert edge.removed_checkpoints == [edge.launched[0][1]]        # its copy on an object store goes too
     store.drop_table("db", "doomed")
     clock.advance(3600)
     manager.tick()
