@@ -6,7 +6,6 @@ one. Other packages never read configuration: they are handed the typed settings
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from catalog.events import EventRetention
 from catalog.uris import Location, ObjectLocation, as_location
 from dialect.errors import SqlError
 from gateway.errors import ConfigError
+from runtime.cluster.masters import is_local, is_loopback, is_loopback_cluster
 from runtime.policy import SecuritySettings
 from runtime.spark import SparkSettings
 from runtime.storage.settings import ObjectStoreSettings
@@ -128,15 +128,6 @@ def default_password_file() -> Path:
     folder (XDG), outside the warehouse that SQL users can reach."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "sluicegate" / "passwd"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def require_secure_transport(server: ServerSettings, auth_mode: str, host: str | None = None) -> None:
@@ -342,8 +333,6 @@ def load_config(
 def _check_cluster(spark: dict[str, Any]) -> None:
     """A master on other machines needs a driver they can reach and, unless the operator says otherwise, Spark's
     authentication on the driver's ports (they accept code to run)."""
-    from runtime.cluster.masters import is_local, is_loopback_cluster
-
     master, driver_host = spark["master"], spark["driver_host"]
     if spark["bind_loopback"] and driver_host and not is_loopback(driver_host):
         raise ConfigError(f'spark.driver_host = "{driver_host}" needs spark.bind_loopback = false')

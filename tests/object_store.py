@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from ports import free_ports
 
 START_TIMEOUT = 60.0
 
@@ -40,7 +42,8 @@ class S3Store:
             "aws_conditional_put": "etag",
         }
 
-    def filesystem(self):  # noqa: ANN201 - pyarrow.fs.S3FileSystem
+    def filesystem(self) -> Any:
+        """A pyarrow S3FileSystem on this store."""
         from pyarrow.fs import S3FileSystem
 
         return S3FileSystem(access_key=self.access_key, secret_key=self.secret_key, region=self.region,
@@ -56,17 +59,6 @@ def weed_binary() -> str:
     return found
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 def _wait_until_up(endpoint: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -75,7 +67,7 @@ def _wait_until_up(endpoint: str, process: subprocess.Popen[bytes], log: Path) -
         if process.poll() is not None:
             raise RuntimeError(f"weed mini exited with {process.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            urllib.request.urlopen(endpoint, timeout=1)  # noqa: S310 - loopback
+            urllib.request.urlopen(endpoint, timeout=1)  # loopback
             return
         except urllib.error.HTTPError:
             return  # any HTTP answer (403 for an anonymous request) means the S3 port is serving
@@ -98,7 +90,7 @@ def seaweed_s3(folder: Path, bucket: str = "lake") -> Iterator[S3Store]:
     names = ["master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "volume.port.public",
              "filer.port", "filer.port.grpc", "filer.port.public", "s3.port", "s3.port.grpc", "webdav.port",
              "admin.port", "admin.port.grpc", "debug.port"]
-    ports = dict(zip(names, _free_ports(len(names)), strict=True))
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
     data = folder / "data"
     data.mkdir(exist_ok=True)
     command = [weed_binary(), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-bucket={bucket}",

@@ -19,7 +19,8 @@ def standalone_hosts(master: str) -> list[str]:
     return [urlsplit(f"spark://{part}").hostname or "" for part in master[len("spark://"):].split(",")]
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address) is this machine's loopback."""
     if host == "localhost":
         return True
     try:
@@ -32,4 +33,4 @@ def is_loopback_cluster(master: str) -> bool:
     """A standalone cluster whose masters all listen on loopback: its workers are on this machine (executors reach
     a driver bound to 127.0.0.1). YARN and Kubernetes are always taken as other machines."""
     hosts = standalone_hosts(master)
-    return bool(hosts) and all(_loopback(host) for host in hosts)
+    return bool(hosts) and all(is_loopback(host) for host in hosts)

@@ -27,6 +27,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from catalog.uris import is_object_uri
 from runtime.storage.settings import ObjectStoreSettings
 from runtime.streaming.errors import SourceRewrittenError
+from runtime.streaming.store_sources import register_carrying
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -139,7 +140,6 @@ def latest_version(table_path: str) -> int:
 
 def _read_file(file: AddedFile, schema: pa.Schema,
                store: ObjectStoreSettings | None = None) -> Iterator[pa.RecordBatch]:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     values = dict(file.partition_values)
@@ -238,15 +238,4 @@ def register(spark: SparkSession, store: ObjectStoreSettings | None = None) -> s
     if store is None:
         spark.dataSource.register(DeltaStreamSource)
         return FORMAT_NAME
-    from runtime.streaming.object_files import registration_name
-
-    name = registration_name(FORMAT_NAME)
-
-    class StoreDeltaSource(DeltaStreamSource):
-        @classmethod
-        def name(cls) -> str:
-            return name
-
-    StoreDeltaSource.store = store
-    spark.dataSource.register(StoreDeltaSource)
-    return name
+    return register_carrying(spark, DeltaStreamSource, store)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,7 @@ from catalog.names import quote_identifier
 from catalog.uris import ObjectLocation
 from runtime.storage.settings import ObjectStoreSettings
 from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
+from runtime.streaming.store_sources import register_carrying
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -243,22 +243,8 @@ class ObjectFilesSource(DataSource):
 
 
 def register(spark: SparkSession, store: ObjectStoreSettings) -> str:
-    """The source, carrying `store`, in `spark`'s session under a name of its own, which it returns: Spark refuses to
-    register a name another session (the thread's active one) already has, and each stream has its own session."""
-    name = registration_name(FORMAT_NAME)
-
-    class StoreFilesSource(ObjectFilesSource):
-        @classmethod
-        def name(cls) -> str:
-            return name
-
-    StoreFilesSource.store = store
-    spark.dataSource.register(StoreFilesSource)
-    return name
-
-
-def registration_name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+    """The source, carrying `store`, in `spark`'s session; returns the name to read it by."""
+    return register_carrying(spark, ObjectFilesSource, store)
 
 
 def parser_options(options: Mapping[str, str]) -> dict[str, str]:

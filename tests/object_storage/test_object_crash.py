@@ -12,11 +12,11 @@ import random
 import shutil
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from keyed_files import keyed_rows, per_key
 from pyhive import hive
 
 from tests.object_store import S3Store
@@ -29,17 +29,11 @@ KILLS = 3
 
 
 def _file_rows(index: int) -> list[dict[str, Any]]:
-    return [{"id": index * 1000 + row, "k": KEYS[(index + row) % len(KEYS)]} for row in range(ROWS_PER_FILE)]
+    return keyed_rows(index, ROWS_PER_FILE, KEYS)
 
 
 def _aggregate(files: int) -> dict[str, tuple[int, int]]:
-    counts: Counter[str] = Counter()
-    sums: Counter[str] = Counter()
-    for index in range(files):
-        for row in _file_rows(index):
-            counts[row["k"]] += 1
-            sums[row["k"]] += row["id"]
-    return {k: (counts[k], sums[k]) for k in counts}
+    return per_key(row for index in range(files) for row in _file_rows(index))
 
 
 def _execute(port: int, *statements: str) -> None:

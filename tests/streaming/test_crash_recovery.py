@@ -20,6 +20,7 @@ import pytest
 from deltalake import DeltaTable
 from gateway_process import GatewayProcess
 from kafka_broker import MockKafka
+from keyed_files import keyed_rows, per_key
 
 FILES = 36
 ROWS_PER_FILE = 50
@@ -35,18 +36,12 @@ KAFKA_APPENDED, KAFKA_AGGREGATED = ("kafka_appended",), ("kafka_per_key",)
 
 
 def _file_rows(index: int) -> list[dict[str, Any]]:
-    return [{"id": index * 1000 + row, "k": KEYS[(index + row) % len(KEYS)]} for row in range(ROWS_PER_FILE)]
+    return keyed_rows(index, ROWS_PER_FILE, KEYS)
 
 
 def _aggregate(files: int) -> dict[str, tuple[int, int]]:
     """The update-mode table's expected content after the first `files` files: k -> (count, sum of id)."""
-    counts: Counter[str] = Counter()
-    sums: Counter[str] = Counter()
-    for index in range(files):
-        for row in _file_rows(index):
-            counts[row["k"]] += 1
-            sums[row["k"]] += row["id"]
-    return {k: (counts[k], sums[k]) for k in counts}
+    return per_key(row for index in range(files) for row in _file_rows(index))
 
 
 class Reader(threading.Thread):
@@ -61,7 +56,7 @@ class Reader(threading.Thread):
         self.violations: list[str] = []
         self.prefixes = [_aggregate(n) for n in range(FILES + 1)]
         self.records = [row for index in range(FILES) for row in _file_rows(index)]
-        self.record_prefixes = [_record_aggregate(self.records[:n]) for n in range(len(self.records) + 1)]
+        self.record_prefixes = [per_key(self.records[:n]) for n in range(len(self.records) + 1)]
 
     def _check(self, cursor: Any) -> None:
         for table in APPENDED:
@@ -104,14 +99,6 @@ class Reader(threading.Thread):
             except Exception:  # noqa: BLE001 - the gateway is being killed under us: reconnect
                 self.errors += 1
                 time.sleep(0.3)
-
-
-def _record_aggregate(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
-    counts: Counter[str] = Counter(row["k"] for row in rows)
-    sums: Counter[str] = Counter()
-    for row in rows:
-        sums[row["k"]] += row["id"]
-    return {k: (counts[k], sums[k]) for k in counts}
 
 
 def _execute(port: int, *statements: str) -> None:

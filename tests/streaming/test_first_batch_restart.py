@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from keyed_files import keyed_rows, per_key
 from pyhive_helpers import sorted_rows
 
 from runtime.streaming.spark_edge import clear_uncommitted_state
@@ -22,17 +22,12 @@ KEYS = ("a", "b", "c", "d")
 
 
 def _rows(index: int) -> list[dict[str, Any]]:
-    return [{"id": index * 100 + row, "k": KEYS[(index + row) % len(KEYS)]} for row in range(5)]
+    return keyed_rows(index, 5, KEYS, stride=100)
 
 
 def _expected(files: int) -> list[tuple[str, int, int]]:
-    counts: Counter[str] = Counter()
-    sums: Counter[str] = Counter()
-    for index in range(files):
-        for row in _rows(index):
-            counts[row["k"]] += 1
-            sums[row["k"]] += row["id"]
-    return sorted(((k, counts[k], sums[k]) for k in counts), key=repr)
+    totals = per_key(row for index in range(files) for row in _rows(index))
+    return sorted(((k, count, total) for k, (count, total) in totals.items()), key=repr)
 
 
 def _wait(condition: Any, what: str, seconds: float = 180) -> None:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deltalake import DeltaTable
 from gateway_process import GatewayProcess
+from keyed_files import keyed_rows, per_key
 
 POINTS = ("full_refresh.after_stop", "full_refresh.after_row", "full_refresh.after_checkpoint",
           "full_refresh.after_empty")
@@ -28,7 +28,7 @@ KEYS = ("a", "b", "c")
 
 
 def _rows(index: int) -> list[dict[str, Any]]:
-    return [{"id": index * 1000 + row, "k": KEYS[(index + row) % len(KEYS)]} for row in range(ROWS_PER_FILE)]
+    return keyed_rows(index, ROWS_PER_FILE, KEYS)
 
 
 def _land(folder: Path, index: int) -> None:
@@ -39,13 +39,7 @@ def _land(folder: Path, index: int) -> None:
 
 
 def _expected(files: int) -> dict[str, tuple[int, int]]:
-    counts: Counter[str] = Counter()
-    sums: Counter[str] = Counter()
-    for index in range(files):
-        for row in _rows(index):
-            counts[row["k"]] += 1
-            sums[row["k"]] += row["id"]
-    return {k: (counts[k], sums[k]) for k in counts}
+    return per_key(row for index in range(files) for row in _rows(index))
 
 
 def _execute(port: int, *statements: str) -> list[tuple[Any, ...]]:
