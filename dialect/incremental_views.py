@@ -327,13 +327,14 @@ def change_query(terms: list[tuple[int, str]]) -> str:
 
 
 def merge_query(found: Incrementality, change: str, old: str, columns: list[str], hidden: list[str],
-                types: dict[str, str], avg_types: dict[int, str]) -> str:
-    """The view's new rows, in one aggregation (one shuffle): the view's current rows (the view `old`: every column,
-    the hidden state too) stacked with the change's rows (`change`: a quoted view name or a parenthesised query,
-    with `change_query`'s columns) and grouped by the keys, each group's state being its old one plus what the
-    change added minus what it removed. A group left with no row goes; a group whose min/max row a change removed
-    (and no added row replaces) fails the query with EXTREME_REMOVED. `types`: each column's SQL type; `avg_types`:
-    each avg's, as `visible_expression`."""
+                types: dict[str, str], avg_types: dict[int, str], one_task: bool = False) -> str:
+    """The view's new rows, in one aggregation (one shuffle; none with `one_task`, where little is read: the rows
+    are coalesced into one partition, after which the aggregation needs no exchange): the view's current rows (the
+    view `old`: every column, the hidden state too) stacked with the change's rows (`change`: a quoted view name or
+    a parenthesised query, with `change_query`'s columns) and grouped by the keys, each group's state being its old
+    one plus what the change added minus what it removed. A group left with no row goes; a group whose min/max row
+    a change removed (and no added row replaces) fails the query with EXTREME_REMOVED. `types`: each column's SQL
+    type; `avg_types`: each avg's, as `visible_expression`."""
     keys = [key_column(k) for k in found.keys]
     old_state = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
     arguments = [a.argument_column for a in found.aggregates if a.argument is not None]
@@ -344,6 +345,7 @@ def merge_query(found: Incrementality, change: str, old: str, columns: list[str]
                    + [_quoted(x) for x in arguments] + [SIGN])
     stacked = (f"SELECT {_list(old_side)} FROM {_quoted(old)}\nUNION ALL\n"
                f"SELECT {_list(change_side)} FROM {change} AS {PREFIX}change")
+    coalesced = f"SELECT /*+ COALESCE(1) */ * FROM (\n{stacked}\n) AS {PREFIX}rows" if one_task else stacked
     grouped = [_quoted(k) for k in keys] + [f"max({_quoted(_OLD + c)}) AS {_quoted(_OLD + c)}" for c in old_state]
     grouped += [f"sum({SIGN}) AS {PREFIX}d_rows"] + [d for a in found.aggregates for d in _change_of(a)]
     by = f" GROUP BY {_list([_quoted(k) for k in keys])}" if keys else ""
@@ -360,7 +362,7 @@ def merge_query(found: Incrementality, change: str, old: str, columns: list[str]
     visible += [f"CAST({_quoted(c)} AS {types[c]}) AS {_quoted(c)}" for c in hidden]
     where = f"\nWHERE {' AND '.join(keep)}" if keep else ""
     return (f"SELECT {_list(visible)} FROM (\nSELECT {_list([_quoted(k) for k in keys] + state)} FROM (\n"
-            f"SELECT {_list(grouped)} FROM (\n{stacked}\n) AS {PREFIX}stacked{by}\n) AS {PREFIX}merged{where}\n"
+            f"SELECT {_list(grouped)} FROM (\n{coalesced}\n) AS {PREFIX}stacked{by}\n) AS {PREFIX}merged{where}\n"
             f") AS {PREFIX}groups")
 
 

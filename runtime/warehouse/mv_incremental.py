@@ -131,8 +131,10 @@ def _refresh(session: _Session, location: str, found: Incrementality, query_sql:
                         for name, c in sorted(changes.items()))
     if not moved:
         return Applied(None, f"incremental (no row changed: {summary})")
-    if policy == "AUTO":
-        _worth_it(inputs, changes)
+    incremental, full = _bytes_to_read(inputs, changes)
+    if policy == "AUTO" and incremental >= full:
+        raise _Fallback(f"the change is about as large as the inputs ({incremental} bytes to read incrementally, "
+                        f"{full} to recompute): a recompute is cheaper")
     plus, minus = {}, {}
     for name, change in moved.items():
         added, removed = change_frames(ctx.spark, change, net=not found.aggregation)
@@ -162,7 +164,8 @@ def _refresh(session: _Session, location: str, found: Incrementality, query_sql:
             terms.append((sign, term_query(query_sql, found, replacements)))
     change_sql = change_query(terms)
     if found.aggregation:
-        return Applied(_apply_to_groups(session, location, view, found, schema, change_sql, summary),
+        one_task = incremental <= ONE_TASK_BYTES
+        return Applied(_apply_to_groups(session, location, view, found, schema, change_sql, summary, one_task),
                        f"incremental ({summary})")
     change_rows = session.sql(change_sql)
     if not any(change.removed for change in moved.values()):  # appends only: the new rows are the whole change
@@ -173,15 +176,13 @@ def _refresh(session: _Session, location: str, found: Incrementality, query_sql:
     return Applied(version, f"incremental ({summary})")
 
 
-def _worth_it(inputs: list[tuple[str, str]], changes: dict[str, TableChange]) -> None:
-    """AUTO's estimate: an incremental refresh reads each change and, per changed reference, every other
-    reference in full; a recompute reads every input once. The cheaper wins (the view's own files aside)."""
+def _bytes_to_read(inputs: list[tuple[str, str]], changes: dict[str, TableChange]) -> tuple[int, int]:
+    """What an incremental refresh reads (each change and, per changed reference, every other reference in full)
+    and what a recompute reads (every input once), in bytes from the logs: AUTO's estimate of which is cheaper (the
+    view's own files aside)."""
     sizes = {name: table_bytes(folder, changes[name].after) for name, folder in dict(inputs).items()}
     full = sum(sizes[name] for name, _ in inputs)
-    incremental = sum(changes[name].bytes + full - sizes[name] for name, _ in inputs if not changes[name].empty)
-    if incremental >= full:
-        raise _Fallback(f"the change is about as large as the inputs ({incremental} bytes to read incrementally, "
-                        f"{full} to recompute): a recompute is cheaper")
+    return sum(changes[name].bytes + full - sizes[name] for name, _ in inputs if not changes[name].empty), full
 
 
 # ------------------------------------------------------------------------------------------------ projections
@@ -255,6 +256,7 @@ def _apply_to_rows(spark: SparkSession, location: str, view: Snapshot, schema: S
 # ------------------------------------------------------------------------------------------------ aggregations
 
 SMALL_VIEW_ROWS = 200_000                         # rewritten whole as one file up to this size
+ONE_TASK_BYTES = 64 << 20                         # a change this small is merged in one task (no shuffle)
 
 
 def _avg_type(kind: str) -> str:
@@ -295,12 +297,13 @@ def _avg_types(session: _Session, found: Incrementality, stored: dict[str, str],
 
 
 def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: Incrementality, schema: StructType,
-                     change_sql: str, summary: str) -> int | None:
+                     change_sql: str, summary: str, one_task: bool) -> int | None:
     """Merge the change (the rows of `change_sql`) into the groups it touches, in one query
     (incremental_views.merge_query): the view's rows stacked with the change's and aggregated once. A small view (a
     gold table's usual size: at most SMALL_VIEW_ROWS rows, not partitioned) is merged whole, collected and written
-    on the driver as the view's one file, so that query is the refresh's one Spark job. A larger one merges only
-    the files holding touched groups, and only those are rewritten, with their other rows as they were."""
+    on the driver as the view's one file, so that query is the refresh's one Spark job (one stage where little is
+    read, `one_task`). A larger one merges only the files holding touched groups, and only those are rewritten,
+    with their other rows as they were."""
     stored = {field.name: field.dataType for field in _spark_schema(view)}
     needed = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
     if any(column not in stored for column in needed):
@@ -319,7 +322,9 @@ def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: In
         if not found.keys and rows != 1:
             raise _Fallback("the view of an aggregation without GROUP BY does not hold exactly one row")
         if not view.partition_columns and rows <= SMALL_VIEW_ROWS:
-            result = merged(_view_frame(session.ctx.spark, view), f"(\n{change_sql}\n)").toArrow()
+            old = session.register(_view_frame(session.ctx.spark, view))
+            result = session.sql(merge_query(found, f"(\n{change_sql}\n)", old, columns, hidden, types, avg_types,
+                                             one_task)).toArrow()
             return commit.replace_with_arrow(location, view.version, result, "REFRESH MATERIALIZED VIEW", parameters)
         return _merge_touched_files(session, location, view, found, columns, change_sql, merged, parameters)
     except Exception as exc:
