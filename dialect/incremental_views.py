@@ -312,3 +312,97 @@ def _from_state(aggregate: Aggregate, avg_types: dict[int, str]) -> str:
 
 def parse_expression(text: str) -> exp.Expression:
     return parse(f"SELECT {text}").expressions[0]
+
+
+# ------------------------------------------------------------------------------------------------ applying a change
+
+EXTREME_REMOVED = "SLUICEGATE_MV_EXTREME_REMOVED"   # raised by a refresh's query when a group's min/max row went
+_OLD = f"{PREFIX}old_"
+
+
+def change_query(terms: list[tuple[int, str]]) -> str:
+    """The change's rows in one query: each term's rows (`term_query`) with its sign (+1 added, -1 removed)."""
+    return "\nUNION ALL\n".join(f"SELECT *, {sign} AS {SIGN} FROM (\n{text}\n) AS {PREFIX}term{i}"
+                                for i, (sign, text) in enumerate(terms))
+
+
+def merge_query(found: Incrementality, change: str, old: str, columns: list[str], hidden: list[str],
+                types: dict[str, str], avg_types: dict[int, str], one_task: bool = False) -> str:
+    """The view's new rows, in one aggregation (one shuffle; none with `one_task`, where little is read: the rows
+    are coalesced into one partition, after which the aggregation needs no exchange): the view's current rows (the
+    view `old`: every column, the hidden state too) stacked with the change's rows (`change`: a quoted view name or
+    a parenthesised query, with `change_query`'s columns) and grouped by the keys, each group's state being its old
+    one plus what the change added minus what it removed. A group left with no row goes; a group whose min/max row
+    a change removed (and no added row replaces) fails the query with EXTREME_REMOVED. `types`: each column's SQL
+    type; `avg_types`: each avg's, as `visible_expression`."""
+    keys = [key_column(k) for k in found.keys]
+    old_state = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
+    arguments = [a.argument_column for a in found.aggregates if a.argument is not None]
+    old_side = ([f"{_quoted(columns[k])} AS {_quoted(key_column(k))}" for k in found.keys]
+                + [f"{_quoted(c)} AS {_quoted(_OLD + c)}" for c in old_state]
+                + [f"NULL AS {_quoted(x)}" for x in arguments] + [f"NULL AS {SIGN}"])
+    change_side = ([_quoted(k) for k in keys] + [f"NULL AS {_quoted(_OLD + c)}" for c in old_state]
+                   + [_quoted(x) for x in arguments] + [SIGN])
+    stacked = (f"SELECT {_list(old_side)} FROM {_quoted(old)}\nUNION ALL\n"
+               f"SELECT {_list(change_side)} FROM {change} AS {PREFIX}change")
+    coalesced = f"SELECT /*+ COALESCE(1) */ * FROM (\n{stacked}\n) AS {PREFIX}rows" if one_task else stacked
+    grouped = [_quoted(k) for k in keys] + [f"max({_quoted(_OLD + c)}) AS {_quoted(_OLD + c)}" for c in old_state]
+    grouped += [f"sum({SIGN}) AS {PREFIX}d_rows"] + [d for a in found.aggregates for d in _change_of(a)]
+    by = f" GROUP BY {_list([_quoted(k) for k in keys])}" if keys else ""
+    remaining = f"coalesce({_quoted(_OLD + ROWS)}, 0) + coalesce({PREFIX}d_rows, 0)"
+    keep = [f"{remaining} > 0"] if keys else []
+    extremes = [_extreme_removed(a) for a in found.aggregates if a.function in ("MIN", "MAX")]
+    if extremes:   # checked while the rows are made; a group the change empties needs none
+        lost = f"({' OR '.join(extremes)}) AND {remaining} > 0"
+        keep.append(f"CASE WHEN {lost} THEN raise_error('{EXTREME_REMOVED}') ELSE TRUE END")
+    state = [f"{remaining} AS {_quoted(ROWS)}"] + [s for a in found.aggregates for s in _state_of(a, types)]
+    key_columns = {k: key_column(k) for k in found.keys}
+    visible = [f"CAST(({visible_expression(found, p, key_columns, avg_types)}) AS {types[c]}) AS {_quoted(c)}"
+               for p, c in enumerate(columns)]
+    visible += [f"CAST({_quoted(c)} AS {types[c]}) AS {_quoted(c)}" for c in hidden]
+    where = f"\nWHERE {' AND '.join(keep)}" if keep else ""
+    return (f"SELECT {_list(visible)} FROM (\nSELECT {_list([_quoted(k) for k in keys] + state)} FROM (\n"
+            f"SELECT {_list(grouped)} FROM (\n{coalesced}\n) AS {PREFIX}stacked{by}\n) AS {PREFIX}merged{where}\n"
+            f") AS {PREFIX}groups")
+
+
+def _list(items: list[str]) -> str:
+    return ", ".join(items)
+
+
+def _change_of(a: Aggregate) -> list[str]:
+    """What the change adds to and removes from one aggregate (in a group): its `d_` columns."""
+    x, index = _quoted(a.argument_column), a.index
+    counted = f"sum(CASE WHEN {x} IS NOT NULL THEN {SIGN} ELSE 0 END)"
+    if a.function == "COUNT_STAR":
+        return [f"sum({SIGN}) AS {PREFIX}d_s{index}"]
+    if a.function == "COUNT":
+        return [f"{counted} AS {PREFIX}d_s{index}"]
+    extreme = {"SUM": "sum", "AVG": "sum", "MIN": "min", "MAX": "max"}[a.function]
+    columns = [f"{extreme}(CASE WHEN {SIGN} > 0 THEN {x} END) AS {PREFIX}d_p{index}",
+               f"{extreme}(CASE WHEN {SIGN} < 0 THEN {x} END) AS {PREFIX}d_n{index}"]
+    return columns + ([f"{counted} AS {PREFIX}d_c{index}"] if a.function in ("SUM", "AVG") else [])
+
+
+def _state_of(a: Aggregate, types: dict[str, str]) -> list[str]:
+    """An aggregate's state columns after the change: old plus added minus removed."""
+    old = _quoted(_OLD + a.state)
+    if a.function in ("COUNT_STAR", "COUNT"):
+        return [f"coalesce({old}, 0) + coalesce({PREFIX}d_s{a.index}, 0) AS {_quoted(a.state)}"]
+    if a.function in ("SUM", "AVG"):
+        count = f"coalesce({_quoted(_OLD + (a.count or ''))}, 0) + coalesce({PREFIX}d_c{a.index}, 0)"
+        total = (f"CAST(coalesce({old}, 0) + coalesce({PREFIX}d_p{a.index}, 0) - coalesce({PREFIX}d_n{a.index}, 0)"
+                 f" AS {types[a.state]})")
+        return [f"CASE WHEN {count} = 0 THEN NULL ELSE {total} END AS {_quoted(a.state)}",
+                f"{count} AS {_quoted(a.count or '')}"]
+    merge = "least" if a.function == "MIN" else "greatest"
+    return [f"{merge}({old}, {PREFIX}d_p{a.index}) AS {_quoted(a.state)}"]
+
+
+def _extreme_removed(a: Aggregate) -> str:
+    """Whether a row the change removed may have been the group's min (max) and no added row reaches it: then only
+    a recompute knows the next one. (An added row at or beyond the old extreme is the new one.)"""
+    removed, added, current = f"{PREFIX}d_n{a.index}", f"{PREFIX}d_p{a.index}", _quoted(_OLD + a.state)
+    compare = "<=" if a.function == "MIN" else ">="
+    return (f"({removed} IS NOT NULL AND ({current} IS NULL OR ({removed} {compare} {current} AND "
+            f"({added} IS NULL OR NOT ({added} {compare} {current})))))")

@@ -151,7 +151,9 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, source_file: str
         return snapshot_dataframe(spark, snapshot).withColumn(source_file, F.input_file_name())
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]
     if not snapshot.partition_columns:
-        return spark.read.schema(schema).parquet(*paths).select(*columns)
+        frame = spark.read.schema(schema).parquet(*paths)
+        # every column in order needs no projection (each column named costs Py4J calls)
+        return frame if len(columns) == len(schema.fields) else frame.select(*columns)
     # Partition values come from the `key=value` folders under each write's own folder (`_sg_write_*`): one
     # partition discovery per such root, since Spark refuses several roots in one read.
     table_root = snapshot.path if "://" in snapshot.path else os.path.abspath(snapshot.path)

@@ -103,18 +103,21 @@ def table_bytes(location: str, version: int) -> int:
     return sum(size or 0 for size in actions.column("size_bytes").to_pylist()) if actions.num_rows else 0
 
 
-def change_frames(spark: SparkSession, change: TableChange, net: bool = True) -> tuple[DataFrame, DataFrame]:
-    """The rows the change added and the rows it removed (visible columns). `net`: each side without the rows the
-    other has too (a rewritten file's unchanged rows), so a change of 1 row in a rewritten file of 1,000 is 1 row;
-    an aggregation does without (the unchanged rows cancel in its sums and counts, at less cost than comparing)."""
+def change_frames(spark: SparkSession, change: TableChange,
+                  net: bool = True) -> tuple[DataFrame | None, DataFrame | None]:
+    """The rows the change added and the rows it removed (visible columns; None for a side without files). `net`:
+    each side without the rows the other has too (a rewritten file's unchanged rows), so a change of 1 row in a
+    rewritten file of 1,000 is 1 row; an aggregation does without (the unchanged rows cancel in its sums and counts,
+    at less cost than comparing). Both sides have the schema of `after` (the range holds no schema change)."""
     from runtime.delta.read import load_snapshot, snapshot_dataframe
 
-    def rows(version: int, files: dict[str, int]) -> DataFrame:
-        snapshot = load_snapshot(change.location, version)
-        return snapshot_dataframe(spark, replace(snapshot, files=tuple(files)))
+    snapshot = load_snapshot(change.location, change.after)
 
-    plus, minus = rows(change.after, change.added), rows(change.before, change.removed)
-    if net and change.added and change.removed and comparable(plus):
+    def rows(files: dict[str, int]) -> DataFrame | None:
+        return snapshot_dataframe(spark, replace(snapshot, files=tuple(files))) if files else None
+
+    plus, minus = rows(change.added), rows(change.removed)
+    if net and plus is not None and minus is not None and comparable(plus):
         return plus.exceptAll(minus), minus.exceptAll(plus)
     return plus, minus
 

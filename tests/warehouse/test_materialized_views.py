@@ -223,6 +223,24 @@ def test_incremental_strict_fails_a_refresh_that_cannot_be(cursor: Any, database
 
 
 def test_incremental_aggregation_merges_the_groups_a_change_touches(cursor: Any, database: str) -> None:
+    _merge_changes_into_groups(cursor)
+
+
+@pytest.mark.parametrize("path", ["shuffled", "files"])
+def test_incremental_aggregation_merge_paths(connect: Any, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """The other two ways a change is merged give what the query gives too: a change too large for one task
+    (an aggregation after a shuffle), and a view too large to rewrite whole (only the files holding a touched group
+    are rewritten)."""
+    from runtime.warehouse import mv_incremental
+
+    monkeypatch.setattr(mv_incremental, "ONE_TASK_BYTES" if path == "shuffled" else "SMALL_VIEW_ROWS", -1)
+    cursor = cursor_in(connect, f"mv_merge_{path}")
+    cursor.execute("DROP MATERIALIZED VIEW IF EXISTS by_shop")
+    cursor.execute("DROP TABLE IF EXISTS sales")
+    _merge_changes_into_groups(cursor)
+
+
+def _merge_changes_into_groups(cursor: Any) -> None:
     cursor.execute("CREATE TABLE sales (id INT, shop STRING, qty INT, price DECIMAL(10,2))")
     cursor.execute("INSERT INTO sales VALUES " + ", ".join(
         f"({i}, 's{i % 4}', {i % 7}, {i % 5}.25)" for i in range(40)))
