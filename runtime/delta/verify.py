@@ -2,9 +2,11 @@
 
 Executors write the Parquet files, the driver lists them and commits what it found. When the executors' disk is not
 the driver's (separate machines without a shared mount) the listing finds nothing, and a commit of that would report
-success for a table of 0 rows. So every write counts its rows as Spark writes them (an observed metric, no second
-pass) and compares that with the row counts in the footers of the files it is about to commit (footers the listing
-reads anyway): any difference fails the write before anything is committed.
+success for a table of 0 rows. So every write on a cluster counts its rows as Spark writes them (an observed metric, no
+second pass) and compares that with the row counts in the footers of the files it is about to commit (footers the
+listing reads anyway): any difference fails the write before anything is committed. A local master's tasks run in the
+driver's process, on its filesystem, so its writes are not counted: Spark's Observation leaves a query-execution
+listener on the session it runs in, and a streaming query runs each start in a session of its own.
 """
 
 from __future__ import annotations
@@ -21,6 +23,14 @@ if TYPE_CHECKING:
 SHARED_STORAGE_HINT = ("executors must write where the driver reads: put the warehouse on a filesystem every Spark "
                        "node mounts at the same path (NFS, a cluster filesystem) or on object storage")
 ROWS = "rows"
+
+
+def executors_share_driver_files(df: DataFrame) -> bool:
+    """Whether `df`'s tasks run in this process (a local master), on the driver's own filesystem: then what they
+    write is what the driver lists, and no count is needed."""
+    from runtime.cluster.masters import is_local
+
+    return is_local(df.sparkSession.sparkContext.master)
 
 
 def counting_rows(df: DataFrame) -> tuple[DataFrame, Observation]:
