@@ -15,6 +15,7 @@ same machine, so the ratio is the cost of the Python data path and of S3 request
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -62,7 +63,8 @@ def main() -> None:
 
     from gateway.config import load_config
     from runtime.spark import create_spark_session, warm_up
-    from tests.object_store import seaweed_s3
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from object_store import seaweed_s3
 
     scratch = Path(tempfile.mkdtemp(prefix="sg_object_bench_"))
     local_warehouse = scratch / "local"
