@@ -85,3 +85,20 @@ SELECT IF(id = 1, NULL, CAST(1 AS TINYINT)) AS t, IF(id = 1, NULL, CAST(2 AS SMA
        IF(id = 1, NULL, named_struct('a', 1, 'b', 'x')) AS st
 FROM range(2) ORDER BY id
 """
+
+
+def execute_on(port: int, *statements: str, user: str = "tester") -> list[tuple[Any, ...]]:
+    """Run `statements` in a session of their own on the gateway at 127.0.0.1:`port` (one started as a process);
+    returns the last one's rows."""
+    from pyhive import hive
+
+    connection = hive.connect("127.0.0.1", port, username=user)
+    try:
+        cursor = connection.cursor()
+        rows: list[tuple[Any, ...]] = []
+        for statement in statements:
+            cursor.execute(statement)
+            rows = cursor.fetchall() if cursor.description else []
+        return rows
+    finally:
+        connection.close()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from keyed_files import keyed_rows, per_key
-from pyhive import hive
+from pyhive_helpers import execute_on
 
 from tests.object_store import S3Store
 from tests.streaming.gateway_process import GatewayProcess
@@ -36,14 +36,6 @@ def _aggregate(files: int) -> dict[str, tuple[int, int]]:
     return per_key(row for index in range(files) for row in _file_rows(index))
 
 
-def _execute(port: int, *statements: str) -> None:
-    connection = hive.connect("127.0.0.1", port, username="tester")
-    try:
-        cursor = connection.cursor()
-        for statement in statements:
-            cursor.execute(statement)
-    finally:
-        connection.close()
 
 
 def _conf(path: Path, store: S3Store, state: Path) -> None:
@@ -105,7 +97,7 @@ def test_sigkill_with_the_local_cache_wiped_loses_and_duplicates_nothing(tmp_pat
             last_file.wait(rng.uniform(1.0, 3.0))   # files land while it runs and while it is down
 
     try:
-        _execute(gateway.port, "CREATE DATABASE crash",
+        execute_on(gateway.port, "CREATE DATABASE crash",
                  f"CREATE STREAMING TABLE crash.appended AS SELECT id, k FROM {files}",
                  f"CREATE STREAMING TABLE crash.per_key AS SELECT k, count(*) AS n, sum(id) AS total FROM {files} "
                  "GROUP BY k")

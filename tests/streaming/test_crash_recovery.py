@@ -21,6 +21,7 @@ from deltalake import DeltaTable
 from gateway_process import GatewayProcess
 from kafka_broker import MockKafka
 from keyed_files import keyed_rows, per_key
+from pyhive_helpers import execute_on
 
 FILES = 36
 ROWS_PER_FILE = 50
@@ -101,16 +102,6 @@ class Reader(threading.Thread):
                 time.sleep(0.3)
 
 
-def _execute(port: int, *statements: str) -> None:
-    from pyhive import hive
-
-    connection = hive.connect("127.0.0.1", port, username="tester")
-    try:
-        cursor = connection.cursor()
-        for statement in statements:
-            cursor.execute(statement)
-    finally:
-        connection.close()
 
 
 def _land(folder: Path, index: int) -> None:
@@ -162,7 +153,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
     topic = f"read_kafka(bootstrapServers => '{kafka.bootstrap}', subscribe => 'rows', startingOffsets => 'earliest'"
     json_row = "from_json(CAST(value AS STRING), 'id INT, k STRING')"
     schema = "schema => 'id INT, k STRING'"
-    _execute(gateway.port, "CREATE DATABASE crash",
+    execute_on(gateway.port, "CREATE DATABASE crash",
              f"CREATE STREAMING TABLE crash.appended AS SELECT id, k FROM STREAM "
              f"read_files('{source}', format => 'json', {schema})",
              f"CREATE STREAMING TABLE crash.per_key AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
@@ -182,7 +173,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
     def refresh() -> None:
         while not done.is_set():
             try:
-                _execute(gateway.port, "REFRESH STREAMING TABLE crash.refreshed")
+                execute_on(gateway.port, "REFRESH STREAMING TABLE crash.refreshed")
                 refreshes.append("ok")
             except Exception as exc:  # noqa: BLE001 - killed under the statement: the next one tries again
                 refreshes.append(str(exc)[:300])
@@ -211,7 +202,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
             gateway.start()
         feeder.join(timeout=120)
         assert landed == FILES
-        _execute(gateway.port, "REFRESH STREAMING TABLE crash.scheduled", "REFRESH STREAMING TABLE crash.refreshed")
+        execute_on(gateway.port, "REFRESH STREAMING TABLE crash.scheduled", "REFRESH STREAMING TABLE crash.refreshed")
         expected_ids = sorted(index * 1000 + row for index in range(FILES) for row in range(ROWS_PER_FILE))
         appended = str(warehouse / "crash.db" / "appended")
         deadline = time.monotonic() + 240

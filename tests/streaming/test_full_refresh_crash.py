@@ -20,6 +20,7 @@ import pytest
 from deltalake import DeltaTable
 from gateway_process import GatewayProcess
 from keyed_files import keyed_rows, per_key
+from pyhive_helpers import execute_on
 
 POINTS = ("full_refresh.after_stop", "full_refresh.after_row", "full_refresh.after_checkpoint",
           "full_refresh.after_empty")
@@ -42,19 +43,6 @@ def _expected(files: int) -> dict[str, tuple[int, int]]:
     return per_key(row for index in range(files) for row in _rows(index))
 
 
-def _execute(port: int, *statements: str) -> list[tuple[Any, ...]]:
-    from pyhive import hive
-
-    connection = hive.connect("127.0.0.1", port, username="tester")
-    try:
-        cursor = connection.cursor()
-        rows: list[tuple[Any, ...]] = []
-        for statement in statements:
-            cursor.execute(statement)
-            rows = cursor.fetchall() if cursor.description else []
-        return rows
-    finally:
-        connection.close()
 
 
 def _table(location: Path) -> dict[str, tuple[int, int]]:
@@ -103,7 +91,7 @@ def test_full_refresh_killed_at_each_step_ends_exact(tmp_path: Path) -> None:
     aggregated, appended = warehouse / "fr.db" / "per_key", warehouse / "fr.db" / "events"
     gateway.start(env={"SLUICEGATE_FAULT": POINTS[0]})
     try:
-        _execute(gateway.port, "CREATE DATABASE fr",
+        execute_on(gateway.port, "CREATE DATABASE fr",
                  f"CREATE STREAMING TABLE fr.per_key AS SELECT k, count(*) AS n, sum(id) AS total FROM {read} "
                  f"GROUP BY k",
                  f"CREATE STREAMING TABLE fr.events AS SELECT id, k FROM {read}")
@@ -113,7 +101,7 @@ def test_full_refresh_killed_at_each_step_ends_exact(tmp_path: Path) -> None:
             files += 1
             table = "per_key" if index % 2 == 0 else "events"
             with pytest.raises(Exception):  # noqa: B017 - the connection dies with the process
-                _execute(gateway.port, f"REFRESH STREAMING TABLE fr.{table} FULL")
+                execute_on(gateway.port, f"REFRESH STREAMING TABLE fr.{table} FULL")
             assert gateway.process is not None and gateway.process.wait(timeout=120) == 137, \
                 f"the gateway did not stop at {point}; see {gateway.log}"
             _land(source, files)        # input landing while the gateway is down
@@ -123,9 +111,9 @@ def test_full_refresh_killed_at_each_step_ends_exact(tmp_path: Path) -> None:
         _land(source, files)            # the refreshed streams go on
         files += 1
         _wait_exact(aggregated, appended, files, time.monotonic() + 240)
-        seen = {k: (n, total) for k, n, total in _execute(gateway.port, "SELECT k, n, total FROM fr.per_key")}
+        seen = {k: (n, total) for k, n, total in execute_on(gateway.port, "SELECT k, n, total FROM fr.per_key")}
         assert seen == _expected(files)
-        assert _execute(gateway.port, "SELECT count(*), count(DISTINCT id) FROM fr.events") == [
+        assert execute_on(gateway.port, "SELECT count(*), count(DISTINCT id) FROM fr.events") == [
             (files * ROWS_PER_FILE, files * ROWS_PER_FILE)]
         # the refreshes that got past the catalog switch took effect: each stream id's emptying commit (txn -1)
         # per_key: the refresh killed after_checkpoint (the one killed after_stop never switched)
