@@ -19,19 +19,16 @@ class InProcessGateway:
 
 
 @contextmanager
-def in_process_gateway(prefix: str) -> Iterator[InProcessGateway]:
+def serving(spark: Any, config: Any, catalog: Any = None) -> Iterator[tuple[int, Callable[[str], list[Any]]]]:
+    """A gateway with `config` on `spark` (its catalog opened from the configuration unless given), on 127.0.0.1
+    port 0: yields its port and a function running one statement through PyHive; stopped, its catalog closed, at the
+    end."""
     from pyhive import hive
 
     from gateway.auth.providers import make_authenticator
-    from gateway.config import load_config
     from gateway.server import GatewayServer
-    from gateway.service import GatewayService, open_catalog
-    from runtime.spark import create_spark_session, warm_up
+    from gateway.service import GatewayService
 
-    config = load_config(port=0, warehouse=Path(tempfile.mkdtemp(prefix=prefix)))
-    spark = create_spark_session(config.spark)
-    warm_up(spark)
-    catalog = open_catalog(config)
     service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file), catalog)
     server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
     server.start()
@@ -42,8 +39,23 @@ def in_process_gateway(prefix: str) -> Iterator[InProcessGateway]:
             cursor.execute(sql)
             return cursor.fetchall() if cursor.description else []
 
-        yield InProcessGateway(spark, server.port, run)
+        yield server.port, run
     finally:
         server.shutdown(grace=0)
-        catalog.close()
+        if service.catalog is not None:
+            service.catalog.close()
+
+
+@contextmanager
+def in_process_gateway(prefix: str) -> Iterator[InProcessGateway]:
+    from gateway.config import load_config
+    from runtime.spark import create_spark_session, warm_up
+
+    config = load_config(port=0, warehouse=Path(tempfile.mkdtemp(prefix=prefix)))
+    spark = create_spark_session(config.spark)
+    warm_up(spark)
+    try:
+        with serving(spark, config) as (port, run):
+            yield InProcessGateway(spark, port, run)
+    finally:
         spark.stop()

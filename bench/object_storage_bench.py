@@ -22,35 +22,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from in_process import serving
 from warehouse_bench import LOAD, SCAN, interleaved
 
 
 @contextmanager
 def gateway(spark: Any, overrides: dict[str, Any]) -> Iterator[Callable[[str], list[Any]]]:
     """A gateway on `spark` with the configuration `overrides`; yields a function running one statement."""
-    from pyhive import hive
-
-    from gateway.auth.providers import make_authenticator
     from gateway.config import load_config
-    from gateway.server import GatewayServer
-    from gateway.service import GatewayService
 
-    config = load_config(port=0, overrides=overrides)
-    service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file))
-    server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
-    server.start()
-    try:
-        cursor = hive.connect("127.0.0.1", server.port, username="bench").cursor()
-
-        def run(sql: str) -> list[Any]:
-            cursor.execute(sql)
-            return cursor.fetchall() if cursor.description else []
-
+    with serving(spark, load_config(port=0, overrides=overrides)) as (_, run):
         yield run
-    finally:
-        server.shutdown(grace=0)
-        if service.catalog is not None:
-            service.catalog.close()
 
 
 def main() -> None:
