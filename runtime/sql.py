@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 
+from runtime.driver_results import driver_batches
 from runtime.errors import from_spark
 from runtime.results import (
     TEXT,
@@ -16,6 +17,7 @@ from runtime.results import (
     WireTypes,
     arrow_schema,
     collect_single_partition,
+    conform,
     result_columns,
     typed_arrow_schema,
     wire_dataframe,
@@ -105,6 +107,9 @@ def stream_dataframe(
     def open_wire(wire_df: DataFrame, wire_schema: pa.Schema) -> BatchSource:
         context.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
         try:
+            in_driver = driver_batches(wire_df)
+            if in_driver is not None:
+                return ListBatchSource(conform(batch, wire_schema) for batch in in_driver)
             arrow_rdd = wire_df._jdf.toArrowBatchRdd()
             if arrow_rdd.getNumPartitions() <= 1:
                 return ListBatchSource(collect_single_partition(wire_df, wire_schema))

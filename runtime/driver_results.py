@@ -1,0 +1,75 @@
+"""Results Spark already holds in the driver, turned into Arrow there, without a job.
+
+`SELECT 1` (every connection pool's liveness query), `SELECT current_date()`, `VALUES ...` and a command's output
+(`SHOW ...`, `SET`) need no executor: Spark's optimizer has already folded a projection of literals over no table
+into its values, `VALUES` is a `LocalRelation` of rows, and a command ran when it was analysed. Spark Connect answers
+such plans in the driver for the same reason; PySpark's Arrow collect would still schedule a job (~12 ms of this
+machine's ~26 ms per `SELECT 1`). The rows are converted by Spark's own `ArrowConverters`, with the session's time
+zone, so the batches are the ones a job would have produced.
+
+Only plans whose rows exist before execution qualify: a projection of anything but literals (`rand()`, a column)
+runs as a job, as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from py4j.java_gateway import JavaClass
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+_MAX_ROWS_PER_BATCH = 10_000
+_MAX_BATCH_BYTES = 64 * 1024 * 1024
+
+
+def _java_class(df: DataFrame, name: str) -> Any:
+    """A JVM class by its full name in one step (py4j's `jvm.a.b.C` asks the JVM about every dot)."""
+    return JavaClass(name, df.sparkSession.sparkContext._gateway._gateway_client)
+
+
+def _literal_projection(plan: Any) -> bool:
+    """`Project [literal AS name, ...]` over `OneRowRelation`: the optimizer folded every expression."""
+    if plan.nodeName() != "Project" or plan.child().nodeName() != "OneRowRelation":
+        return False
+    expressions = plan.projectList()
+    for i in range(expressions.size()):
+        expression = expressions.apply(i)
+        if expression.nodeName() != "Alias" or expression.child().nodeName() != "Literal":
+            return False
+    return True
+
+
+def _driver_rows(df: DataFrame, plan: Any) -> Any | None:
+    """A Scala iterator over the optimized plan's rows if the driver already has them, else None."""
+    name = plan.nodeName()
+    if name == "LocalRelation" and not plan.isStreaming():
+        return plan.data().iterator()
+    if name == "CommandResult":
+        return plan.rows().iterator()
+    if _literal_projection(plan):
+        projection = _java_class(df, "org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection")
+        empty = _java_class(df, "org.apache.spark.sql.catalyst.InternalRow").empty()
+        row = projection.createProjection(plan.projectList()).apply(empty).copy()
+        return _java_class(df, "scala.collection.Iterator").single(row)
+    return None
+
+
+def driver_batches(df: DataFrame) -> list[pa.RecordBatch] | None:
+    """`df`'s rows as Spark's Arrow batches if the driver holds them already (see above), else None: the caller
+    runs a job. Raises what Spark raises while optimizing `df`."""
+    jdf = df._jdf
+    rows = _driver_rows(df, jdf.queryExecution().optimizedPlan())
+    if rows is None:
+        return None
+    conf = df.sparkSession._jsparkSession.sessionState().conf()
+    converters = getattr(_java_class(df, "org.apache.spark.sql.execution.arrow.ArrowConverters$"), "MODULE$")
+    # Each element is one IPC stream (schema and a batch); duplicate names are allowed (`SELECT 1 AS a, 2 AS a`).
+    streams = converters.toBatchWithSchemaIterator(rows, jdf.schema(), _MAX_ROWS_PER_BATCH, _MAX_BATCH_BYTES,
+                                                   conf.sessionLocalTimeZone(), False, False)
+    batches: list[pa.RecordBatch] = []
+    while streams.hasNext():
+        batches.extend(pa.ipc.open_stream(streams.next()).read_all().to_batches())
+    return batches
