@@ -102,7 +102,7 @@ class FakeEdge:
         self.static: str | None = None
         self.removed_checkpoints: list[str] = []
 
-    def build(self, key: Any, plan: Any) -> FakeBuilt:
+    def build(self, key: Any, plan: Any, checkpoint: str | None = None) -> FakeBuilt:
         return FakeBuilt()
 
     def launch(self, key: Any, stream_id: str, plan: Any, built: Any, location: str, checkpoint: str,
