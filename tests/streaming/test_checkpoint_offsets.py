@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kafka_broker import MockKafka, running_mock_kafka
 
-from runtime.streaming import kafka_source
+from runtime.streaming import kafka_lag, kafka_source
 from runtime.streaming.checkpoint_offsets import (
     CHECKPOINT_OPTION,
     TAG_FIELD,
@@ -57,6 +57,14 @@ def test_tags_are_added_last_and_removed_without_touching_the_offset() -> None:
     assert tagged({"a": {"0": 1}}, None) == {"a": {"0": 1}}
     assert untagged({"a": {"0": 1}, TAG_FIELD: "s"}) == {"a": {"0": 1}}
     assert kafka_source.from_json({"a": {"0": 1}, TAG_FIELD: "s"}) == {"a": {0: 1}}
+
+
+def test_describes_kafka_offsets_leave_the_tag_out(tmp_path: Path) -> None:
+    _offsets(tmp_path, 0, json.dumps({"t": {"0": 3, "1": 5}, TAG_FIELD: "__sg_source_0"}),
+             json.dumps({"mtime": 9, "names": ["b"], TAG_FIELD: "__sg_source_1"}))
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "commits" / "0").write_text("v1\n{}")
+    assert kafka_lag.committed_offsets(str(tmp_path)) == [{"t": {0: 3, 1: 5}}]
 
 
 def test_a_runs_start_comes_from_the_checkpoint_only_when_the_gateway_gave_one(tmp_path: Path) -> None:
