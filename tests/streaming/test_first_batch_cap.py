@@ -79,3 +79,5 @@ def test_a_scheduled_pass_is_one_batch_that_reads_everything(stream_cursor: Any,
     _produce(kafka, "passes", range(12, 20))
     cur.execute("REFRESH STREAMING TABLE passes")        # SYNC: waits for a pass over what is there now
     assert sorted_rows(cur, "SELECT id FROM passes") == sorted([(i,) for i in range(20)], key=repr)
+    sizes = batch_sizes(streams, database, "passes")   # CREATE's pass, and REFRESH's (if CREATE's had not seen all)
+    assert sum(sizes) == 20 and len(sizes) <= 2, sizes
