@@ -510,7 +510,7 @@ class StreamManager:
         if pass_now:
             record.pass_versions = self.edge.input_versions(plan)
         checkpoint = sources_checkpoint(plan, entry.checkpoint, pass_now)
-        if built is not None and getattr(built, "checkpoint", None) != checkpoint:
+        if built is not None and built.checkpoint != checkpoint:
             built.release()   # built by CREATE before the stream had its checkpoint: its sources must read this one
             built = None
         built = built if built is not None else self.edge.build(record.key, plan, checkpoint)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from kafka_broker import MockKafka, running_mock_kafka
 
+from dialect.streaming.plan import SourceSpec
 from runtime.streaming import kafka_lag, kafka_source
 from runtime.streaming.checkpoint_offsets import (
     CHECKPOINT_OPTION,
@@ -23,6 +24,7 @@ from runtime.streaming.checkpoint_offsets import (
     tagged,
     untagged,
 )
+from runtime.streaming.sources import capped_python_source, run_options
 
 
 def _offsets(checkpoint: Path, batch: int, *sources: str, version: str = "v1") -> None:
@@ -78,6 +80,16 @@ def test_a_runs_start_comes_from_the_checkpoint_only_when_the_gateway_gave_one(t
     assert RunStart.of(given).start(initial, "src") == {"mtime": 3, "names": ["f"]}
     _offsets(tmp_path, 1, json.dumps({"mtime": 3, "names": ["f"]}))
     assert RunStart.of(given).start(initial, "src") is None               # untagged: uncapped, as before
+
+
+def test_only_capped_python_sources_get_the_checkpoint() -> None:
+    kafka = SourceSpec("__sg_source_1", "kafka", options={"bootstrapServers": "h:1", "MAXOFFSETSPERTRIGGER": "5"})
+    landing = SourceSpec("__sg_source_0", "files", path="s3://b/landing", options={"maxFilesPerTrigger": "2"})
+    local = SourceSpec("__sg_source_2", "files", path="/landing", options={"maxFilesPerTrigger": "2"})  # Spark's own
+    uncapped = SourceSpec("__sg_source_3", "files", path="s3://b/landing")
+    assert [capped_python_source(s) for s in (kafka, landing, local, uncapped)] == [True, True, False, False]
+    assert run_options(kafka, "/cp") == {CHECKPOINT_OPTION: "/cp", TAG_OPTION: "__sg_source_1"}
+    assert run_options(kafka, None) == {} and run_options(local, "/cp") == {}
 
 
 # -- offset logs Spark wrote -------------------------------------------------------------------------------------
