@@ -20,6 +20,7 @@ from runtime.policy.errors import PathNotAllowedError, PolicyError, StatementNot
 from runtime.policy.grants import Grants, Principal
 from runtime.policy.paths import PathPolicy
 from runtime.policy.spark_tables import SparkTableOwners
+from runtime.streaming.checkpoint_offsets import INTERNAL_OPTIONS as GATEWAY_SOURCE_OPTIONS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -204,6 +205,7 @@ class Policy:
         return self.paths.check(path)
 
     def check_reader_options(self, options: Mapping[str, str], principal: Principal) -> None:
+        _refuse_gateway_options(options)
         if self._unrestricted(principal):
             return
         for key, value in options.items():
@@ -221,6 +223,7 @@ class Policy:
         allows (the gateway must not become a way into the network around it), with client settings from the
         allow-list (none that runs a command, loads code or reads the server's files). Admins may name any broker;
         other settings only with `admin_unrestricted`."""
+        _refuse_gateway_options(options)
         for key in options:
             if self._unrestricted(principal):
                 break
@@ -238,6 +241,15 @@ class Policy:
                     f"not allowed: read_kafka may not connect to {host}" + (f":{port}" if port else ""),
                     hint="brokers users may read from are listed in security.kafka_servers (now: "
                          f"{', '.join(sorted(allowed)) or 'none'}); an admin can add them")
+
+
+def _refuse_gateway_options(options: Mapping[str, str]) -> None:
+    """The options the gateway gives its sources (a checkpoint folder, a source's tag) are no one's to write, an
+    admin's included: the folder is a path into the gateway's own files, and the tag decides where a stream resumes."""
+    for key in options:
+        if key.lower() in GATEWAY_SOURCE_OPTIONS:
+            raise StatementNotAllowedError(f"not allowed: the option '{key}' is set by the gateway only",
+                                           hint="leave it out: the gateway gives it to the sources it reads")
 
 
 def _java_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from dialect.streaming.kafka import parse_options
 from dialect.streaming.plan import StreamingPlan
+from runtime.streaming.checkpoint_offsets import untagged
 
 ASK_TIMEOUT = 5.0          # seconds DESCRIBE waits for the brokers before it shows the backlog as unknown
 
@@ -23,7 +24,10 @@ def _offsets(value: Any) -> Offsets | None:
             value = json.loads(value)
         except ValueError:
             return None
-    if not isinstance(value, dict) or not all(isinstance(parts, dict) for parts in value.values()):
+    if not isinstance(value, dict):
+        return None
+    value = untagged(value)     # the source's tag (checkpoint_offsets) is no topic
+    if not all(isinstance(parts, dict) for parts in value.values()):
         return None
     try:
         return {str(t): {int(p): int(o) for p, o in parts.items()} for t, parts in value.items()}

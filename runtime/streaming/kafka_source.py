@@ -8,8 +8,10 @@ by that rule, so a replayed batch reads exactly the same records, and the exactl
 consumer group is joined; `commit` records each written batch's end in the group `<groupIdPrefix>-<table>` for lag
 tools (nothing here reads it back).
 
-Spark 4.1's Python API gives `latestOffset` no start (no admission control): the cap counts from the end it returned
-last, so the first micro-batch of each run of the query (after CREATE, a restart, a scheduled pass) is not capped.
+Spark 4.1's Python API gives `latestOffset` no start (no admission control): the first batch of a run starts where
+the query's checkpoint says (runtime/streaming/checkpoint_offsets.py; offsets carry the source's tag under `@source`,
+which no topic name can be), later ones at the end returned last, so every batch is capped. A one-batch scheduled
+pass is given no checkpoint: it reads everything there.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from dialect.streaming.kafka import ASSIGN, EARLIEST, LATEST, SCHEMA, KafkaOptions, parse_options
+from runtime.streaming import checkpoint_offsets
+from runtime.streaming.checkpoint_offsets import TAG_FIELD, RunStart, tagged
 from runtime.streaming.errors import KafkaDataLossError, KafkaReadError
 
 if TYPE_CHECKING:
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "sg_kafka"
 READER_OPTION = "readerTable"          # the streaming table that reads (the consumer group's name, errors)
-INTERNAL_OPTIONS = (READER_OPTION.lower(), "path")
+INTERNAL_OPTIONS = (READER_OPTION.lower(), "path", *checkpoint_offsets.INTERNAL_OPTIONS)
 METADATA_TIMEOUT = 30.0                # seconds for a metadata or watermark answer from the brokers
 STALL_TIMEOUT = 120.0                  # seconds a partition's read may make no progress before the batch fails
 ROWS_PER_CHUNK = 10_000
@@ -48,7 +52,7 @@ def to_json(offsets: Offsets) -> dict[str, dict[str, int]]:
 
 
 def from_json(data: dict[str, Any]) -> Offsets:
-    return {topic: {int(p): int(o) for p, o in parts.items()} for topic, parts in data.items()}
+    return {topic: {int(p): int(o) for p, o in parts.items()} for topic, parts in data.items() if topic != TAG_FIELD}
 
 
 def capped(start: Offsets, latest: Offsets, limit: int | None) -> Offsets:
@@ -163,10 +167,14 @@ def _lost(part: OffsetRange, what: str) -> KafkaDataLossError:
 
 
 class KafkaStreamReader(DataSourceStreamReader):
-    def __init__(self, options: KafkaOptions, schema: StructType, reader: str | None) -> None:
+    def __init__(self, options: KafkaOptions, schema: StructType, reader: str | None,
+                 run: RunStart | None = None) -> None:
         self.options = options
         self.schema = schema
         self.reader = reader
+        self.run = run or RunStart(None, None)
+        self._resumed = False                     # whether this run's start was looked up in the checkpoint
+        self._initial: Offsets | None = None      # the starting offsets, once asked: initialOffset says the same
         self._planned: Offsets | None = None     # the end latestOffset returned last: the next batch's start
         self._consumer: Consumer | None = None
 
@@ -223,8 +231,13 @@ class KafkaStreamReader(DataSourceStreamReader):
         return offsets
 
     def initialOffset(self) -> dict[str, Any]:  # Spark's name
-        """Where a new stream starts (Spark asks after its first latestOffset)."""
-        return to_json(self._starting_offsets())
+        """Where a new stream starts (Spark asks after its first latestOffset, which may have asked already)."""
+        return tagged(to_json(self._initial_offsets()), self.run.tag)
+
+    def _initial_offsets(self) -> Offsets:
+        if self._initial is None:
+            self._initial = self._starting_offsets()
+        return self._initial
 
     def _starting_offsets(self) -> Offsets:
         pairs = self.topic_partitions()
@@ -243,8 +256,13 @@ class KafkaStreamReader(DataSourceStreamReader):
     def latestOffset(self) -> dict[str, Any]:  # Spark's name
         """The next batch's end: the partitions' high watermarks, capped by maxOffsetsPerTrigger counted from the
         batch's start. Spark does not say the start; in this run of the query it is the end returned last (or the
-        end of the batch replayed after a restart). Without it the end is not capped: any guess from elsewhere (a
+        end of the batch replayed after a restart), and before that the end logged in the query's checkpoint (the
+        starting offsets for a new query). Without either the end is not capped: any guess from elsewhere (a
         consumer group, which other streams may share) could fall before the start and make a batch read again."""
+        if self._planned is None and not self._resumed:
+            self._resumed = True
+            start = self.run.start(lambda: to_json(self._initial_offsets()), f"read_kafka for {self.reader}")
+            self._planned = from_json(start) if start is not None else None
         latest: Offsets = {}
         for topic, partition in self.topic_partitions():
             latest.setdefault(topic, {})[partition] = self.watermarks(topic, partition)[1]
@@ -256,7 +274,7 @@ class KafkaStreamReader(DataSourceStreamReader):
                     kept[partition] = max(kept.get(partition, offset), offset)
             end = capped(self._planned, latest, self.options.max_offsets_per_trigger)
         self._planned = end
-        return to_json(end)
+        return tagged(to_json(end), self.run.tag)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         """One range per partition that moved; a partition new since `start` is read from its earliest offset.
@@ -316,7 +334,8 @@ class KafkaSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         given = {key: value for key, value in self.options.items() if key.lower() not in INTERNAL_OPTIONS}
-        return KafkaStreamReader(parse_options(given), schema, self.options.get(READER_OPTION))
+        return KafkaStreamReader(parse_options(given), schema, self.options.get(READER_OPTION),
+                                 RunStart.of(self.options))
 
 
 def register(spark: SparkSession) -> None:

@@ -45,6 +45,7 @@ from dialect.streaming.plan import StreamingPlan
 from runtime.streaming import events, lifecycle, reset
 from runtime.streaming.errors import StreamError, StreamStopTimeoutError
 from runtime.streaming.lifecycle import RetryPolicy, StreamState
+from runtime.streaming.runner import sources_checkpoint
 from runtime.streaming.settings import StreamSettings
 from runtime.streaming.sink import BatchWritten
 from runtime.streaming.spark_edge import LiveQuery, SparkEdge, error_text, one_line
@@ -508,7 +509,11 @@ class StreamManager:
         record.plan = plan
         if pass_now:
             record.pass_versions = self.edge.input_versions(plan)
-        built = built if built is not None else self.edge.build(record.key, plan)
+        checkpoint = sources_checkpoint(plan, entry.checkpoint, pass_now)
+        if built is not None and built.checkpoint != checkpoint:
+            built.release()   # built by CREATE before the stream had its checkpoint: its sources must read this one
+            built = None
+        built = built if built is not None else self.edge.build(record.key, plan, checkpoint)
         trigger = plan.trigger_seconds if plan.trigger_seconds is not None else self.settings.trigger_seconds
         key, stream_id = record.key, record.stream_id
         # only a full refresh marks its new row so: a flow's or a new table's stream never empties a table that other

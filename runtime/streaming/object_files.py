@@ -8,10 +8,10 @@ within the store's clock resolution (S3 lists whole seconds) several files share
 them are taken, so a file landing in the same second with a smaller name is not passed over. A micro-batch
 (start, end] reads the files `end` takes and `start` does not: each file once, and a replayed batch the same files.
 (A producer's file must appear whole, as in a local folder; an object store's upload does. A file that appears
-with a time older than files already taken is not read.) maxFilesPerTrigger caps a micro-batch, counted from the
-end this reader returned last: Spark 4.1 asks a Python source for its latest offset (with no start) before it
-asks for the initial one, so the first micro-batch of each run of the query, a new one's included, is not capped
-(as for read_kafka).
+with a time older than files already taken is not read.) maxFilesPerTrigger caps a micro-batch, counted from its
+start: Spark 4.1 does not tell a Python source where a batch starts, so the first batch of a run starts where the
+query's checkpoint says (runtime/streaming/checkpoint_offsets.py; every offset carries the source's tag), later ones
+at the end this reader returned last. A one-batch scheduled pass is given no checkpoint: it reads every file.
 
 Reading. Executors read the bytes with pyarrow. Parquet files are read as Arrow and cast to the schema by name.
 JSON and CSV files are read as lines (a CSV header dropped, blank lines skipped, as Spark's file source does) and
@@ -33,6 +33,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from catalog.names import quote_identifier
 from catalog.uris import ObjectLocation
 from runtime.storage.settings import ObjectStoreSettings
+from runtime.streaming.checkpoint_offsets import INTERNAL_OPTIONS, RunStart, tagged, untagged
 from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
 from runtime.streaming.store_sources import register_carrying
 
@@ -163,7 +164,8 @@ class FilesReading:
         self.folder = ObjectLocation.parse(options["path"]).arrow_path
         self.format = options.get("format", "json")
         self.store = store
-        self.options = {k: v for k, v in options.items() if k not in ("path", "format")}
+        self.options = {k: v for k, v in options.items()
+                        if k not in ("path", "format") and k.lower() not in INTERNAL_OPTIONS}
         self.schema = schema
 
     def _files(self) -> list[ObjectFile]:
@@ -198,21 +200,26 @@ class ObjectFilesReader(FilesReading, DataSourceStreamReader):
         super().__init__(options, schema, store)
         limit = {k.lower(): v for k, v in self.options.items()}.get("maxfilespertrigger")
         self.limit = int(limit) if limit else None
+        self.run = RunStart.of(options)
+        self.resumed = False      # whether this run's start was looked up in the checkpoint
         self.position: dict[str, Any] | None = None   # the end returned last (None: unknown since this run began)
 
     def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
-        return dict(START)
+        return tagged(START, self.run.tag)
 
     def latestOffset(self) -> dict[str, Any]:  # noqa: N802
+        if self.position is None and not self.resumed:
+            self.resumed = True
+            self.position = self.run.start(lambda: dict(START), f"read_files({self.folder})")
         end = next_offset(self._files(), self.position, self.limit)
         if end is None:
-            return dict(self.position) if self.position is not None else dict(START)
+            return tagged(self.position if self.position is not None else START, self.run.tag)
         self.position = end
-        return end
+        return tagged(end, self.run.tag)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         if self.position is None or _later(end, self.position):
-            self.position = dict(end)   # a replayed batch after a restart: later caps count from its end
+            self.position = untagged(end)   # a replayed batch after a restart: later caps count from its end
         return _partitioned(between(self._files(), start, end))
 
 
@@ -259,12 +266,15 @@ def refuse_multiline(uri: str, options: Mapping[str, str]) -> None:
 
 
 def stream_dataframe(spark: SparkSession, uri: str, file_format: str, schema: StructType,
-                     options: Mapping[str, str], store: ObjectStoreSettings) -> DataFrame:
+                     options: Mapping[str, str], store: ObjectStoreSettings,
+                     internal: Mapping[str, str] | None = None) -> DataFrame:
     """The landing folder `uri` as a streaming DataFrame with `schema` (the rescued data column included when
-    `options` name one): Spark parses the lines of json and csv files with `options`."""
+    `options` name one): Spark parses the lines of json and csv files with `options`. `internal`: the gateway's
+    options for the reader only (checkpoint_offsets)."""
     refuse_multiline(uri, options)
     name = register(spark, store)
-    reader = spark.readStream.format(name).option("path", uri).option("format", file_format).options(**options)
+    reader = spark.readStream.format(name).option("path", uri).option("format", file_format).options(**options) \
+        .options(**(internal or {}))
     return _parsed(reader, file_format, schema, options)
 
 

@@ -17,7 +17,7 @@ from dialect.streaming.plan import StreamingPlan, skips_change_commits
 from runtime.streaming.errors import StreamDefinitionError
 from runtime.streaming.expectations import BatchChecks, check_against
 from runtime.streaming.sink import BatchWritten, DeltaSink
-from runtime.streaming.sources import TableLocations, source_dataframe, static_dataframe
+from runtime.streaming.sources import TableLocations, capped_python_source, source_dataframe, static_dataframe
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -74,19 +74,30 @@ class BuiltStream:
     result: DataFrame
     cached: list[DataFrame]
     static_versions: dict[tuple[str, str], int]   # (database, table) -> the version the stream joins with
+    checkpoint: str | None = None     # the checkpoint its capped Python sources read a run's start from
 
     def release(self) -> None:
         for frame in self.cached:
             frame.unpersist()
 
 
-def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations) -> BuiltStream:
+def sources_checkpoint(plan: StreamingPlan, checkpoint: str, available_now: bool) -> str | None:
+    """The checkpoint a run's sources are given: only capped Python sources read it, and a scheduled pass is one
+    batch (Spark 4.1 runs a Python source's available-now trigger as a single batch, which reads all there is, as
+    Spark ignores read limits for a single-batch trigger), so it gets none."""
+    if available_now or not any(capped_python_source(source) for source in plan.sources):
+        return None
+    return checkpoint
+
+
+def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations,
+          checkpoint: str | None = None) -> BuiltStream:
     """The result as a streaming DataFrame in the stream's own session (nothing runs yet): its schema is the
-    table's, and Spark's analysis errors surface here."""
+    table's, and Spark's analysis errors surface here. `checkpoint`: see `sources_checkpoint`."""
     session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
     reader = ".".join(quote_identifier(part) for part in (plan.database, plan.name) if part)
     for source in plan.sources:
-        source_dataframe(session, source, tables, reader, skips_change_commits(plan.properties)) \
+        source_dataframe(session, source, tables, reader, skips_change_commits(plan.properties), checkpoint) \
             .createOrReplaceTempView(source.view_name)
     cached: list[DataFrame] = []
     versions: dict[tuple[str, str], int] = {}
@@ -104,7 +115,7 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations) ->
         for frame in cached:
             frame.unpersist()
         raise
-    return BuiltStream(session, result, cached, versions)
+    return BuiltStream(session, result, cached, versions, checkpoint)
 
 
 def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,

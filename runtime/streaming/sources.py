@@ -12,6 +12,7 @@ from catalog.names import quote_identifier
 from catalog.uris import is_object_uri
 from dialect.streaming.plan import SourceSpec, StaticTableSpec
 from runtime.streaming import delta_source, kafka_source, object_files
+from runtime.streaming.checkpoint_offsets import CHECKPOINT_OPTION, TAG_OPTION
 from runtime.streaming.errors import SourceNotFoundError, SourceSchemaError
 
 if TYPE_CHECKING:
@@ -89,11 +90,32 @@ def infer_schema(spark: SparkSession, spec: SourceSpec) -> str:
     return ddl(schema)
 
 
+# the cap of each Python source that counts from a batch's start (a local folder is Spark's own file source)
+CAP_OPTIONS = {"kafka": "maxoffsetspertrigger", "files": "maxfilespertrigger"}
+
+
+def capped_python_source(spec: SourceSpec) -> bool:
+    """Whether the source is one of ours with a per-batch cap: it needs the query's checkpoint to cap a run's first
+    batch (runtime/streaming/checkpoint_offsets.py)."""
+    python = spec.kind == "kafka" or spec.kind == "files" and is_object_uri(spec.path)
+    return python and any(key.lower() == CAP_OPTIONS[spec.kind] for key in spec.options)
+
+
+def run_options(spec: SourceSpec, checkpoint: str | None) -> dict[str, str]:
+    """The gateway's options for a capped Python source: the checkpoint its reader learns a run's start from, and
+    the tag it finds its offsets by there (the source's place in the definition). Never a user's: the policy refuses
+    these names."""
+    if checkpoint is None or not capped_python_source(spec):
+        return {}
+    return {CHECKPOINT_OPTION: checkpoint, TAG_OPTION: spec.view_name}
+
+
 def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocations, reader: str | None = None,
-                     skip_change_commits: bool = False) -> DataFrame:
-    """`reader`, the streaming table reading a catalog table, and `skip_change_commits` go to the Delta source."""
+                     skip_change_commits: bool = False, checkpoint: str | None = None) -> DataFrame:
+    """`reader`, the streaming table reading a catalog table, and `skip_change_commits` go to the Delta source;
+    `checkpoint`, the query's checkpoint folder (None: not known, or a one-batch pass), to a capped Python source."""
     if spec.kind == "files" and is_object_uri(spec.path):
-        df = _object_files(spark, spec)
+        df = _object_files(spark, spec, run_options(spec, checkpoint))
     elif spec.kind == "files":
         if spec.schema is None:
             raise SourceSchemaError(f"read_files('{spec.path}') has no schema", hint="give schema => '...'")
@@ -108,7 +130,7 @@ def source_dataframe(spark: SparkSession, spec: SourceSpec, tables: TableLocatio
     elif spec.kind == "kafka":
         kafka_source.register(spark)
         df = spark.readStream.format(kafka_source.FORMAT_NAME).options(**spec.options) \
-            .options(**{kafka_source.READER_OPTION: reader or ""}).load()
+            .options(**{kafka_source.READER_OPTION: reader or ""}).options(**run_options(spec, checkpoint)).load()
     else:
         location = tables.get((spec.database or "", spec.table or ""))
         if location is None:
@@ -133,7 +155,7 @@ def _store_of(location: str) -> ObjectStoreSettings | None:
     return settings_for(location)
 
 
-def _object_files(spark: SparkSession, spec: SourceSpec) -> DataFrame:
+def _object_files(spark: SparkSession, spec: SourceSpec, internal: Mapping[str, str]) -> DataFrame:
     """A landing folder on the warehouse's object store, read with the same schema and options as a local one."""
     from pyspark.sql.types import DataType, StructType
 
@@ -147,7 +169,7 @@ def _object_files(spark: SparkSession, spec: SourceSpec) -> DataFrame:
     struct = DataType.fromDDL(schema) if isinstance(schema, str) else schema
     assert isinstance(struct, StructType)
     return object_files.stream_dataframe(spark, spec.path, spec.format or "json", struct, reader_options(spec),
-                                         store)
+                                         store, internal)
 
 
 def static_dataframe(spark: SparkSession, spec: StaticTableSpec, tables: TableLocations) -> tuple[DataFrame, int]:

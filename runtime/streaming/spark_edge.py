@@ -252,8 +252,8 @@ class SparkEdge:
         if session is not None:
             session.streams.removeListener(self._listener)
 
-    def build(self, key: Key, plan: StreamingPlan) -> BuiltStream:
-        return build(self.session(key), plan, table_locations(self.store, plan))
+    def build(self, key: Key, plan: StreamingPlan, checkpoint: str | None = None) -> BuiltStream:
+        return build(self.session(key), plan, table_locations(self.store, plan), checkpoint)
 
     def launch(self, key: Key, stream_id: str, plan: StreamingPlan, built: BuiltStream, location: str,
                checkpoint: str, trigger_seconds: float, available_now: bool,

@@ -85,6 +85,7 @@ def test_a_pass_is_due_on_its_time_or_on_a_new_input_version_at_most_so_often() 
 class FakeBuilt:
     released: int = 0
     static_versions: dict[Any, int] = field(default_factory=dict)
+    checkpoint: str | None = None
 
     def release(self) -> None:
         self.released += 1
@@ -102,8 +103,8 @@ class FakeEdge:
         self.static: str | None = None
         self.removed_checkpoints: list[str] = []
 
-    def build(self, key: Any, plan: Any) -> FakeBuilt:
-        return FakeBuilt()
+    def build(self, key: Any, plan: Any, checkpoint: str | None = None) -> FakeBuilt:
+        return FakeBuilt(checkpoint=checkpoint)
 
     def launch(self, key: Any, stream_id: str, plan: Any, built: Any, location: str, checkpoint: str,
                trigger: float, available_now: bool, on_batch: Any, reset_pending: bool = False) -> LiveQuery:
