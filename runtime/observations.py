@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JError
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ def observable(df: DataFrame) -> Iterator[DataFrame]:
         _IN_USE.add(key)
     clone = SparkSession(session.sparkContext, jclone)
     try:
-        dataset = session.sparkContext._jvm.org.apache.spark.sql.classic.Dataset
+        # one lookup of the class (py4j's `jvm.a.b.C` asks the JVM about every dot)
+        dataset = JavaClass("org.apache.spark.sql.classic.Dataset", session.sparkContext._gateway._gateway_client)
         yield Frame(dataset.ofRows(jclone, df._jdf.logicalPlan()), clone)
     finally:
         with _LOCK:
