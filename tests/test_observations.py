@@ -1,7 +1,7 @@
 """Observations in throwaway sessions (runtime/observations.py) on real Spark: the counts are exact, taken during the
-action itself, the clone carries its session's settings, and leaving the block takes the clone's listener off
-Spark's listener bus, and nothing else: another session's Observations still complete. The cluster write check
-(runtime/delta/verify.py) counts through it, and still refuses files short of the rows Spark wrote."""
+action itself, the clone carries its session's settings and hardening, and leaving the block takes the clone's
+listener off Spark's listener bus, and nothing else: another session's Observations still complete. The cluster write
+check (runtime/delta/verify.py) counts through it, and still refuses files short of the rows Spark wrote."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from runtime.delta.errors import DeltaFilesNotVisibleError
 from runtime.delta.verify import committed_rows, written_and_counted
 from runtime.delta.write import _write_local_files
 from runtime.observations import observable
+from runtime.policy.sessions import REFLECTION_FUNCTIONS, new_user_session
 
 
 def _listeners(spark: Any) -> int:
@@ -40,12 +41,14 @@ def test_observed_writes_count_exactly_and_leave_no_listener(spark: Any, tmp_pat
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    session = spark.newSession()
+    session = new_user_session(spark)
     session.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")
     before = _listeners(spark)
     for attempt in range(3):
         with observable(_rows(session)) as rows:
             assert rows.sparkSession.conf.get("spark.sql.session.timeZone") == "Asia/Tokyo"
+            # a user's session is hardened (runtime/policy/sessions.py): so is its clone
+            assert not any(rows.sparkSession.catalog.functionExists(name) for name in REFLECTION_FUNCTIONS)
             assert rows.sparkSession._jsparkSession.sessionUUID() != session._jsparkSession.sessionUUID()
             observation = Observation(f"odd_{attempt}")
             rows.observe(observation, F.count(F.lit(1)).alias("rows"),
