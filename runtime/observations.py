@@ -8,13 +8,15 @@ stream with expectations left one more listener, holding that start's session (i
 of every event the driver dispatches; a client's connection on a cluster did the same once per session.
 
 Counting without an Observation costs a second pass over the batch (a cache and an aggregation) or a Python step in
-every write; unregistering the listener from the session the observed action really ran in would cut the next
-Observation of that session off (the ObservationManager registers once). So the action runs elsewhere: `observable`
-gives the DataFrame in a fresh clone of its session (a copy of its conf, functions, temp views and current
-database, made in a few ms without touching data; Spark's own streaming starts each query in one), the
-Observations inside the block count during the action as before, and on leaving the block the clone's own bus
-(it reports that clone's executions only, so it cannot be anyone else's) is taken off the context's listener bus.
-Blocks nest: an action observed inside another block reuses its clone.
+every write, and the write's own SQL metrics live on a QueryExecution that DataFrameWriter keeps to itself;
+unregistering the listener from the session the observed action really ran in would cut that session's next
+Observation off (its ObservationManager registers once), and Spark's ContextCleaner drops a bus only once its
+session is collected, which the listener prevents. So the action runs elsewhere: `observable` gives the DataFrame in
+a fresh clone of its session (a copy of its conf, functions, temp views and current database, made in a few ms
+without touching data; Spark's own streaming starts each query in one), the Observations inside the block count
+during the action as before, and on leaving the block the clone's own bus (it reports that clone's executions only,
+so it cannot be anyone else's) is taken off the context's listener bus. Blocks nest: an action observed inside
+another block reuses its clone.
 """
 
 from __future__ import annotations
