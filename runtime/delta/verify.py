@@ -4,21 +4,25 @@ Executors write the Parquet files, the driver lists them and commits what it fou
 the driver's (separate machines without a shared mount) the listing finds nothing, and a commit of that would report
 success for a table of 0 rows. So every write on a cluster counts its rows as Spark writes them (an observed metric, no
 second pass) and compares that with the row counts in the footers of the files it is about to commit (footers the
-listing reads anyway): any difference fails the write before anything is committed. A local master's tasks run in the
-driver's process, on its filesystem, so its writes are not counted: Spark's Observation leaves a query-execution
-listener on the session it runs in, and a streaming query runs each start in a session of its own.
+listing reads anyway): any difference fails the write before anything is committed. The count is an Observation in
+a throwaway clone of the writer's session (runtime/observations.py), whose listener leaves with the clone: on the
+writer's own session it would stay on Spark's listener bus for good, one more per client session and per stream
+start. A local master's tasks run in the driver's process, on its filesystem: its writes need no count.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime.delta.errors import DeltaFilesNotVisibleError
+from runtime.observations import observable
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Observation
+
+    from runtime.delta.write import WrittenFile
 
 SHARED_STORAGE_HINT = ("executors must write where the driver reads: put the warehouse on a filesystem every Spark "
                        "node mounts at the same path (NFS, a cluster filesystem) or on object storage")
@@ -40,6 +44,16 @@ def counting_rows(df: DataFrame) -> tuple[DataFrame, Observation]:
 
     observation = Observation(f"sluicegate_write_{uuid.uuid4().hex}")
     return df.observe(observation, F.count(F.lit(1)).alias(ROWS)), observation
+
+
+def written_and_counted(df: DataFrame, table_path: str,
+                        write: Callable[[DataFrame], list[WrittenFile]]) -> list[WrittenFile]:
+    """`write(df)`, refused (before any commit) unless the files it returns hold every row Spark wrote."""
+    with observable(df) as writable:
+        counted, observation = counting_rows(writable)
+        files = write(counted)
+        require_all_rows_visible(table_path, int(observation.get[ROWS]), files)
+    return files
 
 
 def committed_rows(files: Sequence[Any]) -> int:

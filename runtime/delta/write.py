@@ -164,22 +164,19 @@ def write_files(df: DataFrame, table_path: str, partition_by: Sequence[str] = ()
     """Executors write `df` as Parquet under a new staging folder of the table (through pyarrow for a table on an
     object store); returns what they wrote, once the files are proven to hold every row written when the executors
     run outside this process (runtime/delta/verify.py)."""
-    from runtime.delta.verify import ROWS, counting_rows, executors_share_driver_files, require_all_rows_visible
+    from runtime.delta.verify import executors_share_driver_files, written_and_counted
 
-    # Spark in this process writes with the driver's own filesystem: nothing to prove, and no Observation, whose
-    # listener keeps a stream's cloned session alive for every start of the query.
-    written = None
-    if not executors_share_driver_files(df):
-        df, written = counting_rows(df)
+    if executors_share_driver_files(df):  # Spark in this process writes with the driver's own filesystem
+        return _write_files(df, table_path, partition_by)
+    return written_and_counted(df, table_path, lambda counted: _write_files(counted, table_path, partition_by))
+
+
+def _write_files(df: DataFrame, table_path: str, partition_by: Sequence[str]) -> list[WrittenFile]:
     if is_object_uri(table_path):
         from runtime.delta.object_write import write_object_files
 
-        files = write_object_files(df, table_path, partition_by)
-    else:
-        files = _write_local_files(df, table_path, partition_by)
-    if written is not None:
-        require_all_rows_visible(table_path, int(written.get[ROWS]), files)
-    return files
+        return write_object_files(df, table_path, partition_by)
+    return _write_local_files(df, table_path, partition_by)
 
 
 def _write_local_files(df: DataFrame, table_path: str, partition_by: Sequence[str]) -> list[WrittenFile]:

@@ -1,10 +1,12 @@
 """Evaluating a table's expectations over a micro-batch (or any result DataFrame: materialized views reuse it).
 
 A row passes an expectation when its condition is TRUE; FALSE and NULL fail it (a DROP ROW keeps out what Spark's
-`filter` would). All conditions are evaluated in one pass: warn-only expectations ride on the write itself as
-observed metrics (no second scan); DROP ROW and FAIL UPDATE need the verdict before anything commits, so the batch
-is projected once with one boolean column per expectation, cached, counted in one aggregation and then split.
-Update mode brings the changed groups to the driver anyway: there the flags come along and are counted in Arrow.
+`filter` would). All conditions are evaluated in one pass. Without a FAIL UPDATE the counts ride on the table's
+write as observed metrics (no second scan; in a throwaway session, runtime/observations.py says why); DROP ROW
+projects the batch once with one boolean column per expectation and caches it, so the quarantine's rows come from
+the cache. A FAIL UPDATE needs the verdict before anything commits: the flagged batch is cached, counted in one
+aggregation and then split. Update mode brings the changed groups to the driver anyway: there the flags come along
+and are counted in Arrow.
 
 The counts are per batch in the shape of Databricks' event log (`details:flow_progress:data_quality`), and add up
 per stream in `QualityTotals` for DESCRIBE STREAMING TABLE.
@@ -80,8 +82,8 @@ def check_against(result: DataFrame, specs: Sequence[ExpectationSpec]) -> None:
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
-    from dialect.streaming.expectations import found_expectations, unknown_columns
     from dialect.references import parse
+    from dialect.streaming.expectations import found_expectations, unknown_columns
 
     columns = {name.lower() for name in result.columns}
     for spec in specs:
@@ -296,8 +298,9 @@ class QualityTotals:
         out = []
         for spec in specs:
             total = totals.get(spec.name, _Total(spec.action))
-            out.append((spec.name, f"EXPECT ({spec.expression_sql}) {labels[spec.action]}: passed {total.passed}, "
-                                   f"failed {total.failed} (since the gateway started)"))
+            text = (f"EXPECT ({spec.expression_sql}) {labels[spec.action]}: passed {total.passed}, "
+                    f"failed {total.failed} (since the gateway started)")
+            out.append((spec.name, text))
         return out
 
 

@@ -15,11 +15,13 @@ update   the batch holds only the groups it changed: it comes to the driver as A
 
 Expectations (runtime/streaming/expectations.py) are judged on the result rows before anything commits. A FAIL
 UPDATE that a row fails raises before either commit (the batch is cached, counted, then written); without one, the
-counts ride on the table's write as observed metrics. Rows a DROP ROW keeps out go to the quarantine table in a
-commit of their own carrying the same txn(stream id, batch id); each table checks its own txn version on replay, so
-a crash between the two commits writes the missing one only. In complete mode the quarantine holds the rejected
-rows of the current result (overwritten with it); in update mode a changed group that now fails a DROP ROW is
-deleted from the table (its old value is no longer the result) and its new row quarantined.
+counts ride on the table's write as observed metrics, in a throwaway clone of the query's session whose listener
+goes with it (runtime/observations.py: an Observation's listener would otherwise hold each start's session forever).
+Rows a DROP ROW keeps out go to the quarantine table in a commit of their own carrying the same txn(stream id, batch
+id); each table checks its own txn version on replay, so a crash between the two commits writes the missing one
+only. In complete mode the quarantine holds the rejected rows of the current result (overwritten with it); in update
+mode a changed group that now fails a DROP ROW is deleted from the table (its old value is no longer the result) and
+its new row quarantined.
 
 `before_batch` runs first in each call, before anything of the batch commits: with the warehouse on an object store
 it uploads the stream's checkpoint (runtime/streaming/checkpoint_mirror.py says why that keeps exactly once).
@@ -37,12 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from catalog.names import quote_identifier
 from runtime.delta.write import AppTransaction, committed_version
+from runtime.observations import observable
 from runtime.streaming.expectations import TOTALS, BatchChecks, Counts
 from runtime.warehouse import commit
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, Observation
 
 log = logging.getLogger(__name__)
 
@@ -191,17 +194,12 @@ class DeltaSink:
             self._require_quarantine()
         if self.mode == "update" and self.keys:
             return self._merge_checked(checks, batch, batch_id, table_done, quarantine_done)
-        if checks.warn_only:  # counted while the batch is written: no second pass over it
-            from pyspark.sql import Observation
-
-            observation = Observation(f"sluicegate_expectations_{self.stream_id}_{batch_id}")
-            observed = batch.observe(observation, *checks.observed_columns())
-            version = self._write(observed, batch_id)  # warn-only has no quarantine: here the table is not done
-            return version, checks.quality(checks.counts_from(observation.get))
+        if checks.warn_only:
+            return self._write_warned(checks, batch, batch_id)  # warn-only has no quarantine: the table is not done
+        if not checks.fails and not table_done:
+            return self._write_dropping(checks, batch, batch_id, quarantine_done)
         flagged = checks.flagged(batch).persist()
         try:
-            if not checks.fails and not table_done:
-                return self._write_dropping(checks, flagged, batch_id, quarantine_done)
             counts = checks.counts_from(flagged.agg(*checks.count_columns()).collect()[0].asDict())
             self._fail_if_violated(checks, counts, lambda names: checks.offending_record(flagged, names))
             at = dt.datetime.now(dt.timezone.utc)
@@ -214,20 +212,35 @@ class DeltaSink:
             flagged.unpersist()
         return version, checks.quality(counts)
 
-    def _write_dropping(self, checks: BatchChecks, flagged: DataFrame, batch_id: int,
+    def _observation(self, batch_id: int) -> Observation:
+        from pyspark.sql import Observation
+
+        return Observation(f"sluicegate_expectations_{self.stream_id}_{batch_id}")
+
+    def _write_warned(self, checks: BatchChecks, batch: DataFrame, batch_id: int) -> tuple[int, dict[str, Any]]:
+        """Warn-only: the counts ride on the table's write, no second pass over the batch."""
+        with observable(batch) as observed_batch:
+            observation = self._observation(batch_id)
+            version = self._write(observed_batch.observe(observation, *checks.observed_columns()), batch_id)
+            counts = checks.counts_from(observation.get)
+        return version, checks.quality(counts)
+
+    def _write_dropping(self, checks: BatchChecks, batch: DataFrame, batch_id: int,
                         quarantine_done: bool) -> tuple[int | None, dict[str, Any]]:
         """DROP ROW without FAIL UPDATE: nothing has to be known before the table's commit, so the counts ride on
         its write (which also fills the cache) and the quarantine is written from the cache only when a row was
         kept out. A crash between the two commits is healed by the replay: each table checks its own txn."""
-        from pyspark.sql import Observation
-
-        observation = Observation(f"sluicegate_expectations_{self.stream_id}_{batch_id}")
-        observed = flagged.observe(observation, *checks.count_columns())
-        version = self._write(checks.kept(observed), batch_id)
-        counts = checks.counts_from(observation.get)
-        if not quarantine_done and self.quarantine is not None and (counts.dropped or self.mode == "complete"):
-            self._write_quarantine(checks.quarantined(flagged, batch_id, dt.datetime.now(dt.timezone.utc)),
-                                   batch_id)
+        with observable(batch) as observed_batch:
+            flagged = checks.flagged(observed_batch).persist()
+            try:
+                observation = self._observation(batch_id)
+                version = self._write(checks.kept(flagged.observe(observation, *checks.count_columns())), batch_id)
+                counts = checks.counts_from(observation.get)
+                if not quarantine_done and self.quarantine is not None and (counts.dropped or self.mode == "complete"):
+                    self._write_quarantine(checks.quarantined(flagged, batch_id, dt.datetime.now(dt.timezone.utc)),
+                                           batch_id)
+            finally:
+                flagged.unpersist()
         return version, checks.quality(counts)
 
     def _merge_checked(self, checks: BatchChecks, batch: DataFrame, batch_id: int, table_done: bool,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pyhive_helpers import error_status, sorted_rows
+from pyhive_helpers import error_status, poll_until, sorted_rows
 
 from runtime.streaming.sink import BatchWritten
 
@@ -229,3 +229,74 @@ def test_a_windowed_append_quarantines_closed_windows_that_fail(stream_cursor, s
     assert sorted_rows(cur, "SELECT k, n, _failed_expectations FROM busy_windows__quarantine") == \
         [("a", 1, '["busy"]')]
     assert sum(b.quality["dropped_records"] for b in batches["busy_windows"]) == 1
+
+
+def _listener_count(spark: Any) -> int:
+    return spark.sparkContext._jsc.sc().listenerBus().listeners().size()
+
+
+def _ids(cur: Any, table: str) -> list[int]:
+    cur.execute(f"SELECT id FROM {table}")
+    return sorted(row[0] for row in cur.fetchall())
+
+
+def _logged_totals(cur: Any, streams: Any, table: str) -> tuple[dict[str, tuple[int, int]], int]:
+    """The expectations' (passed, failed) and the dropped rows summed over the table's flow_progress events, read
+    through the client once every batch the stream ran has its event."""
+    entry = streams.store.get_stream(cur.database, table)
+    poll_until(lambda: len([e for e in streams.store.event_log(cur.database, table)
+                            if e.event_type == "flow_progress"]) >= entry.last_batch_id + 1,
+               f"a flow_progress event for each batch of {table}")
+    cur.execute(f"SELECT get_json_object(details, '$.flow_progress.data_quality') FROM event_log(TABLE({table})) "
+                f"WHERE event_type = 'flow_progress'")
+    totals: dict[str, tuple[int, int]] = {}
+    dropped = 0
+    for (text,) in cur.fetchall():
+        quality = json.loads(text)
+        dropped += quality["dropped_records"]
+        for item in quality["expectations"]:
+            passed, failed = totals.get(item["name"], (0, 0))
+            totals[item["name"]] = (passed + item["passed_records"], failed + item["failed_records"])
+    return totals, dropped
+
+
+RESTARTED = {
+    "warned_again": "(CONSTRAINT positive EXPECT (amount > 0))",
+    "dropped_again": "(CONSTRAINT positive EXPECT (amount > 0) ON VIOLATION DROP ROW, "
+                     "CONSTRAINT has_country EXPECT (country IS NOT NULL))",
+    "guarded_again": "(CONSTRAINT positive EXPECT (amount > 0) ON VIOLATION DROP ROW, "
+                     "CONSTRAINT known EXPECT (id < 100) ON VIOLATION FAIL UPDATE)",
+}
+
+
+def test_restarts_with_expectations_add_no_listeners(stream_cursor, streams, spark, tmp_path, land, batches):
+    """Each start of a query runs in a session of its own, and Spark's Observation leaves a listener holding that
+    session on the context's listener bus: counting expectations must leave nothing behind, restart after restart
+    (a scheduled stream restarts at every pass), and still count every row exactly once."""
+    cur = stream_cursor
+    for name, constraints in RESTARTED.items():
+        land(tmp_path / name, ROWS)
+        cur.execute(f"CREATE STREAMING TABLE {name} {constraints} AS SELECT * FROM {_files(tmp_path / name)}")
+        streams.wait_for(cur.database, name)
+    listeners = _listener_count(spark)
+    for restart in range(3):
+        for name in RESTARTED:
+            streams.stop(cur.database, name, desired=None)
+            land(tmp_path / name, [{"id": 10 + restart, "amount": -1.0, "country": None},
+                                   {"id": 20 + restart, "amount": 1.0, "country": "fr"}])
+            streams.resume(streams.store.get_stream(cur.database, name))
+            streams.wait_for(cur.database, name)
+    assert _listener_count(spark) == listeners
+    # ROWS, then three times one row failing both rules and one passing them
+    assert _ids(cur, "warned_again") == [1, 2, 3, 4, 10, 11, 12, 20, 21, 22]
+    expected = {"warned_again": ({"positive": (5, 5)}, 0),
+                "dropped_again": ({"positive": (5, 5), "has_country": (6, 4)}, 5),
+                "guarded_again": ({"positive": (5, 5), "known": (10, 0)}, 5)}
+    for name, (totals, dropped) in expected.items():
+        assert _totals(batches[name]) == totals, name
+        assert sum(b.quality["dropped_records"] for b in batches[name]) == dropped, name
+        assert _logged_totals(cur, streams, name) == (totals, dropped), name
+        if dropped:
+            assert _ids(cur, name) == [1, 4, 20, 21, 22]
+            assert _ids(cur, f"{name}__quarantine") == [2, 3, 10, 11, 12]
+    assert "passed 5, failed 5" in _describe(cur, "dropped_again")["Expectation positive"][0]
