@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_processes import stop
 from pyhive_helpers import error_status
 
 BASE_DN = "dc=example,dc=org"
@@ -169,12 +170,7 @@ def slapd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slapd]:
                 time.sleep(0.05)
         yield Slapd(url)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process, 10)
         log.close()
 
 
