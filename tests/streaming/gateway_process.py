@@ -42,3 +42,12 @@ class GatewayProcess:
     def stop(self) -> None:
         if self.process is not None:
             child_processes.stop(self.process, 60, group=True)
+
+
+def restart_conf(folder: Path) -> Path:
+    """`folder`/sluicegate.toml for a gateway that tests kill and start again: streams trigger every 0.3 s and retry
+    after 0.5 s, the driver has 1 GB, and files under `folder` may be read."""
+    conf = folder / "sluicegate.toml"
+    conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n\n'
+                    f'[security]\nallowed_paths = ["{folder}"]\n')
+    return conf
