@@ -15,11 +15,9 @@ machine cannot show. Do not run it while others use the machine's cores.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from spark_cluster import standalone_cluster
 from streaming.gateway_process import GatewayProcess
-from warehouse_bench import LOAD, SCAN
+from warehouse_bench import LOAD, SCAN, print_figures, rows_and_runs, seconds
 
 
 def gateway_figures(master: str, folder: Path, load_rows: int, runs: int) -> tuple[float, float]:
@@ -56,36 +54,23 @@ def gateway_figures(master: str, folder: Path, load_rows: int, runs: int) -> tup
         run(SCAN.format(table="s"))()
         loads, scans = [], []
         for _ in range(runs):
-            loads.append(timed(run(f"INSERT INTO t {LOAD.format(rows=load_rows)}")))
-            scans.append(timed(run(SCAN.format(table="s"))))
+            loads.append(seconds(run(f"INSERT INTO t {LOAD.format(rows=load_rows)}")))
+            scans.append(seconds(run(SCAN.format(table="s"))))
         return statistics.median(loads), statistics.median(scans)
     finally:
         gateway.stop()
 
 
-def timed(action: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per side and figure (median reported)")
-    args = parser.parse_args()
-    load_rows = int(1_000_000 * args.scale)
-    scan_rows = 10 * load_rows
+    load_rows, scan_rows, runs = rows_and_runs(__doc__.splitlines()[0], default_runs=5)
     root = Path(tempfile.mkdtemp(prefix="sg_cluster_bench_"))
     (root / "local").mkdir()
-    figures = {"local[2]": gateway_figures("local[2]", root / "local", load_rows, args.runs)}
+    figures = {"local[2]": gateway_figures("local[2]", root / "local", load_rows, runs)}
     with standalone_cluster(root / "cluster", workers=2, memory="2g") as cluster:
         (root / "on-cluster").mkdir()
         figures["standalone, 2 workers x 1 core"] = gateway_figures(cluster.master, root / "on-cluster", load_rows,
-                                                                    args.runs)
-    print(f"{'':32} {'load ' + format(load_rows, ','):>24} {'scan+agg ' + format(scan_rows, ','):>26}")
-    for side, (load, scan) in figures.items():
-        print(f"{side:32} {load:>10.2f} s {load_rows / load:>10,.0f} r/s {scan:>12.2f} s {scan_rows / scan:>10,.0f} r/s")
+                                                                    runs)
+    print_figures(figures, load_rows, scan_rows)
     (local_load, local_scan), (cluster_load, cluster_scan) = figures.values()
     print(f"cluster / local[2] time: load {cluster_load / local_load:.2f}x, scan+agg {cluster_scan / local_scan:.2f}x")
 

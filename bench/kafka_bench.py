@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -46,12 +45,12 @@ from streaming_bench import (  # noqa: E402
     Backlog,
     Bench,
     Plan,
-    check_windows,
     copy_backlog,
     figure_table,
     generate_yahoo,
     plan_for,
     ratio,
+    timed_pipelines,
 )
 
 TOPIC, WARM_TOPIC = "ad_events", "warm_events"   # prefixes: the backlog is spread over topics ad_events_<n>
@@ -185,23 +184,12 @@ def bench_kafka(bench: Bench, kafka: Any) -> dict[str, Any]:
     explain = [row[0] for row in bench.sql("EXPLAIN " + KAFKA_YAHOO_SQL.format(
         name="yahoo", columns="", properties="'pipelines.trigger.interval' = '0 seconds'", schema=EVENT_SCHEMA,
         source=READ_KAFKA.format(bootstrap=kafka.bootstrap, topic=TOPIC)))]
-    results: dict[str, Any] = {}
-    for key in bench.pipelines:
-        say(f"warm-up: {PIPELINES[key]} over {WARM_TOPIC}")
-        run_kafka_pipeline(bench, key, kafka.bootstrap, WARM_TOPIC, f"{key}_warm")
-        results[key] = {"label": PIPELINES[key], "runs": []}
+    results = timed_pipelines(bench, backlog, PIPELINES,
+                              lambda key, name: run_kafka_pipeline(bench, key, kafka.bootstrap, WARM_TOPIC, name),
+                              lambda key, name: run_kafka_pipeline(bench, key, kafka.bootstrap, TOPIC, name),
+                              WARM_TOPIC)
     cores = os.cpu_count() or 1
-    for run in range(plan.runs):
-        for key in bench.pipelines:
-            done = run_kafka_pipeline(bench, key, kafka.bootstrap, TOPIC, f"{key}_{run}")
-            check = check_windows(done.pop("found"), backlog, "update" if key.endswith("update") else "append")
-            done.update(check, rows=backlog.rows, rows_per_s=backlog.rows / done["seconds"])
-            results[key]["runs"].append(done)
-            say(f"run {run + 1}/{plan.runs} {PIPELINES[key]}: {done['seconds']:.2f} s, "
-                f"{done['rows_per_s']:,.0f} rows/s, {check['windows']} windows, {done['commits']} commits")
     for entry in results.values():
-        for figure in ("rows_per_s", "seconds", "start_s"):
-            entry[figure] = statistics.median(r[figure] for r in entry["runs"])
         entry["rows_per_s_per_core"] = entry["rows_per_s"] / cores
         entry["best_rows_per_s"] = max(r["rows_per_s"] for r in entry["runs"])
     bench.sql("DROP TABLE campaigns")

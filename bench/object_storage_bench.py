@@ -14,7 +14,6 @@ same machine, so the ratio is the cost of the Python data path and of S3 request
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from in_process import serving
-from warehouse_bench import LOAD, SCAN, interleaved
+from warehouse_bench import LOAD, SCAN, interleaved, print_figures, rows_and_runs
 
 
 @contextmanager
@@ -36,12 +35,7 @@ def gateway(spark: Any, overrides: dict[str, Any]) -> Iterator[Callable[[str], l
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per side and figure (median reported)")
-    args = parser.parse_args()
-    load_rows = int(1_000_000 * args.scale)
-    scan_rows = 10 * load_rows
+    load_rows, scan_rows, runs = rows_and_runs(__doc__.splitlines()[0], default_runs=5)
 
     from gateway.config import load_config
     from runtime.spark import create_spark_session, warm_up
@@ -69,17 +63,14 @@ def main() -> None:
                         run(f"INSERT INTO bench {LOAD.format(rows=load_rows // 10)}")
                         run(SCAN.format(table="bench"))
                 loads = interleaved({side: (lambda run=run: run(f"INSERT INTO bench {LOAD.format(rows=load_rows)}"))
-                                     for side, run in sides.items()}, args.runs)
+                                     for side, run in sides.items()}, runs)
                 for run in sides.values():
                     run(f"INSERT OVERWRITE bench {LOAD.format(rows=scan_rows)}")
                 scans = interleaved({side: (lambda run=run: run(SCAN.format(table="bench")))
-                                     for side, run in sides.items()}, args.runs)
+                                     for side, run in sides.items()}, runs)
     finally:
         spark.stop()
-    print(f"{'':14} {'load ' + format(load_rows, ','):>22} {'scan+agg ' + format(scan_rows, ','):>26}")
-    for side in sides:
-        print(f"{side:14} {loads[side]:>10.2f} s {load_rows / loads[side]:>10,.0f} r/s "
-              f"{scans[side]:>12.2f} s {scan_rows / scans[side]:>10,.0f} r/s")
+    print_figures({side: (loads[side], scans[side]) for side in sides}, load_rows, scan_rows)
     print(f"object store / local disk: load {loads['object store'] / loads['local disk']:.2f}x the time, "
           f"scan+agg {scans['object store'] / scans['local disk']:.2f}x the time")
 

@@ -423,6 +423,31 @@ def run_pipeline(bench: Bench, key: str, source: Path | str, name: str) -> dict[
     return run_hand_yahoo(bench, source, "parquet" if "parquet" in key else "delta", mode, name)
 
 
+def timed_pipelines(bench: Bench, backlog: Backlog, labels: dict[str, str], warm_up: Callable[[str, str], Any],
+                    run: Callable[[str, str], dict[str, Any]], warm_input: str, say_as: str = "") -> dict[str, Any]:
+    """Each of the bench's pipelines warmed up once, then `plan.runs` rounds of one run each, every run's windows
+    checked against the backlog; per pipeline its label, its runs and their medians of rows/s, seconds and start-up.
+    `warm_up` and `run` take the pipeline's key and a fresh table name (this file's input, bench/kafka_bench.py's)."""
+    results: dict[str, Any] = {}
+    for key in bench.pipelines:
+        say(f"{say_as}warm-up: {labels[key]} over {warm_input}")
+        warm_up(key, f"{key}_warm")
+        results[key] = {"label": labels[key], "runs": []}
+    for index in range(bench.plan.runs):
+        for key in bench.pipelines:
+            done = run(key, f"{key}_{index}")
+            check = check_windows(done.pop("found"), backlog, "update" if "update" in key else "append")
+            done.update(check, rows=backlog.rows, rows_per_s=backlog.rows / done["seconds"])
+            results[key]["runs"].append(done)
+            commits = "" if done.get("commits") is None else f", {done['commits']} commits"
+            say(f"{say_as}run {index + 1}/{bench.plan.runs} {labels[key]}: {done['seconds']:.2f} s, "
+                f"{done['rows_per_s']:,.0f} rows/s, {check['windows']} windows{commits}")
+    for entry in results.values():
+        for figure in ("rows_per_s", "seconds", "start_s"):
+            entry[figure] = statistics.median(r[figure] for r in entry["runs"])
+    return results
+
+
 def upload_folder(store: Any, folder: Path, prefix: str) -> str:
     """The files of `folder` uploaded to `prefix` of the store, one by one in name order; returns the prefix's URI."""
     fs = store.filesystem()
@@ -452,22 +477,9 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
     explain = [row[0] for row in bench.sql("EXPLAIN " + YAHOO_SQL.format(
         name="yahoo", columns="", properties="'pipelines.trigger.interval' = '0 seconds'", source=source,
         schema=EVENT_SCHEMA, max_files=plan.max_files_per_trigger))]
-    results: dict[str, Any] = {}
-    for key in bench.pipelines:
-        say(f"(a) warm-up: {PIPELINES[key]} over {plan.warmup_files} files")
-        run_pipeline(bench, key, warm, f"{key}_warm")
-        results[key] = {"label": PIPELINES[key], "runs": []}
-    for run in range(plan.runs):
-        for key in bench.pipelines:
-            done = run_pipeline(bench, key, source, f"{key}_{run}")
-            check = check_windows(done.pop("found"), backlog, "update" if "update" in key else "append")
-            done.update(check, rows=backlog.rows, rows_per_s=backlog.rows / done["seconds"])
-            results[key]["runs"].append(done)
-            say(f"(a) run {run + 1}/{plan.runs} {PIPELINES[key]}: {done['seconds']:.2f} s, "
-                f"{done['rows_per_s']:,.0f} rows/s, {check['windows']} windows")
-    for entry in results.values():
-        for figure in ("rows_per_s", "seconds", "start_s"):
-            entry[figure] = statistics.median(r[figure] for r in entry["runs"])
+    results = timed_pipelines(bench, backlog, PIPELINES, lambda key, name: run_pipeline(bench, key, warm, name),
+                              lambda key, name: run_pipeline(bench, key, source, name),
+                              f"{plan.warmup_files} files", say_as="(a) ")
     bench.sql("DROP TABLE campaigns")
     return {"pipelines": results, "backlog_rows": backlog.rows, "views": backlog.views,
             "windows": len(backlog.expected), "explain": explain}

@@ -41,13 +41,29 @@ def interleaved(actions: dict[str, Callable[[], Any]], runs: int) -> dict[str, f
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def rows_and_runs(description: str, default_runs: int) -> tuple[int, int, int]:
+    """The command line of the load and scan+aggregate benchmarks (this one, object_storage_bench, cluster_bench):
+    --scale and --runs; returns the rows of the load (1,000,000 x scale), of the scan (10 x the load), and the runs."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--runs", type=int, default=7, help="timed runs per side and figure (median reported)")
+    parser.add_argument("--runs", type=int, default=default_runs,
+                        help="timed runs per side and figure (median reported)")
     args = parser.parse_args()
     load_rows = int(1_000_000 * args.scale)
-    scan_rows = 10 * load_rows
+    return load_rows, 10 * load_rows, args.runs
+
+
+def print_figures(figures: dict[str, tuple[float, float]], load_rows: int, scan_rows: int) -> None:
+    """Each side's median seconds of the load and of the scan+aggregate, and its rows per second."""
+    width = max(map(len, figures))
+    print(f"{'':{width}} {'load ' + format(load_rows, ','):>22} {'scan+agg ' + format(scan_rows, ','):>26}")
+    for side, (load, scan) in figures.items():
+        print(f"{side:{width}} {load:>10.2f} s {load_rows / load:>10,.0f} r/s "
+              f"{scan:>12.2f} s {scan_rows / scan:>10,.0f} r/s")
+
+
+def main() -> None:
+    load_rows, scan_rows, runs = rows_and_runs(__doc__.splitlines()[0], default_runs=7)
 
     from in_process import in_process_gateway
 
@@ -71,14 +87,12 @@ def main() -> None:
             return lambda: run(sql)
 
         loads = interleaved({side: action(run, f"INSERT INTO {table} {LOAD.format(rows=load_rows)}")
-                             for side, run, _, table in sides}, args.runs)
+                             for side, run, _, table in sides}, runs)
         for _, run, _, table in sides:
             run(f"INSERT OVERWRITE {table} {LOAD.format(rows=scan_rows)}")
-        scans = interleaved({side: action(run, SCAN.format(table=table)) for side, run, _, table in sides}, args.runs)
+        scans = interleaved({side: action(run, SCAN.format(table=table)) for side, run, _, table in sides}, runs)
         figures = {side: (loads[side], scans[side]) for side, _, _, _ in sides}
-        print(f"{'':30} {'load ' + format(load_rows, ','):>22} {'scan+agg ' + format(scan_rows, ','):>26}")
-        for side, (load, scan) in figures.items():
-            print(f"{side:30} {load:>10.2f} s {load_rows / load:>10,.0f} r/s {scan:>12.2f} s {scan_rows / scan:>10,.0f} r/s")
+        print_figures(figures, load_rows, scan_rows)
         delta_load, delta_scan = figures[sides[0][0]]
         for side, (load, scan) in list(figures.items())[1:]:
             print(f"Delta path / {side}: load {load / delta_load:.2f}x, scan+agg {scan / delta_scan:.2f}x "

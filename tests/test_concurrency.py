@@ -9,12 +9,12 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from pyhive import exc as hive_exc
 from pyhive import hive
+from pyhive_helpers import poll_until
 from TCLIService import ttypes
 
 # About 10^12 rows through a filter: hours of CPU on two cores, so it is always still running when cancelled.
@@ -22,17 +22,6 @@ LONG_QUERY = "SELECT count(*) AS n FROM range(0, 1000000000000) WHERE id % 7 = 3
 ACTIVE = (ttypes.TOperationState.INITIALIZED_STATE, ttypes.TOperationState.PENDING_STATE,
           ttypes.TOperationState.RUNNING_STATE)
 STATE_NAMES = ttypes.TOperationState._VALUES_TO_NAMES
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
 
 
 def job_group(cursor: Any) -> str:
@@ -70,7 +59,7 @@ def start_long_query(connection: Any, spark: Any) -> Any:
     cursor = connection.cursor()
     cursor.execute(LONG_QUERY, async_=True)
     group = job_group(cursor)
-    wait_until(lambda: running_jobs(spark, group), 120, "the long query's Spark job to start")
+    poll_until(lambda: running_jobs(spark, group), "the long query's Spark job to start", 120)
     return cursor
 
 
@@ -171,10 +160,9 @@ def test_cancel_ends_the_operation_and_its_spark_job(gateway, spark, how):
             response = canceller.client.CancelOperation(
                 ttypes.TCancelOperationReq(operationHandle=cursor._operationHandle))
             assert response.status.statusCode == ttypes.TStatusCode.SUCCESS_STATUS, response.status
-        wait_until(lambda: cursor.poll().operationState == ttypes.TOperationState.CANCELED_STATE, 10,
-                   "CANCELED_STATE")
-        wait_until(lambda: not running_jobs(spark, group), 30, "the Spark job to be cancelled")
-        wait_until(lambda: no_active_jobs(spark), 30, "no active Spark job")
+        poll_until(lambda: cursor.poll().operationState == ttypes.TOperationState.CANCELED_STATE, "CANCELED_STATE", 10)
+        poll_until(lambda: not running_jobs(spark, group), "the Spark job to be cancelled", 30)
+        poll_until(lambda: no_active_jobs(spark), "no active Spark job", 30)
         assert time.monotonic() - started < 40
         with pytest.raises(hive_exc.OperationalError) as raised:
             cursor.fetchall()
@@ -211,9 +199,9 @@ def test_cancel_of_a_synchronous_execute_fails_that_execute(gateway, spark):
     thread.start()
     session = None
     try:
-        session = wait_until(lambda: _session_running(gateway, owner), 120, "the synchronous statement to run")
+        session = poll_until(lambda: _session_running(gateway, owner), "the synchronous statement to run", 120)
         operation = next(op for op in session.operations() if op.state.value == "RUNNING")
-        wait_until(lambda: running_jobs(spark, operation.handle.hex), 120, "its Spark job to start")
+        poll_until(lambda: running_jobs(spark, operation.handle.hex), "its Spark job to start", 120)
         handle = ttypes.TOperationHandle(
             operationId=ttypes.THandleIdentifier(guid=operation.handle.guid, secret=operation.handle.secret),
             operationType=ttypes.TOperationType.EXECUTE_STATEMENT, hasResultSet=True)
@@ -224,7 +212,7 @@ def test_cancel_of_a_synchronous_execute_fails_that_execute(gateway, spark):
         error = outcome.get("error")
         assert isinstance(error, hive_exc.OperationalError), outcome
         assert error.args[0].status.sqlState == "57014"
-        wait_until(lambda: not running_jobs(spark, operation.handle.hex), 30, "the Spark job to be cancelled")
+        poll_until(lambda: not running_jobs(spark, operation.handle.hex), "the Spark job to be cancelled", 30)
     finally:
         if session is not None:
             for op in session.operations():
@@ -260,23 +248,22 @@ def test_query_timeout_ends_in_timedout_state_with_57014(gateway, spark, run_asy
             assert "timeout of 2 s" in response.status.errorMessage
             assert "QUERY_TIMEOUT" in response.status.errorMessage
             assert time.monotonic() - started < 40
-            wait_until(lambda: no_active_jobs(spark), 30, "no active Spark job")
+            poll_until(lambda: no_active_jobs(spark), "no active Spark job", 30)
             return
         assert response.status.statusCode == ttypes.TStatusCode.SUCCESS_STATUS, response.status
         handle = response.operationHandle
         try:
-            status = wait_until(
-                lambda: (s := operation_state(client, handle)).operationState not in ACTIVE and s, 60,
-                "the statement to end")
+            status = poll_until(lambda: (s := operation_state(client, handle)).operationState not in ACTIVE and s,
+                                "the statement to end", 60)
             elapsed = time.monotonic() - started
             assert STATE_NAMES[status.operationState] == "TIMEDOUT_STATE"
             assert status.sqlState == "57014"
             assert "QUERY_TIMEOUT" in status.errorMessage
             assert "timeout of 2 s" in status.errorMessage
             assert 2 <= elapsed < 40
-            wait_until(lambda: not running_jobs(spark, handle.operationId.guid.hex()), 30,
-                       "the Spark job to be cancelled")
-            wait_until(lambda: no_active_jobs(spark), 30, "no active Spark job")
+            poll_until(lambda: not running_jobs(spark, handle.operationId.guid.hex()),
+                       "the Spark job to be cancelled", 30)
+            poll_until(lambda: no_active_jobs(spark), "no active Spark job", 30)
             fetch = client.FetchResults(ttypes.TFetchResultsReq(operationHandle=handle, orientation=0, maxRows=10))
             assert fetch.status.statusCode == ttypes.TStatusCode.ERROR_STATUS
             assert fetch.status.sqlState == "57014"
@@ -292,9 +279,9 @@ def test_query_timeout_leaves_quick_statements_alone(gateway):
         response = connection.client.ExecuteStatement(ttypes.TExecuteStatementReq(
             sessionHandle=connection.sessionHandle, statement="SELECT 40 + 2", runAsync=True, queryTimeout=30))
         handle = response.operationHandle
-        status = wait_until(
-            lambda: (s := operation_state(connection.client, handle)).operationState not in ACTIVE and s, 60,
-            "the statement to end")
+        status = poll_until(
+            lambda: (s := operation_state(connection.client, handle)).operationState not in ACTIVE and s,
+            "the statement to end", 60)
         assert STATE_NAMES[status.operationState] == "FINISHED_STATE"
         fetch = connection.client.FetchResults(
             ttypes.TFetchResultsReq(operationHandle=handle, orientation=0, maxRows=10))
@@ -314,8 +301,8 @@ def test_closing_a_session_cancels_its_running_query(start_gateway, spark):
     try:
         assert gateway.service.sessions.count() == 1
         connection.close()
-        wait_until(lambda: not running_jobs(spark, group), 30, "the Spark job to be cancelled")
-        wait_until(lambda: no_active_jobs(spark), 30, "no active Spark job")
+        poll_until(lambda: not running_jobs(spark, group), "the Spark job to be cancelled", 30)
+        poll_until(lambda: no_active_jobs(spark), "no active Spark job", 30)
         assert gateway.service.sessions.count() == 0
         assert gateway.service.operations.count() == 0
     finally:
@@ -340,16 +327,16 @@ def test_dropping_the_connection_closes_its_sessions_and_cancels_their_work(star
         else:
             thread = threading.Thread(target=_execute_ignoring_errors, args=(victim, LONG_QUERY), daemon=True)
             thread.start()
-            session = wait_until(lambda: _session_running(gateway, victim), 120, "the synchronous statement")
+            session = poll_until(lambda: _session_running(gateway, victim), "the synchronous statement", 120)
             group = next(op for op in session.operations() if op.state.value == "RUNNING").handle.hex
-            wait_until(lambda: running_jobs(spark, group), 120, "its Spark job to start")
+            poll_until(lambda: running_jobs(spark, group), "its Spark job to start", 120)
         # Drop the TCP connection without CloseSession, as a killed client does.
         sock.shutdown(socket.SHUT_RDWR)
         sock.close()
-        wait_until(lambda: gateway.service.sessions.count() == 1, 30, "the dropped connection's session to close")
-        wait_until(lambda: not running_jobs(spark, group), 30, "the Spark job to be cancelled")
-        wait_until(lambda: no_active_jobs(spark), 30, "no active Spark job")
-        wait_until(lambda: gateway.server.connection_count() == 1, 30, "the server to forget the connection")
+        poll_until(lambda: gateway.service.sessions.count() == 1, "the dropped connection's session to close", 30)
+        poll_until(lambda: not running_jobs(spark, group), "the Spark job to be cancelled", 30)
+        poll_until(lambda: no_active_jobs(spark), "no active Spark job", 30)
+        poll_until(lambda: gateway.server.connection_count() == 1, "the server to forget the connection", 30)
         cursor = bystander.cursor()
         cursor.execute("SELECT 'unharmed'")
         assert cursor.fetchall() == [("unharmed",)]
@@ -379,7 +366,7 @@ def test_idle_session_is_closed_and_later_use_says_so(start_gateway):
         cursor = connection.cursor()
         cursor.execute("SELECT 1")
         assert cursor.fetchall() == [(1,)]
-        wait_until(lambda: gateway.service.sessions.count() == 0, 30, "the idle session to be closed")
+        poll_until(lambda: gateway.service.sessions.count() == 0, "the idle session to be closed", 30)
         with pytest.raises(hive_exc.OperationalError) as raised:
             connection.cursor().execute("SELECT 2")
         status = raised.value.args[0].status
@@ -401,7 +388,7 @@ def test_a_session_with_a_running_statement_is_not_idle(start_gateway, spark):
     try:
         session = gateway.service.sessions.list()[0]
         # No RPC for three idle timeouts, while its statement runs: the session must stay.
-        wait_until(lambda: time.monotonic() - session.last_access > 3, 30, "three idle timeouts to pass")
+        poll_until(lambda: time.monotonic() - session.last_access > 3, "three idle timeouts to pass", 30)
         assert gateway.service.sessions.count() == 1
         assert cursor.poll().operationState == ttypes.TOperationState.RUNNING_STATE
     finally:
@@ -415,7 +402,7 @@ def test_idle_operation_is_closed_but_its_session_lives_on(start_gateway):
     try:
         cursor = connection.cursor()
         cursor.execute("SELECT id FROM range(10)")  # finished, never fetched
-        wait_until(lambda: gateway.service.operations.count() == 0, 30, "the idle operation to be closed")
+        poll_until(lambda: gateway.service.operations.count() == 0, "the idle operation to be closed", 30)
         request = ttypes.TFetchResultsReq(operationHandle=cursor._operationHandle, orientation=0, maxRows=10)
         response = connection.client.FetchResults(request)
         assert response.status.statusCode == ttypes.TStatusCode.ERROR_STATUS

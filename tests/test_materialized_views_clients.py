@@ -18,7 +18,7 @@ import pytest
 from pyhive_helpers import fresh_database
 from test_beeline import csv_rows, describe_rows, script_sections
 from test_shell import run_shell
-from test_streaming_operations_clients import shell_script_sections, shell_table
+from test_streaming_operations_clients import shell_details, shell_script_sections, shell_table
 
 SCRIPT = """\
 CREATE DATABASE {db};
@@ -146,12 +146,6 @@ def test_beeline_reports_a_stream_in_the_query_with_class_and_sqlstate(beeline_r
 # -- sluicegate shell -------------------------------------------------------------------------------------------------
 
 
-def _shell_details(text: str) -> dict[str, str]:
-    header, *rows = shell_table(text)
-    assert header == ["col_name", "data_type", "comment"]
-    return {row[0]: row[1] for row in rows}
-
-
 @pytest.fixture(scope="module")
 def shell_run(gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     db = "mv_clients_shell"
@@ -168,7 +162,7 @@ def shell_out(shell_run: Any) -> dict[str, str]:
 def test_shell_create_describe_refresh_and_rows(shell_run: Any, shell_out: dict[str, str]) -> None:
     # CREATE DATABASE, USE, CREATE TABLE, INSERT, CREATE MATERIALIZED VIEW
     assert shell_run.stdout.startswith("OK\nOK\nOK\nOK\nOK\n section\n")
-    _check_created(_shell_details(shell_out["created"]), "mv_clients_shell")
+    _check_created(shell_details(shell_out["created"]), "mv_clients_shell")
     assert re.search(r"\n\(\d+ rows\)\n\nOK\nOK\n$", shell_out["created"])  # DESCRIBE, then INSERT and REFRESH
     assert shell_out["rows"] == (" country | n | total\n"
                                  "---------+---+-------\n"
@@ -178,12 +172,12 @@ def test_shell_create_describe_refresh_and_rows(shell_run: Any, shell_out: dict[
 
 
 def test_shell_show_explain_alter_and_drop(shell_out: dict[str, str]) -> None:
-    _check_refreshed_and_altered(_shell_details(shell_out["refreshed"]), _shell_details(shell_out["altered"]),
+    _check_refreshed_and_altered(shell_details(shell_out["refreshed"]), shell_details(shell_out["altered"]),
                                  "mv_clients_shell")
     header, *rows = shell_table(shell_out["show"])
     assert header == ["namespace", "viewName", "lastRefreshStatus", "lastRefreshedAt", "lastRefreshType", "lastError"]
     assert [row[:3] + row[5:] for row in rows] == [["mv_clients_shell", "revenue", "COMPLETED", "NULL"]]
-    assert rows[0][4] == _shell_details(shell_out["refreshed"])["Last Refresh Type"]
+    assert rows[0][4] == shell_details(shell_out["refreshed"])["Last Refresh Type"]
     plan = [row[0] for row in shell_table(shell_out["explain"])]
     assert plan[:4] == ["plan", "Materialized view mv_clients_shell.big", *EXPLAINED]
     assert plan[4].startswith("Incremental: yes, ")

@@ -148,7 +148,8 @@ def shell_table(text: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.split("|")] for i, line in enumerate(lines[:end]) if i != 1]
 
 
-def _shell_details(text: str) -> dict[str, str]:
+def shell_details(text: str) -> dict[str, str]:
+    """DESCRIBE TABLE EXTENDED as the shell prints it: each row's name and value (beeline's: describe_rows)."""
     header, *rows = shell_table(text)
     assert header == ["col_name", "data_type", "comment"]
     return {row[0]: row[1] for row in rows}
@@ -170,7 +171,7 @@ def shell_out(shell_run: Any) -> dict[str, str]:
 
 def test_shell_scheduled_create_refresh_and_the_rescued_record(shell_run: Any, shell_out: dict[str, str]) -> None:
     assert shell_run.stdout.startswith("OK\nOK\nOK\n")       # CREATE DATABASE, USE, CREATE STREAMING TABLE
-    details = _shell_details(shell_out["scheduled"])
+    details = shell_details(shell_out["scheduled"])
     assert details["Type"] == "STREAMING_TABLE" and details["Refresh Schedule"] == "EVERY 1 HOURS"
     assert details["View Text"].startswith("SELECT *\\n   FROM STREAM read_files(")   # a newline shows as \n
     assert re.search(r"\n\(\d+ rows\)\n\nOK\n$", shell_out["scheduled"])  # DESCRIBE's rows, then REFRESH
@@ -187,10 +188,10 @@ def test_shell_event_log_alter_drop_schedule_and_full_refresh(shell_out: dict[st
     counts = {kind: int(n) for kind, n in rows}
     assert header == ["event_type", "n"] and counts["create_update"] >= 1 and counts["flow_progress"] == 1
     assert shell_out["events"].endswith("OK\n")               # ALTER ... ALTER SCHEDULE
-    cron = _shell_details(shell_out["cron"])
+    cron = shell_details(shell_out["cron"])
     assert cron["Refresh Schedule"] == "CRON '0 0 6 * * ?' AT TIME ZONE 'UTC'"
     assert cron["Refresh Mode"].startswith("SCHEDULED") and cron["Latest Refresh Status"] == "COMPLETED"
-    manual = _shell_details(shell_out["manual"])
+    manual = shell_details(shell_out["manual"])
     assert manual["Refresh Schedule"] == "MANUAL" and "Next Refresh" not in manual
     assert shell_out["full"] == " n\n---\n 2\n(1 row)\n\n"
     header, *rows = shell_table(shell_out["show"])

@@ -10,17 +10,18 @@ their reasons in `RUN_HERE`; the tests expected to fail are in `KNOWN_FAILURES` 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# tests/child_processes.py, shared with the gateway's tests: appended, so that nothing installed here is shadowed.
+sys.path.append(str(REPO / "tests"))
+from child_processes import ready_match, stop
 
 # dbt-tests-adapter's `project` fixtures, also for the test modules outside the suite's tree (tests_dbt/example).
 pytest_plugins = ["dbt.tests.fixtures.project"]
@@ -86,17 +87,9 @@ def _start_gateway() -> int:
     log = open(warehouse / "gateway.log", "w")  # noqa: SIM115 - lives as long as the gateway
     _gateway = subprocess.Popen([sluicegate, "serve", "--port", "0", "--warehouse", str(warehouse / "wh")],
                                 stdout=subprocess.PIPE, stderr=log, text=True)
-    assert _gateway.stdout is not None
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        line = _gateway.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the gateway exited before it was ready; see {warehouse / 'gateway.log'}")
-        match = re.search(r"ready on 127\.0\.0\.1:(\d+)", line)
-        if match:
-            print(f"sluicegate gateway on port {match.group(1)}, log {warehouse / 'gateway.log'}", file=sys.stderr)
-            return int(match.group(1))
-    raise RuntimeError("the gateway did not become ready within 180 s")
+    port = ready_match(_gateway, r"ready on 127\.0\.0\.1:(\d+)", warehouse / "gateway.log").group(1)
+    print(f"sluicegate gateway on port {port}, log {warehouse / 'gateway.log'}", file=sys.stderr)
+    return int(port)
 
 
 def sluicegate_target() -> dict[str, Any]:
@@ -144,8 +137,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _gateway is not None:
-        _gateway.terminate()
-        try:
-            _gateway.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            _gateway.kill()
+        stop(_gateway, 60)

@@ -13,12 +13,13 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyhive import hive
+from pyhive_helpers import poll_until
 from spark_cluster import StandaloneCluster, standalone_cluster
 from streaming.gateway_process import GatewayProcess
 from TCLIService import ttypes
@@ -26,17 +27,6 @@ from TCLIService import ttypes
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]
 
 KEYS = ("a", "b", "c")
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.3)
 
 
 SECRET = "cluster-test-" + uuid.uuid4().hex
@@ -152,10 +142,10 @@ def test_batch_sql_tables_dml_merge_and_time_travel(cursor: Any) -> None:
 
 def test_cancel_frees_the_executors(cursor: Any, gateway: GatewayProcess) -> None:
     cursor.execute("SELECT count(*) FROM range(0, 1000000000000, 1, 4) WHERE id % 7 = 3", async_=True)
-    wait_until(lambda: cursor.poll().operationState == ttypes.TOperationState.RUNNING_STATE, 60, "the query to run")
+    poll_until(lambda: cursor.poll().operationState == ttypes.TOperationState.RUNNING_STATE, "the query to run", 60)
     cursor.cancel()
-    state = wait_until(lambda: cursor.poll().operationState != ttypes.TOperationState.RUNNING_STATE and
-                       cursor.poll().operationState, 60, "the cancel")
+    state = poll_until(lambda: cursor.poll().operationState != ttypes.TOperationState.RUNNING_STATE and
+                       cursor.poll().operationState, "the cancel", 60)
     assert state == ttypes.TOperationState.CANCELED_STATE
     # both executors' only core was running that query: a new query completes only if its tasks were interrupted
     other = hive.connect("127.0.0.1", gateway.port, username="tester").cursor()
@@ -177,13 +167,13 @@ def test_streams_of_every_source_and_mode(cursor: Any, landing: Path) -> None:
     cursor.execute("CREATE STREAMING TABLE doubled AS SELECT id * 2 AS id2, k FROM STREAM(raw)")
     cursor.execute("CREATE STREAMING TABLE ticks AS SELECT value FROM STREAM rate(rows_per_second => 20)")
     expected_ids = sorted(r["id"] for index in range(3) for r in file_rows(index))
-    wait_until(lambda: sorted(i for i, in rows(cursor, "SELECT id FROM raw")) == expected_ids, 180, "raw")
-    wait_until(lambda: rows(cursor, "SELECT k, n, total FROM per_key ORDER BY k") == per_key(range(3)), 180,
-               "per_key (update mode)")
-    wait_until(lambda: rows(cursor, "SELECT sum(n) FROM leaders") == [(60,)], 180, "leaders (complete mode)")
-    wait_until(lambda: sorted(i for i, in rows(cursor, "SELECT id2 FROM doubled")) == [2 * i for i in expected_ids],
-               180, "doubled (STREAM of a table)")
-    wait_until(lambda: rows(cursor, "SELECT count(*) FROM ticks")[0][0] > 0, 180, "ticks (rate source)")
+    poll_until(lambda: sorted(i for i, in rows(cursor, "SELECT id FROM raw")) == expected_ids, "raw", 180)
+    poll_until(lambda: rows(cursor, "SELECT k, n, total FROM per_key ORDER BY k") == per_key(range(3)),
+               "per_key (update mode)", 180)
+    poll_until(lambda: rows(cursor, "SELECT sum(n) FROM leaders") == [(60,)], "leaders (complete mode)", 180)
+    poll_until(lambda: sorted(i for i, in rows(cursor, "SELECT id2 FROM doubled")) == [2 * i for i in expected_ids],
+               "doubled (STREAM of a table)", 180)
+    poll_until(lambda: rows(cursor, "SELECT count(*) FROM ticks")[0][0] > 0, "ticks (rate source)", 180)
     values = [v for v, in rows(cursor, "SELECT value FROM ticks")]
     assert len(values) == len(set(values))
 
@@ -193,7 +183,7 @@ def test_sigkill_of_the_gateway_while_the_cluster_stays_up_loses_nothing(
     source = landing / "events"
     land(source, file_rows(3))
     gateway.kill()
-    wait_until(lambda: not cluster.applications(), 120, "the master to drop the killed driver's application")
+    poll_until(lambda: not cluster.applications(), "the master to drop the killed driver's application", 120)
     assert cluster.alive_workers() == 2
     for index in range(4, 7):
         land(source, file_rows(index))
@@ -203,13 +193,13 @@ def test_sigkill_of_the_gateway_while_the_cluster_stays_up_loses_nothing(
         cur = connection.cursor()
         cur.execute("USE cl")
         expected_ids = sorted(r["id"] for index in range(7) for r in file_rows(index))
-        wait_until(lambda: sorted(i for i, in rows(cur, "SELECT id FROM raw")) == expected_ids, 240,
-                   "raw to hold every file once")
-        wait_until(lambda: rows(cur, "SELECT k, n, total FROM per_key ORDER BY k") == per_key(range(7)), 240,
-                   "per_key to equal the result over every file")
-        wait_until(lambda: rows(cur, "SELECT sum(n) FROM leaders") == [(140,)], 240, "leaders")
-        wait_until(lambda: sorted(i for i, in rows(cur, "SELECT id2 FROM doubled")) == [2 * i for i in expected_ids],
-                   240, "doubled")
+        poll_until(lambda: sorted(i for i, in rows(cur, "SELECT id FROM raw")) == expected_ids,
+                   "raw to hold every file once", 240)
+        poll_until(lambda: rows(cur, "SELECT k, n, total FROM per_key ORDER BY k") == per_key(range(7)),
+                   "per_key to equal the result over every file", 240)
+        poll_until(lambda: rows(cur, "SELECT sum(n) FROM leaders") == [(140,)], "leaders", 240)
+        poll_until(lambda: sorted(i for i, in rows(cur, "SELECT id2 FROM doubled")) == [2 * i for i in expected_ids],
+                   "doubled", 240)
         cur.execute("SELECT id, count(*) FROM raw GROUP BY id HAVING count(*) > 1")
         assert cur.fetchall() == []
     finally:

@@ -13,12 +13,14 @@ import ssl
 import struct
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from child_processes import stop
 from pyhive_helpers import error_status
 
 BASE_DN = "dc=example,dc=org"
@@ -169,12 +171,7 @@ def slapd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slapd]:
                 time.sleep(0.05)
         yield Slapd(url)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process, 10)
         log.close()
 
 
@@ -186,6 +183,16 @@ def refused(cursor: Any, sql: str, error_class: str = "", sqlstate: str = "42501
         assert f"[{error_class}]" in status.errorMessage, status.errorMessage
     assert "\tat " not in status.errorMessage  # no JVM stack reaches the client
     return status.errorMessage
+
+
+def secret_schema(owner: Any, prefix: str) -> str:
+    """A new schema of the cursor's user, named `prefix` and a random suffix, holding `t (id INT, secret STRING)` with
+    the rows (1, 'a') and (2, 'b'): what the grant tests try to reach as someone else."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    owner.execute(f"CREATE SCHEMA {schema}")
+    owner.execute(f"CREATE TABLE {schema}.t (id INT, secret STRING)")
+    owner.execute(f"INSERT INTO {schema}.t VALUES (1, 'a'), (2, 'b')")
+    return schema
 
 
 def still_serves(cursor: Any) -> None:

@@ -9,17 +9,14 @@ from typing import Any
 
 import pytest
 from pyhive_helpers import sorted_rows
-from security_helpers import refused, still_serves
+from security_helpers import refused, secret_schema, still_serves
 
 
 @pytest.fixture()
 def schema(as_user: Callable[[str], Any]) -> str:
     """alice's schema with a table `t` of two rows and a view `v` over it."""
-    name = f"alice_{uuid.uuid4().hex[:8]}"
     alice = as_user("alice")
-    alice.execute(f"CREATE SCHEMA {name}")
-    alice.execute(f"CREATE TABLE {name}.t (id INT, secret STRING)")
-    alice.execute(f"INSERT INTO {name}.t VALUES (1, 'a'), (2, 'b')")
+    name = secret_schema(alice, "alice")
     alice.execute(f"CREATE VIEW {name}.v AS SELECT id FROM {name}.t")
     return name
 

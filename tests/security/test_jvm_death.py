@@ -4,14 +4,11 @@ living on as a zombie that fails every login (review row 6)."""
 from __future__ import annotations
 
 import os
-import re
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from streaming.gateway_process import GatewayProcess
 
 
 def _java_children(pid: int) -> list[int]:
@@ -34,20 +31,11 @@ def _java_children(pid: int) -> list[int]:
 @pytest.mark.timeout(300)
 def test_the_gateway_exits_3_when_its_jvm_is_killed(tmp_path: Path) -> None:
     log = tmp_path / "gateway.log"
-    with open(log, "w", encoding="utf-8") as errors:
-        process = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse",
-                                    str(tmp_path / "wh")], stdout=subprocess.PIPE, stderr=errors, text=True,
-                                   start_new_session=True)
+    gateway = GatewayProcess(tmp_path / "wh", None, log)
     try:
-        assert process.stdout is not None
-        deadline = time.monotonic() + 180
-        port = None
-        while port is None and time.monotonic() < deadline:
-            line = process.stdout.readline()
-            assert line, f"the gateway exited before it was ready: {log.read_text()[-3000:]}"
-            found = re.search(r"ready on [\d.]+:(\d+)", line)
-            port = int(found.group(1)) if found else None
-        assert port is not None
+        gateway.start()
+        process = gateway.process
+        assert process is not None and process.stdout is not None
         javas = _java_children(process.pid)
         assert len(javas) == 1, f"expected one java child of the gateway, found {javas}"
         os.kill(javas[0], signal.SIGKILL)
@@ -59,6 +47,4 @@ def test_the_gateway_exits_3_when_its_jvm_is_killed(tmp_path: Path) -> None:
         assert "exit status 3 so that a supervisor restarts it" in stderr
         assert "sluicegate stopped: Spark's JVM died" in rest
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+        gateway.stop()

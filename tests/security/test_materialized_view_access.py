@@ -5,24 +5,15 @@ a view's query runs; an owner who loses SELECT on an input can no longer refresh
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-from security_helpers import refused, still_serves
-
-
-def _schema(alice: Any) -> str:
-    schema = f"alice_mv_{uuid.uuid4().hex[:8]}"
-    alice.execute(f"CREATE SCHEMA {schema}")
-    alice.execute(f"CREATE TABLE {schema}.t (id INT, secret STRING)")
-    alice.execute(f"INSERT INTO {schema}.t VALUES (1, 'a'), (2, 'b')")
-    return schema
+from security_helpers import refused, secret_schema, still_serves
 
 
 def test_another_user_cannot_create_refresh_alter_replace_or_drop(as_user: Callable[[str], Any]) -> None:
     alice, bob = as_user("alice"), as_user("bob")
-    schema = _schema(alice)
+    schema = secret_schema(alice, "alice_mv")
     alice.execute(f"CREATE MATERIALIZED VIEW {schema}.mv SCHEDULE EVERY 4 HOURS AS SELECT id FROM {schema}.t")
     refused(bob, f"CREATE MATERIALIZED VIEW {schema}.bobs AS SELECT 1 AS x", "INSUFFICIENT_PERMISSIONS")
     alice.execute(f"GRANT SELECT ON TABLE {schema}.mv TO bob")
@@ -48,7 +39,7 @@ def test_another_user_cannot_create_refresh_alter_replace_or_drop(as_user: Calla
 
 def test_create_needs_select_on_every_input(as_user: Callable[[str], Any]) -> None:
     alice, bob = as_user("alice"), as_user("bob")
-    schema = _schema(alice)
+    schema = secret_schema(alice, "alice_mv")
     alice.execute(f"GRANT CREATE ON SCHEMA {schema} TO bob")
     refused(bob, f"CREATE MATERIALIZED VIEW {schema}.peek AS SELECT secret FROM {schema}.t",
             "INSUFFICIENT_PERMISSIONS")
@@ -61,7 +52,7 @@ def test_create_needs_select_on_every_input(as_user: Callable[[str], Any]) -> No
 def test_readers_need_select_on_the_view_only_and_refresh_runs_with_the_owners_rights(
         as_user: Callable[[str], Any]) -> None:
     alice, bob, carol = as_user("alice"), as_user("bob"), as_user("carol")
-    schema = _schema(alice)
+    schema = secret_schema(alice, "alice_mv")
     alice.execute(f"GRANT SELECT ON TABLE {schema}.t TO carol")
     alice.execute(f"GRANT CREATE ON SCHEMA {schema} TO carol")
     carol.execute(f"CREATE MATERIALIZED VIEW {schema}.carols AS SELECT id FROM {schema}.t")

@@ -4,20 +4,11 @@ grantee cannot lend the view their own; ALTER, DROP and OR REPLACE stay the owne
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from pyhive_helpers import poll_until
-from security_helpers import refused, still_serves
-
-
-def _schema(owner: Any) -> str:
-    schema = f"mvg_{uuid.uuid4().hex[:8]}"
-    owner.execute(f"CREATE SCHEMA {schema}")
-    owner.execute(f"CREATE TABLE {schema}.t (id INT, secret STRING)")
-    owner.execute(f"INSERT INTO {schema}.t VALUES (1, 'a'), (2, 'b')")
-    return schema
+from security_helpers import refused, secret_schema, still_serves
 
 
 def _rows(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
@@ -33,7 +24,7 @@ def _status(cursor: Any, mv: str) -> str:
 def test_grant_select_on_materialized_view_lets_a_reader_in_without_rights_on_its_inputs(
         as_user: Callable[[str], Any]) -> None:
     alice, bob = as_user("alice"), as_user("bob")
-    schema = _schema(alice)
+    schema = secret_schema(alice, "mvg")
     mv = f"{schema}.mv"
     alice.execute(f"CREATE MATERIALIZED VIEW {mv} AS SELECT id FROM {schema}.t")
     for sql in (f"SELECT * FROM {mv}", f"DESCRIBE EXTENDED {mv}", f"SELECT * FROM event_log(TABLE({mv}))"):
@@ -59,7 +50,7 @@ def test_grant_select_on_materialized_view_lets_a_reader_in_without_rights_on_it
 
 def test_refresh_grant_lets_a_user_refresh_but_not_alter_replace_drop_or_grant(as_user: Callable[[str], Any]) -> None:
     alice, bob = as_user("alice"), as_user("bob")
-    schema = _schema(alice)
+    schema = secret_schema(alice, "mvg")
     mv = f"{schema}.mv"
     alice.execute(f"CREATE MATERIALIZED VIEW {mv} SCHEDULE EVERY 4 HOURS AS SELECT id FROM {schema}.t")
     alice.execute(f"GRANT SELECT, REFRESH ON MATERIALIZED VIEW {mv} TO bob")
@@ -87,7 +78,7 @@ def test_a_refresh_grantee_cannot_lend_the_view_their_own_rights(as_user: Callab
     """carol's table feeds alice's view; bob may refresh it and read carol's table himself. Once carol takes SELECT
     back from alice, bob's refresh fails (it runs as alice) and the view keeps its rows."""
     carol, alice, bob = as_user("carol"), as_user("alice"), as_user("bob")
-    schema = _schema(carol)
+    schema = secret_schema(carol, "mvg")
     carol.execute(f"GRANT SELECT ON TABLE {schema}.t TO alice")
     carol.execute(f"GRANT SELECT ON TABLE {schema}.t TO bob")
     carol.execute(f"GRANT CREATE ON SCHEMA {schema} TO alice")
@@ -105,7 +96,7 @@ def test_a_refresh_grantee_cannot_lend_the_view_their_own_rights(as_user: Callab
 
 def test_grants_name_the_right_kind_of_object(as_user: Callable[[str], Any]) -> None:
     alice = as_user("alice")
-    schema = _schema(alice)
+    schema = secret_schema(alice, "mvg")
     alice.execute(f"CREATE MATERIALIZED VIEW {schema}.mv AS SELECT id FROM {schema}.t")
     message = refused(alice, f"GRANT SELECT ON MATERIALIZED VIEW {schema}.t TO bob", "EXPECT_MATERIALIZED_VIEW",
                       sqlstate="42809")

@@ -11,17 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyhive_helpers import error_status, sorted_rows
+from streaming.gateway_process import GatewayProcess
 
 from catalog.store import CatalogStore, TableEntry
 
@@ -320,13 +317,10 @@ def test_a_bad_catalog_row_is_skipped_at_boot_with_a_warning(tmp_path, outside):
     warehouse = tmp_path / "boot-warehouse"
     _plant_bad_rows(warehouse, outside.victim)
     log_path = tmp_path / "gateway.log"
-    with open(log_path, "w", encoding="utf-8") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse", str(warehouse)],
-            stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+    gateway = GatewayProcess(warehouse, None, log_path)
     try:
-        port = _ready_port(process, log_path)
-        conn = hive.connect("127.0.0.1", port, username="tester")
+        gateway.start()
+        conn = hive.connect("127.0.0.1", gateway.port, username="tester")
         try:
             cur = conn.cursor()
             cur.execute("USE good_db")
@@ -335,24 +329,10 @@ def test_a_bad_catalog_row_is_skipped_at_boot_with_a_warning(tmp_path, outside):
         finally:
             conn.close()
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=120)
+        gateway.stop()
     text = log_path.read_text(encoding="utf-8")
     assert "skipping the catalog's database '../../escape'" in text
     assert "skipping the catalog's database 'a`b'" in text
     assert "skipping the catalog's database 'catalog'" in text
     assert re.search(r"not resuming the stream of the catalog row 'good_db'\.'bad_stream': its checkpoint", text)
     outside.assert_untouched()
-
-
-def _ready_port(process: subprocess.Popen[str], log_path: Path) -> int:
-    assert process.stdout is not None
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            raise AssertionError(f"the gateway exited at boot:\n{log_path.read_text(encoding='utf-8')[-3000:]}")
-        found = re.search(r"ready on [\d.]+:(\d+)", line)
-        if found:
-            return int(found.group(1))
-    raise AssertionError("the gateway did not print its ready line in 180 s")

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import child_processes
 
 
 class GatewayProcess:
-    """`sluicegate serve` in a process group of its own, on a free port, over one warehouse."""
+    """`sluicegate serve` in a process group of its own, on a free port, over one warehouse (with the settings of
+    `conf`, if given)."""
 
-    def __init__(self, warehouse: Path, conf: Path, log: Path) -> None:
+    def __init__(self, warehouse: Path, conf: Path | None, log: Path) -> None:
         self.warehouse, self.conf, self.log = warehouse, conf, log
         self.process: subprocess.Popen[str] | None = None
         self.port = 0
@@ -25,23 +26,13 @@ class GatewayProcess:
         output = open(self.log, "a", encoding="utf-8")  # noqa: SIM115 - kept open by the child
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse", str(self.warehouse),
-             "--conf", str(self.conf)],
+             *(["--conf", str(self.conf)] if self.conf is not None else [])],
             stdout=subprocess.PIPE, stderr=output, text=True, start_new_session=True,
             env={**os.environ, **(env or {})},
         )
-        deadline = time.monotonic() + 180
-        assert self.process.stdout is not None
         self.banner = []
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            self.banner.append(line)
-            if not line:
-                raise AssertionError(f"the gateway exited before it was ready; see {self.log}")
-            found = re.search(r"ready on [\d.]+:(\d+)", line)
-            if found:
-                self.port = int(found.group(1))
-                return
-        raise AssertionError("the gateway did not print its ready line in 180 s")
+        found = child_processes.ready_match(self.process, r"ready on [\d.]+:(\d+)", self.log, lines=self.banner)
+        self.port = int(found.group(1))
 
     def kill(self) -> None:
         assert self.process is not None
@@ -49,9 +40,14 @@ class GatewayProcess:
         self.process.wait(timeout=60)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+        if self.process is not None:
+            child_processes.stop(self.process, 60, group=True)
+
+
+def restart_conf(folder: Path) -> Path:
+    """`folder`/sluicegate.toml for a gateway that tests kill and start again: streams trigger every 0.3 s and retry
+    after 0.5 s, the driver has 1 GB, and files under `folder` may be read."""
+    conf = folder / "sluicegate.toml"
+    conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n\n'
+                    f'[security]\nallowed_paths = ["{folder}"]\n')
+    return conf

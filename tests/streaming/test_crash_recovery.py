@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from gateway_process import GatewayProcess
+from gateway_process import GatewayProcess, restart_conf
 from kafka_broker import MockKafka
 from keyed_files import keyed_rows, per_key
 from pyhive_helpers import execute_on
@@ -144,10 +144,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
     rng = random.Random(int(os.environ.get("SLUICEGATE_CRASH_SEED", "0")) or None)
     warehouse, source = tmp_path / "warehouse", tmp_path / "input"
     source.mkdir()
-    conf = tmp_path / "sluicegate.toml"
-    conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n\n'
-                    f'[security]\nallowed_paths = ["{tmp_path}"]\n')
-    gateway = GatewayProcess(warehouse, conf, tmp_path / "gateway.log")
+    gateway = GatewayProcess(warehouse, restart_conf(tmp_path), tmp_path / "gateway.log")
     gateway.start()
     kafka = MockKafka()                      # in this process: it outlives every kill of the gateway
     topic = f"read_kafka(bootstrapServers => '{kafka.bootstrap}', subscribe => 'rows', startingOffsets => 'earliest'"

@@ -5,10 +5,10 @@ position. Streams are driven with the manager's `wait_for` (processAllAvailable)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from delta_log import txn_actions
 from pyhive_helpers import error_status
 
 from dialect.streaming.plan import StreamingPlan
@@ -17,17 +17,6 @@ from dialect.streaming.plan import StreamingPlan
 def _rows(cur: Any, sql: str) -> list[tuple[Any, ...]]:
     cur.execute(sql)
     return sorted(cur.fetchall())
-
-
-def _txn_apps(location: Path) -> dict[str, list[int]]:
-    """Every txn action in the table's Delta log: app id -> the batch ids it committed, in order."""
-    found: dict[str, list[int]] = {}
-    for commit in sorted((location / "_delta_log").glob("*.json")):
-        for line in commit.read_text().splitlines():
-            action = json.loads(line)
-            if "txn" in action:
-                found.setdefault(action["txn"]["appId"], []).append(action["txn"]["version"])
-    return found
 
 
 def _flow_ids(cur: Any, table: str) -> dict[str, str]:
@@ -66,7 +55,9 @@ def test_two_flows_fill_one_table_exactly_once_and_drop_flow_keeps_rows(stream_c
     ids = _flow_ids(cur, "events")
     assert set(ids) == {"from_a", "from_b"} and ids["from_a"] != ids["from_b"]
     location = warehouse / f"{db}.db" / "events"
-    apps = _txn_apps(location)
+    apps: dict[str, list[int]] = {}
+    for app, batch in txn_actions(location):
+        apps.setdefault(app, []).append(batch)
     assert set(apps) == set(ids.values())
     assert all(batches == list(range(len(batches))) for batches in apps.values())
     checkpoints = {f.stream.flow: Path(f.stream.checkpoint) for f in streams.store.list_flows(db, "events")}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateway_process import GatewayProcess
+from gateway_process import GatewayProcess, restart_conf
 
 
 def _cursor(gateway: GatewayProcess) -> Any:
@@ -33,10 +33,7 @@ def _until_rows(cur: Any, expected: int, deadline: float) -> list[tuple[int, str
 
 @pytest.mark.timeout(600)
 def test_a_restart_resumes_every_flow_exactly_once(tmp_path: Path, land: Any) -> None:
-    conf = tmp_path / "sluicegate.toml"
-    conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n\n'
-                    f'[security]\nallowed_paths = ["{tmp_path}"]\n')
-    gateway = GatewayProcess(tmp_path / "warehouse", conf, tmp_path / "gateway.log")
+    gateway = GatewayProcess(tmp_path / "warehouse", restart_conf(tmp_path), tmp_path / "gateway.log")
     first, second = tmp_path / "a", tmp_path / "b"
     land(first, [{"id": i} for i in range(5)])
     land(second, [{"id": i} for i in range(100, 103)])

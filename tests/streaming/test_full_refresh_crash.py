@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from delta_log import txn_actions
 from deltalake import DeltaTable
-from gateway_process import GatewayProcess
+from gateway_process import GatewayProcess, restart_conf
 from keyed_files import keyed_rows, per_key
 from pyhive_helpers import execute_on
 
@@ -53,13 +54,7 @@ def _table(location: Path) -> dict[str, tuple[int, int]]:
 
 def _emptied_for(location: Path) -> list[str]:
     """The stream ids the table was emptied for, in commit order: the txn actions of version -1."""
-    found = []
-    for commit in sorted((location / "_delta_log").glob("*.json")):
-        for line in commit.read_text().splitlines():
-            txn = json.loads(line).get("txn")
-            if txn is not None and txn["version"] == -1:
-                found.append(txn["appId"])
-    return found
+    return [app for app, version in txn_actions(location) if version == -1]
 
 
 def _wait_exact(location: Path, appended: Path, files: int, deadline: float) -> None:
@@ -79,10 +74,7 @@ def _wait_exact(location: Path, appended: Path, files: int, deadline: float) -> 
 def test_full_refresh_killed_at_each_step_ends_exact(tmp_path: Path) -> None:
     warehouse, source = tmp_path / "warehouse", tmp_path / "input"
     source.mkdir()
-    conf = tmp_path / "sluicegate.toml"
-    conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n\n'
-                    f'[security]\nallowed_paths = ["{tmp_path}"]\n')
-    gateway = GatewayProcess(warehouse, conf, tmp_path / "gateway.log")
+    gateway = GatewayProcess(warehouse, restart_conf(tmp_path), tmp_path / "gateway.log")
     files = 0
     for _ in range(3):
         _land(source, files)

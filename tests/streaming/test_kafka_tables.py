@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from delta_log import txn_actions
 from kafka_broker import MockKafka, running_mock_kafka
 from pyhive_helpers import drop_database, error_status, poll_until, sorted_rows
 
@@ -61,9 +62,7 @@ def _described(cursor: Any, table: str) -> dict[str, str]:
 def _batches(streams: Any, database: str, name: str) -> list[int]:
     """The micro-batch ids the table's Delta log records, in commit order."""
     entry, table = streams.store.get_stream(database, name), streams.store.get_table(database, name)
-    return [txn["version"] for commit in sorted((Path(table.location) / "_delta_log").glob("*.json"))
-            for line in commit.read_text().splitlines() if (txn := json.loads(line).get("txn"))
-            and txn["appId"] == entry.stream_id]
+    return [batch for app, batch in txn_actions(table.location) if app == entry.stream_id]
 
 
 def test_append_and_group_by_read_exactly_the_committed_records(stream_cursor, streams, kafka):

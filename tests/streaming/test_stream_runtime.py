@@ -4,12 +4,11 @@ error and retried while the others go on."""
 
 from __future__ import annotations
 
-import json
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
+from delta_log import txn_actions
 from deltalake import DeltaTable
 from pyhive_helpers import poll_until
 
@@ -29,14 +28,6 @@ class CrashAfterCommit(DeltaSink):
         super().__call__(batch, batch_id)
         if batch_id == self.crash_at:
             raise RuntimeError("simulated crash between the Delta commit and the checkpoint commit")
-
-
-def _txns(location: str) -> list[int]:
-    versions = []
-    for commit in sorted((Path(location) / "_delta_log").glob("*.json")):
-        versions += [json.loads(line)["txn"]["version"] for line in commit.read_text().splitlines()
-                     if '"txn"' in line]
-    return versions
 
 
 def test_replayed_batch_is_not_written_twice_and_state_stays_right(spark, tmp_path, land):
@@ -64,7 +55,7 @@ def test_replayed_batch_is_not_written_twice_and_state_stays_right(spark, tmp_pa
     land(source, [{"k": "a"}])
     with pytest.raises(Exception, match="simulated crash"):
         query.processAllAvailable()                      # batch 1: in Delta, not in the checkpoint's commit log
-    assert _txns(location) == [0, 1]
+    assert [batch for _, batch in txn_actions(location)] == [0, 1]
 
     query = run(DeltaSink)                               # restart on the same checkpoint: batch 1 is replayed
     query.processAllAvailable()
@@ -72,7 +63,7 @@ def test_replayed_batch_is_not_written_twice_and_state_stays_right(spark, tmp_pa
     query.processAllAvailable()                          # batch 2 builds on the state batch 1's replay committed
     query.stop()
     assert replays == [1]
-    assert _txns(location) == [0, 1, 2]
+    assert [batch for _, batch in txn_actions(location)] == [0, 1, 2]
     rows = DeltaTable(location).to_pyarrow_table().to_pylist()
     assert sorted((r["k"], r["n"]) for r in rows) == [("a", 2), ("b", 2), ("c", 1)]
 

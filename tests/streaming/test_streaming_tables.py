@@ -6,13 +6,13 @@ the table is then read through the gateway and, from outside, with delta-rs.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from delta_log import txn_actions
 from deltalake import DeltaTable
 from pyhive_helpers import error_status as _error
 from pyhive_helpers import sorted_rows as _rows
@@ -20,18 +20,6 @@ from pyhive_helpers import sorted_rows as _rows
 
 def _location(warehouse: Path, cursor: Any, table: str) -> str:
     return str(warehouse / f"{cursor.database}.db" / table)
-
-
-def _txn_versions(location: str) -> list[tuple[str, int]]:
-    """Every txn action in the table's Delta log, in commit order."""
-    found = []
-    log = Path(location) / "_delta_log"
-    for commit in sorted(log.glob("*.json")):
-        for line in commit.read_text().splitlines():
-            action = json.loads(line)
-            if "txn" in action:
-                found.append((action["txn"]["appId"], action["txn"]["version"]))
-    return found
 
 
 def test_append_from_json_files_one_commit_per_batch(stream_cursor, streams, warehouse, tmp_path, land):
@@ -48,7 +36,7 @@ def test_append_from_json_files_one_commit_per_batch(stream_cursor, streams, war
     location = _location(warehouse, cur, "clicks")
     direct = sorted((r["country"], r["n10"]) for r in DeltaTable(location).to_pyarrow_table().to_pylist())
     assert direct == [("de", 20), ("fr", 10), ("it", 30)]
-    txns = _txn_versions(location)
+    txns = txn_actions(location)
     assert [version for _, version in txns] == [0, 1]
     assert len({app for app, _ in txns}) == 1
 

@@ -7,9 +7,8 @@ a schedule added or dropped switches the stream between continuous and passes wi
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
 from typing import Any
+from delta_log import txn_actions
 from pyhive_helpers import poll_until
 
 from dialect.schedule import Schedule
@@ -23,15 +22,6 @@ def _ids(cur: Any, table: str) -> list[int]:
 def _describe(cur: Any, table: str) -> dict[str, str]:
     cur.execute(f"DESCRIBE STREAMING TABLE {table}")
     return {name: value for name, value in cur.fetchall() if name != "Event"}
-
-
-def _txns(location: str) -> list[int]:
-    versions = []
-    for commit in sorted((Path(location) / "_delta_log").glob("*.json")):
-        versions += [json.loads(line)["txn"]["version"] for line in commit.read_text().splitlines()
-                     if '"txn"' in line]
-    return versions
-
 
 
 def _schedule(streams: Any, db: str, name: str, schedule: Schedule | None) -> None:
@@ -80,7 +70,7 @@ def test_passes_refresh_boot_and_switching_back(stream_cursor, streams, tmp_path
     streams.wait_for(db, "hourly")
     assert _ids(cur, "hourly") == [1, 2, 3, 4, 5]
     location = _describe(cur, "hourly")["Location"]
-    txns = _txns(location)
+    txns = [batch for _, batch in txn_actions(location)]
     assert txns == sorted(set(txns))                                # each batch committed once, passes included
     kinds = [kind for _, kind, _ in streams.store.events(db, "hourly", 100)]
     assert kinds.count("REFRESH_COMPLETED") >= 3 and "SCHEDULE" in kinds

@@ -5,9 +5,8 @@ Run by tests_dbt/run_databricks in .venv-dbx (dbt-databricks and its pinned data
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-import time
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# tests/child_processes.py, shared with the gateway's tests: appended, so that nothing installed here is shadowed.
+sys.path.append(str(REPO / "tests"))
+from child_processes import ready_match, stop
+
 USER = "dbt_dbx"
 
 
@@ -27,20 +30,6 @@ class Gateway:
 
 def _sluicegate() -> str:
     return os.environ.get("SLUICEGATE", str(REPO / ".venv" / "bin" / "sluicegate"))
-
-
-def _http_url(gateway: subprocess.Popen[str], log: Path) -> str:
-    """The HTTP address from the gateway's second ready line."""
-    assert gateway.stdout is not None
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        line = gateway.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the gateway exited before it was ready; see {log}")
-        match = re.search(r"Thrift over HTTP at (http://127\.0\.0\.1:\d+)/", line)
-        if match:
-            return match.group(1)
-    raise RuntimeError(f"the gateway did not serve HTTP within 180 s; see {log}")
 
 
 @pytest.fixture(scope="session")
@@ -58,11 +47,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         process = subprocess.Popen([_sluicegate(), "serve", "--conf", str(conf)], stdout=subprocess.PIPE,
                                    stderr=errors, text=True)
         try:
-            yield Gateway(_http_url(process, log), token, warehouse)
+            http_url = ready_match(process, r"Thrift over HTTP at (http://127\.0\.0\.1:\d+)/", log).group(1)
+            yield Gateway(http_url, token, warehouse)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process, 60)
