@@ -104,6 +104,15 @@ def gateway(start_gateway: Callable[..., RunningGateway]) -> RunningGateway:
     return start_gateway()
 
 
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[Any]:
+    """A mock Kafka cluster (librdkafka's, in process) for one module's tests, closed after them: a module's streams
+    must be stopped before it goes."""
+    from kafka_broker import running_mock_kafka
+
+    yield from running_mock_kafka()
+
+
 @pytest.fixture()
 def connect(gateway: RunningGateway) -> Iterator[Callable[..., Any]]:
     """PyHive connections to the shared gateway, closed after the test."""

@@ -69,3 +69,17 @@ def s3_connect(s3_gateway: RunningGateway) -> Iterator[Callable[..., Any]]:
     for conn in opened:
         with contextlib.suppress(Exception):   # a test may have closed it
             conn.close()
+
+
+def database_cursor(gateway: RunningGateway, database: str) -> Iterator[Any]:
+    """For a module's `cursor` fixture (`yield from database_cursor(s3_gateway, NAME)`): a PyHive cursor of
+    `tester` in `database`, dropped with everything in it (streams stopped) afterwards."""
+    from pyhive import hive
+
+    connection = hive.connect(gateway.host, gateway.port, username="tester")
+    cur = connection.cursor()
+    cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
+    cur.execute(f"USE {database}")
+    yield cur
+    cur.execute(f"DROP DATABASE IF EXISTS {database} CASCADE")
+    connection.close()

@@ -17,6 +17,7 @@ import pytest
 from pyhive_helpers import poll_until, sorted_rows
 
 from runtime.streaming.delta_source import _log_lines, latest_version
+from tests.object_storage.conftest import database_cursor
 from tests.object_store import S3Store
 
 DATABASE = "s3firstcap"
@@ -27,15 +28,7 @@ FILES_PER_BATCH = 2
 
 @pytest.fixture(scope="module")
 def cursor(s3_gateway: Any) -> Iterator[Any]:
-    from pyhive import hive
-
-    connection = hive.connect(s3_gateway.host, s3_gateway.port, username="tester")
-    cur = connection.cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
-    cur.execute(f"USE {DATABASE}")
-    yield cur
-    cur.execute(f"DROP DATABASE IF EXISTS {DATABASE} CASCADE")
-    connection.close()
+    yield from database_cursor(s3_gateway, DATABASE)
 
 
 def _land(store: S3Store, folder: str, files: range) -> None:

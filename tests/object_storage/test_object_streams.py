@@ -16,6 +16,7 @@ import pytest
 from pyarrow.fs import FileSelector, FileType
 from pyhive_helpers import error_status, poll_until, sorted_rows
 
+from tests.object_storage.conftest import database_cursor
 from tests.object_store import S3Store
 
 DATABASE = "s3streams"
@@ -24,15 +25,7 @@ LANDING = "warehouse/landing"
 
 @pytest.fixture(scope="module")
 def cursor(s3_gateway: Any) -> Iterator[Any]:
-    from pyhive import hive
-
-    connection = hive.connect(s3_gateway.host, s3_gateway.port, username="tester")
-    cur = connection.cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
-    cur.execute(f"USE {DATABASE}")
-    yield cur
-    cur.execute(f"DROP DATABASE IF EXISTS {DATABASE} CASCADE")
-    connection.close()
+    yield from database_cursor(s3_gateway, DATABASE)
 
 
 def _land(store: S3Store, folder: str, lines: list[str]) -> None:

@@ -175,6 +175,19 @@ def slapd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slapd]:
         log.close()
 
 
+def own_database(connect: Any, request: pytest.FixtureRequest, user: str = "mallory") -> Iterator[Any]:
+    """For a test's `cursor` fixture (`yield from own_database(connect, request)`): `user`'s cursor in a database of
+    the test's own (named after it; `cursor.database`), dropped with everything in it afterwards."""
+    name = "sec_" + request.node.name.removeprefix("test_")[:30].lower()
+    database = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    cur = connect(username=user).cursor()
+    cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
+    cur.execute(f"USE {database}")
+    cur.database = database
+    yield cur
+    cur.execute(f"DROP DATABASE IF EXISTS {database} CASCADE")
+
+
 def refused(cursor: Any, sql: str, error_class: str = "", sqlstate: str = "42501") -> str:
     """Run `sql`, expect a refusal with `sqlstate` (and `error_class` in the message); returns the message."""
     status = error_status(cursor, sql)

@@ -8,28 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kafka_broker import MockKafka, running_mock_kafka
+from kafka_broker import MockKafka
 from pyhive_helpers import poll_until
-from security_helpers import refused, still_serves
+from security_helpers import own_database, refused, still_serves
 
 SECRET = "hunter2-do-not-show"
 
 
-@pytest.fixture(scope="module")
-def kafka() -> Any:
-    yield from running_mock_kafka()
-
-
 @pytest.fixture()
 def cursor(connect: Any, request: pytest.FixtureRequest) -> Any:
-    database = "sec_" + request.node.name.removeprefix("test_")[:30].lower().replace("[", "_").replace("]", "")
-    database = "".join(c if c.isalnum() or c == "_" else "_" for c in database)
-    cur = connect(username="mallory").cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
-    cur.execute(f"USE {database}")
-    cur.database = database
-    yield cur
-    cur.execute(f"DROP DATABASE IF EXISTS {database} CASCADE")   # its streams stop before the broker does
+    yield from own_database(connect, request)   # dropped, its streams stopped, before the broker goes
 
 
 def _create(servers: str, extra: str = "") -> str:

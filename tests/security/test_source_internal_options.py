@@ -9,27 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka_broker import running_mock_kafka
 from pyhive_helpers import error_status
-from security_helpers import refused, still_serves
+from security_helpers import own_database, refused, still_serves
 
 from runtime.streaming.checkpoint_offsets import CHECKPOINT_OPTION, TAG_OPTION
 
 
-@pytest.fixture(scope="module")
-def kafka() -> Any:
-    yield from running_mock_kafka()
-
-
 @pytest.fixture()
 def cursor(connect: Any, request: pytest.FixtureRequest) -> Any:
-    database = "sec_" + request.node.name.removeprefix("test_")[:30].lower().replace("[", "_").replace("]", "")
-    database = "".join(c if c.isalnum() or c == "_" else "_" for c in database)
-    cur = connect(username="mallory").cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
-    cur.execute(f"USE {database}")
-    yield cur
-    cur.execute(f"DROP DATABASE IF EXISTS {database} CASCADE")
+    yield from own_database(connect, request)
 
 
 def _no_table(cursor: Any) -> None:

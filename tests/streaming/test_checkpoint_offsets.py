@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from kafka_broker import MockKafka, running_mock_kafka
+from kafka_broker import MockKafka
 
 from dialect.streaming.plan import SourceSpec
 from runtime.streaming import kafka_lag, kafka_source
@@ -93,11 +92,6 @@ def test_only_capped_python_sources_get_the_checkpoint() -> None:
 
 
 # -- offset logs Spark wrote -------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def kafka() -> Any:
-    yield from running_mock_kafka()
 
 
 def _kafka(spark: Any, kafka: MockKafka, topic: str, checkpoint: Path | None, tag: str | None) -> Any:

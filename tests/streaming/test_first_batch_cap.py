@@ -11,17 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka_broker import MockKafka, running_mock_kafka
+from kafka_broker import MockKafka
 from pyhive_helpers import drop_database, sorted_rows
 
 from runtime.streaming.checkpoint_offsets import TAG_FIELD, logged_start
 
 CAP = 5
-
-
-@pytest.fixture(scope="module")
-def kafka() -> Any:
-    yield from running_mock_kafka()
 
 
 @pytest.fixture(autouse=True)

@@ -5,19 +5,10 @@ benchmark one idle second per partition and micro-batch)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
-from kafka_broker import MockKafka, running_mock_kafka
 
 from dialect.streaming.kafka import parse_options
 from runtime.streaming.kafka_source import OffsetRange, read_range
-
-
-@pytest.fixture(scope="module")
-def kafka() -> Iterator[MockKafka]:
-    yield from running_mock_kafka()
 
 
 def _arrow_schema() -> Any:

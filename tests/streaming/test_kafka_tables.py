@@ -12,16 +12,11 @@ from typing import Any
 
 import pytest
 from delta_log import txn_actions
-from kafka_broker import MockKafka, running_mock_kafka
+from kafka_broker import MockKafka
 from pyhive_helpers import drop_database, error_status, poll_until, sorted_rows
 
 SCHEMA = "id INT, customer STRING, amount INT"
 CUSTOMERS = ("ann", "bob", "cid")
-
-
-@pytest.fixture(scope="module")
-def kafka() -> Any:
-    yield from running_mock_kafka()
 
 
 @pytest.fixture(autouse=True)
