@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from pyhive_helpers import fresh_database, land_named
+from test_catalogs import LIST_RELATIONS
 
 from gateway.auth.tokens import create_token
 
@@ -84,16 +85,7 @@ def _described(rows: Rows) -> dict[str, str]:
     return {row[0]: row[1] for row in rows}
 
 
-RELATIONS = """SELECT
-  table_name,
-  if(table_type IN ('EXTERNAL', 'MANAGED', 'MANAGED_SHALLOW_CLONE', 'EXTERNAL_SHALLOW_CLONE'), 'table',
-     lower(table_type)) AS table_type,
-  lower(data_source_format) AS file_format,
-  table_owner,
-  if(table_type IN ('EXTERNAL', 'MANAGED', 'MANAGED_SHALLOW_CLONE', 'EXTERNAL_SHALLOW_CLONE'), lower(table_type),
-     NULL) AS databricks_table_type
-FROM `system`.`information_schema`.`tables`
-WHERE table_catalog = 'main' AND table_schema = 'analytics'"""
+RELATIONS = LIST_RELATIONS.format(schema="analytics")   # dbt-databricks' relation listing, as traced
 
 
 def row_filters(table: str) -> Step:
