@@ -58,7 +58,7 @@ HOST = "127.0.0.1"
 
 def _sluicegate_spark_defaults() -> tuple[str, str]:
     """sluicegate's default Spark master and driver memory: the Thrift server is started with the same."""
-    from gateway.config import load_config
+    from sluicegate.gateway.config import load_config
 
     spark = load_config().spark
     return spark.master, spark.driver_memory
@@ -112,7 +112,7 @@ def spark_home() -> Path:
 
 def java_home() -> Path:
     sys.path.insert(0, str(BENCH_DIR.parent))
-    from runtime.java import find_java_home
+    from sluicegate.engine.java import find_java_home
 
     return find_java_home()
 
@@ -226,7 +226,7 @@ class Server:
 def bench_token(workdir: Path, env: dict[str, str]) -> tuple[Path, str]:
     """A token file with one token of user `bench` (the connector sends it as Bearer), and a conf naming it."""
     tokens = workdir / "tokens"
-    made = subprocess.run([sys.executable, "-m", "gateway", "token", "create", "bench", "--file", str(tokens)],
+    made = subprocess.run([sys.executable, "-m", "sluicegate.gateway", "token", "create", "bench", "--file", str(tokens)],
                           capture_output=True, text=True, cwd=workdir, env=env, check=True)
     conf = workdir / "bench.toml"
     conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n')
@@ -240,7 +240,7 @@ def start_sluicegate(workdir: Path, env: dict[str, str], deadline: float) -> Ser
     started = time.perf_counter()
     with open(log, "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "serve", "--port", "0", "--http-port", "0", "--warehouse",
+            [sys.executable, "-m", "sluicegate.gateway", "serve", "--port", "0", "--http-port", "0", "--warehouse",
              str(workdir / "warehouse"), "--conf", str(conf)],
             stdout=subprocess.PIPE, stderr=err, cwd=workdir, env=env,
         )
@@ -369,7 +369,7 @@ def fast_fetch_worker(port: int, sql: str, runs: int, status_calls: int) -> dict
     """(b), in a child process: PyHive's Thrift client with thrift's C decoder, driven by hand. Then, on a finished
     operation, `status_calls` GetOperationStatus round trips: the Hive JDBC driver of beeline sends one per row read."""
     sys.path.insert(0, str(BENCH_DIR.parent))
-    from gateway.thrift import enable_fast_codec
+    from sluicegate.gateway.thrift import enable_fast_codec
 
     enable_fast_codec()  # PyHive's generated types, patched so that TBinaryProtocolAccelerated can decode them
     import thrift_sasl

@@ -25,9 +25,9 @@ def serving(spark: Any, config: Any, catalog: Any = None) -> Iterator[tuple[int,
     end."""
     from pyhive import hive
 
-    from gateway.auth.providers import make_authenticator
-    from gateway.server import GatewayServer
-    from gateway.service import GatewayService
+    from sluicegate.gateway.auth.providers import make_authenticator
+    from sluicegate.gateway.server import GatewayServer
+    from sluicegate.gateway.service import GatewayService
 
     service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file), catalog)
     server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
@@ -48,8 +48,8 @@ def serving(spark: Any, config: Any, catalog: Any = None) -> Iterator[tuple[int,
 
 @contextmanager
 def in_process_gateway(prefix: str) -> Iterator[InProcessGateway]:
-    from gateway.config import load_config
-    from runtime.spark import create_spark_session, warm_up
+    from sluicegate.gateway.config import load_config
+    from sluicegate.engine.spark import create_spark_session, warm_up
 
     config = load_config(port=0, warehouse=Path(tempfile.mkdtemp(prefix=prefix)))
     spark = create_spark_session(config.spark)

@@ -138,7 +138,7 @@ def kafka_yahoo_dataframe(session: Any, campaigns_location: str, bootstrap: str,
     from pyspark.sql.functions import col, count, from_json, lit, window
     from streaming_bench import delta_rows
 
-    from runtime.streaming import kafka_source
+    from sluicegate.engine.streams import kafka_source
 
     kafka_source.register(session)
     campaigns = delta_rows(session, campaigns_location).cache()

@@ -28,7 +28,7 @@ from warehouse_bench import LOAD, SCAN, interleaved, print_figures, rows_and_run
 @contextmanager
 def gateway(spark: Any, overrides: dict[str, Any]) -> Iterator[Callable[[str], list[Any]]]:
     """A gateway on `spark` with the configuration `overrides`; yields a function running one statement."""
-    from gateway.config import load_config
+    from sluicegate.gateway.config import load_config
 
     with serving(spark, load_config(port=0, overrides=overrides)) as (_, run):
         yield run
@@ -37,8 +37,8 @@ def gateway(spark: Any, overrides: dict[str, Any]) -> Iterator[Callable[[str], l
 def main() -> None:
     load_rows, scan_rows, runs = rows_and_runs(__doc__.splitlines()[0], default_runs=5)
 
-    from gateway.config import load_config
-    from runtime.spark import create_spark_session, warm_up
+    from sluicegate.gateway.config import load_config
+    from sluicegate.engine.spark import create_spark_session, warm_up
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from object_store import seaweed_s3
 

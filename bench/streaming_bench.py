@@ -27,7 +27,7 @@ the hand-written pipelines. Three figures:
                 marker - end of the rename (so it includes up to one poll round trip, reported alongside);
                 p50/p95 over 40 files.
 (c) batch time  One micro-batch of 10,000 new rows into a streaming table whose Delta table already holds 1,000,000,
-    vs size     then 50,000,000 rows (pre-filled with the runtime's own write path, runtime.warehouse.commit.append,
+    vs size     then 50,000,000 rows (pre-filled with the runtime's own write path, sluicegate.storage.delta.commit.append,
                 in files of 1,000,000 rows). Median of durationMs.triggerExecution (and .addBatch, the Delta sink's
                 share) over 10 batches, after one discarded. Two tables:
                   append  SELECT k, v, s FROM STREAM read_files(...)
@@ -231,11 +231,11 @@ class Bench:
         root; `spark`: a session to share (another Bench's), kept running at close."""
         from pyhive import hive
 
-        from gateway.auth.providers import make_authenticator
-        from gateway.config import load_config
-        from gateway.server import GatewayServer
-        from gateway.service import GatewayService, open_catalog
-        from runtime.spark import create_spark_session, warm_up
+        from sluicegate.gateway.auth.providers import make_authenticator
+        from sluicegate.gateway.config import load_config
+        from sluicegate.gateway.server import GatewayServer
+        from sluicegate.gateway.service import GatewayService, open_catalog
+        from sluicegate.engine.spark import create_spark_session, warm_up
 
         self.work = work
         self.plan = plan
@@ -289,7 +289,7 @@ class Bench:
 
 
 def delta_rows(spark: Any, location: str) -> Any:
-    from runtime.delta.read import load_snapshot, snapshot_dataframe
+    from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
 
     return snapshot_dataframe(spark, load_snapshot(location))
 
@@ -331,7 +331,7 @@ def progress_summary(progress: list[dict[str, Any]]) -> dict[str, Any]:
 def run_gateway_yahoo(bench: Bench, source: Path | str, mode: str, name: str, expectations: bool = False,
                       template: str = YAHOO_SQL) -> dict[str, Any]:
     """`template` is YAHOO_SQL or a variant over another source (bench/kafka_bench.py): `source` fills it in."""
-    from runtime.storage.delta import open_table
+    from sluicegate.storage.delta.tables import open_table
 
     properties = ["'pipelines.trigger.interval' = '0 seconds'"]
     if mode == "append":
@@ -374,8 +374,8 @@ def run_hand_yahoo(bench: Bench, source: Path, sink: str, mode: str, name: str,
     from deltalake import DeltaTable
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from runtime.delta.write import commit_files
-    from runtime.streaming.sink import DeltaSink
+    from sluicegate.storage.delta.write import commit_files
+    from sluicegate.engine.streams.sink import DeltaSink
 
     checkpoint = bench.work / "hand" / "checkpoints" / name
     output = bench.work / "hand" / "tables" / name
@@ -589,7 +589,7 @@ def wait_for_batch(bench: Bench, name: str, batch_id: int, rows: int, timeout: f
 
 
 def bench_size(bench: Bench, mode: str, size: int) -> dict[str, Any]:
-    from runtime.warehouse import commit
+    from sluicegate.storage.delta import commit
 
     plan = bench.plan
     name = f"{mode}_{size}"

@@ -3,7 +3,7 @@ maps them to the wire like every other error of the gateway."""
 
 from __future__ import annotations
 
-from dialect.errors import SqlError  # the leaf module of the one error root: standard library only
+from sluicegate.dialect.errors import SqlError  # the leaf module of the one error root: standard library only
 
 
 class CatalogError(SqlError):

@@ -6,7 +6,7 @@ Databricks' vocabulary (https://docs.databricks.com/aws/dlt/monitor-event-log-sc
 keyed by the event type, e.g. `{"update_progress": {"state": "RUNNING"}}`; `level` is INFO, WARN, ERROR or METRICS
 (high-volume figures such as one `flow_progress` per micro-batch); `maturity_level` says whether the shape of
 `details` is STABLE or EVOLVING (types sluicegate adds). Standard library only: the catalog stores events, the runtime
-builds the details of its own (runtime/streaming/events.py).
+builds the details of its own (engine/streams/events.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A grant is (securable, principal, privilege): a securable is a schema or a table of one (views and streaming tables
 are tables here), a principal a user name or `users` (everybody), a privilege SELECT, MODIFY, CREATE (schemas only),
 REFRESH (materialized views, or a schema's) or ALL PRIVILEGES. A privilege on a schema holds for every table in it, as in Databricks. Deciding what a statement
-needs is the policy's job (`runtime/policy/grants.py`); this module only stores and answers.
+needs is the policy's job (`policy/grants.py`); this module only stores and answers.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import and_, delete, or_, select
 
-from catalog.models import EVERYONE, GrantRow
-from catalog.store import CatalogStore
+from sluicegate.catalog.models import EVERYONE, GrantRow
+from sluicegate.catalog.store import CatalogStore
 
 PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "ALL PRIVILEGES")
 SCHEMA, TABLE = "SCHEMA", "TABLE"

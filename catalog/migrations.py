@@ -13,9 +13,9 @@ from collections.abc import Callable
 from sqlalchemy import inspect, select, text
 from sqlalchemy.engine import Connection
 
-from catalog.errors import CatalogVersionError
-from catalog.events import shape_of_kind
-from catalog.models import EVERYONE, Base, DatabaseRow, FlowRow, GrantRow, SchemaVersion, StreamEventRow
+from sluicegate.catalog.errors import CatalogVersionError
+from sluicegate.catalog.events import shape_of_kind
+from sluicegate.catalog.models import EVERYONE, Base, DatabaseRow, FlowRow, GrantRow, SchemaVersion, StreamEventRow
 
 
 def _v1_create_everything(conn: Connection) -> None:

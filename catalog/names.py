@@ -32,8 +32,8 @@ import unicodedata
 from pathlib import Path
 from typing import Literal
 
-from catalog.errors import InvalidNameError, PathOutsideWarehouseError
-from catalog.uris import Location, ObjectLocation, as_location, resolved
+from sluicegate.catalog.errors import InvalidNameError, PathOutsideWarehouseError
+from sluicegate.catalog.uris import Location, ObjectLocation, as_location, resolved
 
 log = logging.getLogger(__name__)
 

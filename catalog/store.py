@@ -27,29 +27,16 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from catalog.errors import (
-    CatalogConflictError,
-    FlowAlreadyExistsError,
-    FlowNotFoundError,
-    SchemaAlreadyExistsError,
-    SchemaNotEmptyError,
-    SchemaNotFoundError,
-    TableAlreadyExistsError,
-    TableNotFoundError,
+from sluicegate.catalog.errors import (
+    CatalogConflictError, FlowAlreadyExistsError, FlowNotFoundError, SchemaAlreadyExistsError, SchemaNotEmptyError,
+    SchemaNotFoundError, TableAlreadyExistsError, TableNotFoundError,
 )
-from catalog.events import (
-    LEVELS,
-    EventRecord,
-    EventRetention,
-    EventShape,
-    error_object,
-    kind_of_type,
-    sequence_json,
-    shape_of_kind,
+from sluicegate.catalog.events import (
+    LEVELS, EventRecord, EventRetention, EventShape, error_object, kind_of_type, sequence_json, shape_of_kind,
 )
-from catalog.migrations import migrate
-from catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableRow
-from catalog.names import NameKind, check_name
+from sluicegate.catalog.migrations import migrate
+from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableRow
+from sluicegate.catalog.names import NameKind, check_name
 
 TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE", "MATERIALIZED_VIEW"]
 _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.errors import PathOutsideWarehouseError
+from sluicegate.catalog.errors import PathOutsideWarehouseError
 
 OBJECT_SCHEMES = ("s3",)
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dialect.errors import DialectError
+from sluicegate.dialect.errors import DialectError
 
 MONTHS = {name: number for number, name in enumerate(
     ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"), start=1)}

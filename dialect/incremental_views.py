@@ -14,7 +14,7 @@ The change of a join is the sum, over the references in text order, of the query
 their new version, this reference's added (or removed) rows, and the later references at their old version; each
 term is the user's own text with the references replaced (as the binder does) and, for an aggregation, the select
 list replaced by the group keys and aggregate arguments and GROUP BY dropped. This module is pure: it builds text,
-the runtime (runtime/warehouse/mv_incremental.py) binds and runs it.
+the runtime (warehouse/materialized_views/incremental.py) binds and runs it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from dialect.dialect import StreamingSpark
-from dialect.references import TableReference, parse, splice, table_references
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.references import TableReference, parse, splice, table_references
 
 PREFIX = "__sg_mv_"
 ROWS = f"{PREFIX}rows"                  # the number of input rows in a group (a group with none is gone)

@@ -8,17 +8,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialect.commands import RefreshPolicy
-from dialect.errors import DialectError
-from dialect.statements import (
-    CreateMaterializedView,
-    Query,
-    _create_schedule,
-    _end_of,
-    _error,
-    _properties,
-    _query_offset,
-    _table_name,
+from sluicegate.dialect.commands import RefreshPolicy
+from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.statements import (
+    CreateMaterializedView, Query, _create_schedule, _end_of, _error, _properties, _query_offset, _table_name,
     _view_columns,
 )
 

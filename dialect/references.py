@@ -17,10 +17,10 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from dialect.catalogs import drop_catalogs
-from dialect.dialect import StreamingSpark
-from dialect.errors import DialectError, StatementSyntaxError
-from dialect.streaming.positions import line_column, start_of
+from sluicegate.dialect.catalogs import drop_catalogs
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.errors import DialectError, StatementSyntaxError
+from sluicegate.dialect.streaming.positions import line_column, start_of
 
 
 class TimeTravelSpecError(DialectError):

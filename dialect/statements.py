@@ -15,23 +15,23 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from dialect.commands import AlterSchedule as AlterScheduleNode
-from dialect.commands import CreateFlow as CreateFlowNode
-from dialect.commands import ExplainStreaming as ExplainStreamingNode
-from dialect.commands import RefreshSchedule as RefreshScheduleNode
-from dialect.commands import ShowGrants as ShowGrantsNode
-from dialect.commands import RefreshTable as RefreshTableNode
-from dialect.commands import UnsetProperties as UnsetPropertiesNode
-from dialect.commands import Vacuum as VacuumNode
-from dialect.cron import InvalidCronError, InvalidTimeZoneError, parse_cron, time_zone
-from dialect.dialect import StreamingSpark
-from dialect.errors import DialectError, StatementSyntaxError
-from dialect.references import parse
-from dialect.schedule import EVERY_BOUNDS, Schedule
-from dialect.streaming.positions import line_column, start_of
+from sluicegate.dialect.commands import AlterSchedule as AlterScheduleNode
+from sluicegate.dialect.commands import CreateFlow as CreateFlowNode
+from sluicegate.dialect.commands import ExplainStreaming as ExplainStreamingNode
+from sluicegate.dialect.commands import RefreshSchedule as RefreshScheduleNode
+from sluicegate.dialect.commands import ShowGrants as ShowGrantsNode
+from sluicegate.dialect.commands import RefreshTable as RefreshTableNode
+from sluicegate.dialect.commands import UnsetProperties as UnsetPropertiesNode
+from sluicegate.dialect.commands import Vacuum as VacuumNode
+from sluicegate.dialect.cron import InvalidCronError, InvalidTimeZoneError, parse_cron, time_zone
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.errors import DialectError, StatementSyntaxError
+from sluicegate.dialect.references import parse
+from sluicegate.dialect.schedule import EVERY_BOUNDS, Schedule
+from sluicegate.dialect.streaming.positions import line_column, start_of
 
 if TYPE_CHECKING:
-    from dialect.streaming.plan import StreamingPlan
+    from sluicegate.dialect.streaming.plan import StreamingPlan
 
 
 @dataclass(frozen=True)
@@ -626,7 +626,7 @@ def _owned(sql: str) -> bool:
 
 def _refuse_expectations(sql: str, tree: exp.Create) -> None:
     """EXPECT guards a streaming table's (or materialized view's) result; on a plain table it would be ignored."""
-    from dialect.streaming.expectations import found_expectations
+    from sluicegate.dialect.streaming.expectations import found_expectations
 
     found = found_expectations(tree)
     if found:
@@ -672,11 +672,11 @@ def _altered_table(tree: exp.Alter) -> Statement | None:
 
 def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreamingTable | ExplainMaterializedView:
     # EXPLAIN is blanked out rather than cut off, so that positions in errors still point into the text as typed.
-    from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
+    from sluicegate.dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
     end = tree.meta["keyword_end"]
     blanked = "".join(c if c == "\n" else " " for c in sql[:end]) + sql[end:]
     if isinstance(tree.this, exp.Create) and _materialized(tree.this):
-        from dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
+        from sluicegate.dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
         return ExplainMaterializedView(create_materialized_view(blanked, tree.this))
     _create_schedule(blanked, tree.this)  # checked as CREATE checks it
     return ExplainStreamingTable(analyze(blanked), blanked)
@@ -861,7 +861,7 @@ def _streaming(sql: str, tree: exp.Create) -> CreateStreamingTable | None:
     container = tree.args.get("properties")
     if container is None or not any(isinstance(p, exp.StreamingTableProperty) for p in container.expressions):
         return None
-    from dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
+    from sluicegate.dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
     schedule = _create_schedule(sql, tree)
     if tree.args.get("expression") is None and not tree.args.get("refresh"):
         return _streaming_schema(sql, tree, schedule)
@@ -887,7 +887,7 @@ def _streaming_schema(sql: str, tree: exp.Create, schedule: Schedule | None) -> 
 
 
 def _create_flow(sql: str, tree: CreateFlowNode) -> CreateFlow:
-    from dialect.streaming.analyze import analyze_flow  # the analysis imports this module's dataclasses
+    from sluicegate.dialect.streaming.analyze import analyze_flow  # the analysis imports this module's dataclasses
     flow = tree.this
     if not isinstance(flow, exp.Table) or flow.args.get("catalog") is not None or not flow.name:
         raise _error(sql, flow, "a flow's name has one or two parts: [database.]flow",
@@ -929,7 +929,7 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         if kind == "VIEW" and (temporary := _temporary_view(sql, tree)) is not None:
             return temporary
         if kind == "VIEW" and _materialized(tree):
-            from dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
+            from sluicegate.dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
             return create_materialized_view(sql, tree)
         if kind in ("DATABASE", "SCHEMA"):
             comment = None

@@ -1,3 +1,3 @@
-from gateway.cli import main
+from sluicegate.gateway.cli import main
 
 raise SystemExit(main())

@@ -12,24 +12,24 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway.errors import ConfigError
+from sluicegate.gateway.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from gateway.config import GatewayConfig
+    from sluicegate.gateway.config import GatewayConfig
 
 EXIT_JVM_DIED = 3  # for a supervisor: restart the gateway
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from gateway.auth.providers import make_authenticator
-    from gateway.config import load_config, require_secure_transport
-    from gateway.server import GatewayServer
-    from gateway.service import GatewayService, open_catalog
-    from gateway.tls import server_context
-    from runtime.jvm_watchdog import JvmWatchdog
-    from runtime.spark import create_spark_session, warm_up
+    from sluicegate.gateway.auth.providers import make_authenticator
+    from sluicegate.gateway.config import load_config, require_secure_transport
+    from sluicegate.gateway.server import GatewayServer
+    from sluicegate.gateway.service import GatewayService, open_catalog
+    from sluicegate.gateway.tls import server_context
+    from sluicegate.engine.jvm_watchdog import JvmWatchdog
+    from sluicegate.engine.spark import create_spark_session, warm_up
 
     config = load_config(args.conf, host=args.host, port=args.port, http_port=args.http_port,
                          warehouse=args.warehouse)
@@ -89,8 +89,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _storage_shared(config: GatewayConfig, spark: SparkSession) -> bool:
     """On a cluster: whether executors see the warehouse, checkpoint and landing folders the driver sees (said on
     stderr when not). Local masters share the driver's disk."""
-    from dialect.errors import SqlError
-    from runtime.cluster.storage_probe import probe_shared_folders
+    from sluicegate.dialect.errors import SqlError
+    from sluicegate.engine.cluster.storage_probe import probe_shared_folders
 
     if config.spark.local or not config.spark.verify_shared_storage:
         return True
@@ -134,8 +134,8 @@ def _stop_spark(spark: object) -> None:
 
 
 def _passwd(args: argparse.Namespace) -> int:
-    from gateway.auth.providers import set_password
-    from gateway.config import load_config
+    from sluicegate.gateway.auth.providers import set_password
+    from sluicegate.gateway.config import load_config
 
     config = load_config(args.conf, warehouse=args.warehouse)
     path = Path(args.file) if args.file else config.auth.password_file
@@ -158,9 +158,9 @@ def _token(args: argparse.Namespace) -> int:
     """create: a new token, printed once (only its hash is kept); list: ids, users, dates, comments; revoke."""
     import time
 
-    from gateway.auth.providers import read_password_file
-    from gateway.auth.tokens import create_token, list_tokens, revoke_tokens
-    from gateway.config import load_config
+    from sluicegate.gateway.auth.providers import read_password_file
+    from sluicegate.gateway.auth.tokens import create_token, list_tokens, revoke_tokens
+    from sluicegate.gateway.config import load_config
 
     config = load_config(args.conf, warehouse=args.warehouse)
     path = Path(args.file) if args.file else config.auth.token_file
@@ -204,7 +204,7 @@ def _variable(text: str) -> tuple[str, str]:
 
 
 def _shell(args: argparse.Namespace) -> int:
-    from gateway.shell.main import run_shell
+    from sluicegate.gateway.shell.main import run_shell
 
     return run_shell(args)
 

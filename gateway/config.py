@@ -13,16 +13,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from catalog.events import EventRetention
-from catalog.uris import Location, ObjectLocation, as_location
-from dialect.errors import SqlError
-from gateway.errors import ConfigError
-from runtime.cluster.masters import is_local, is_loopback, is_loopback_cluster
-from runtime.policy import SecuritySettings
-from runtime.spark import SparkSettings
-from runtime.storage.settings import ObjectStoreSettings
-from runtime.streaming.checkpoint_mirror import CheckpointStore
-from runtime.streaming.settings import StreamSettings
+from sluicegate.catalog.events import EventRetention
+from sluicegate.catalog.uris import Location, ObjectLocation, as_location
+from sluicegate.dialect.errors import SqlError
+from sluicegate.gateway.errors import ConfigError
+from sluicegate.storage.masters import is_local, is_loopback, is_loopback_cluster
+from sluicegate.policy import SecuritySettings
+from sluicegate.engine.spark import SparkSettings
+from sluicegate.storage.settings import ObjectStoreSettings
+from sluicegate.engine.streams.checkpoint_mirror import CheckpointStore
+from sluicegate.engine.streams.settings import StreamSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -162,7 +162,7 @@ def _positive(raw: dict[str, Any], section: str, *keys: str) -> None:
 
 
 def default_config_text() -> str:
-    return resources.files("conf").joinpath("sluicegate.toml").read_text(encoding="utf-8")
+    return resources.files("sluicegate.conf").joinpath("sluicegate.toml").read_text(encoding="utf-8")
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], where: str) -> dict[str, Any]:
@@ -404,7 +404,7 @@ def _object_store(raw: dict[str, Any], base: Path | None) -> ObjectStoreSettings
 
 
 def _catalog_name(name: Any) -> str:
-    from dialect.catalogs import checked_name
+    from sluicegate.dialect.catalogs import checked_name
 
     try:
         return checked_name(str(name))

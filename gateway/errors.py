@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dialect.errors import SqlError
+from sluicegate.dialect.errors import SqlError
 
 
 class GatewayError(SqlError):

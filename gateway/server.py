@@ -28,14 +28,15 @@ from collections import Counter
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TTransportException
 
-from gateway.auth.transport import (BufferedSocketTransport, FramedSocketTransport, ProtocolMismatch,
-                                    SaslServerTransport)
-from gateway.config import ServerSettings, require_secure_transport
-from gateway.errors import GatewayError, LimitExceededError
-from gateway.http import ThriftHttpServer, http_server
-from gateway.service import GatewayService
-from gateway.thrift import enable_fast_codec
-from gateway.tls import server_context
+from sluicegate.gateway.auth.transport import (
+    BufferedSocketTransport, FramedSocketTransport, ProtocolMismatch, SaslServerTransport,
+)
+from sluicegate.gateway.config import ServerSettings, require_secure_transport
+from sluicegate.gateway.errors import GatewayError, LimitExceededError
+from sluicegate.gateway.http import ThriftHttpServer, http_server
+from sluicegate.gateway.service import GatewayService
+from sluicegate.gateway.thrift import enable_fast_codec
+from sluicegate.gateway.tls import server_context
 
 log = logging.getLogger(__name__)
 
@@ -217,9 +218,9 @@ class GatewayServer:
 
     def _serve_connection(self, conn_id: int, conn: socket.socket, address: tuple,
                           refusal: GatewayError | None) -> None:
-        from gateway.thrift.generated import Processor
+        from sluicegate.gateway.thrift.generated import Processor
 
-        from gateway.thrift.handler import TCLIServiceHandler
+        from sluicegate.gateway.thrift.handler import TCLIServiceHandler
 
         peer = f"{address[0]}:{address[1]}"
         ip = address[0]

@@ -12,34 +12,28 @@ import time
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from dialect import catalogs
-from gateway.auth.providers import Authenticator
-from gateway.auth.throttle import LoginThrottle
-from gateway.config import GatewayConfig
-from gateway.errors import AuthenticationError, ConfigError, InvalidRequestError
-from gateway.handles import OperationHandle, SessionHandle
-from gateway.operation.base import (
-    COLUMNS,
-    ArrowBlock,
-    FetchOrientation,
-    Operation,
-    OperationStatus,
-    ResultFormat,
-    RowBlock,
+from sluicegate.dialect import catalogs
+from sluicegate.gateway.auth.providers import Authenticator
+from sluicegate.gateway.auth.throttle import LoginThrottle
+from sluicegate.gateway.config import GatewayConfig
+from sluicegate.gateway.errors import AuthenticationError, ConfigError, InvalidRequestError
+from sluicegate.gateway.handles import OperationHandle, SessionHandle
+from sluicegate.gateway.operation.base import (
+    COLUMNS, ArrowBlock, FetchOrientation, Operation, OperationStatus, ResultFormat, RowBlock,
 )
-from gateway.operation.execute_statement import ExecuteStatement
-from gateway.operation.manager import OperationManager
-from gateway.operation import metadata
-from gateway.session import Session, SessionManager
-from runtime.policy import Policy
-from runtime.results import ResultColumn
+from sluicegate.gateway.operation.execute_statement import ExecuteStatement
+from sluicegate.gateway.operation.manager import OperationManager
+from sluicegate.gateway.operation import metadata
+from sluicegate.gateway.session import Session, SessionManager
+from sluicegate.policy import Policy
+from sluicegate.engine.results import ResultColumn
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from catalog.store import CatalogStore
-    from runtime.streaming.manager import StreamManager
-    from runtime.warehouse.mv_scheduler import MaterializedViewScheduler
+    from sluicegate.catalog.store import CatalogStore
+    from sluicegate.engine.streams.manager import StreamManager
+    from sluicegate.warehouse.materialized_views.scheduler import MaterializedViewScheduler
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +42,7 @@ SERVER_NAME = "sluicegate"
 
 def open_catalog(config: GatewayConfig) -> CatalogStore:
     """The catalog database the configuration names (`catalog.url`), else the SQLite file in the warehouse."""
-    from catalog.store import CatalogStore
+    from sluicegate.catalog.store import CatalogStore
 
     if config.catalog_url:
         return CatalogStore(config.catalog_url, config.events)
@@ -60,9 +54,9 @@ def open_storage(config: GatewayConfig) -> None:
     the store answers a listing of it with them (a wrong endpoint, key or bucket stops the start, not a statement)."""
     if config.object_store is None:
         return
-    from runtime.storage.errors import ObjectStoreUnavailableError
-    from runtime.storage.files import prefix_exists
-    from runtime.storage.registry import register
+    from sluicegate.storage.errors import ObjectStoreUnavailableError
+    from sluicegate.storage.files import prefix_exists
+    from sluicegate.storage.registry import register
 
     register(str(config.warehouse), config.object_store)
     try:
@@ -75,7 +69,7 @@ def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None
     """Spark's in-memory session catalog learns the persistent databases, so `USE db` and a connection's
     `use:database` work after a restart. A row the gateway would refuse today (left by an older release, or
     written by hand) is skipped with a warning: one bad row must not keep the gateway from starting."""
-    from catalog.names import name_problem, quote_identifier
+    from sluicegate.catalog.names import name_problem, quote_identifier
 
     for database in catalog.list_databases() if catalog is not None else ():
         problem = name_problem(database.name, "database")
@@ -93,7 +87,7 @@ def _shadow_databases(spark: SparkSession, catalog: CatalogStore | None) -> None
 
 def start_streams(config: GatewayConfig, spark: SparkSession, catalog: CatalogStore) -> StreamManager:
     """The stream manager, with every stream that was running when the gateway last stopped resumed."""
-    from runtime.streaming.manager import StreamManager
+    from sluicegate.engine.streams.manager import StreamManager
 
     assert config.streams is not None
     manager = StreamManager(spark, catalog, config.streams, warehouse=config.warehouse)
@@ -106,7 +100,7 @@ def start_streams(config: GatewayConfig, spark: SparkSession, catalog: CatalogSt
 def start_view_scheduler(config: GatewayConfig, spark: SparkSession, catalog: CatalogStore,
                          policy: Policy) -> MaterializedViewScheduler:
     """The loop that refreshes scheduled and TRIGGER ON UPDATE materialized views, ticking as the supervisor does."""
-    from runtime.warehouse.mv_scheduler import MaterializedViewScheduler
+    from sluicegate.warehouse.materialized_views.scheduler import MaterializedViewScheduler
 
     assert config.streams is not None
     return MaterializedViewScheduler(spark, catalog, config.warehouse, policy, config.streams.tick_seconds,
@@ -330,7 +324,7 @@ class GatewayService:
         if self.views is not None:
             self.views.stop()
         if self._owns_streams:  # REFRESH ... ASYNC still running: within the grace (an unfinished one commits nothing)
-            from runtime.warehouse.mv_background import REFRESHES
+            from sluicegate.warehouse.materialized_views.background import REFRESHES
 
             REFRESHES.wait(max(0.0, deadline - time.monotonic()))
             self.streams.stop_all()

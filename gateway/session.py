@@ -9,20 +9,20 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from gateway.errors import InvalidRequestError, LimitExceededError, SessionNotFoundError
-from gateway.handles import SessionHandle
-from gateway.operation.state import TERMINAL
-from runtime.policy.sessions import new_user_session
-from runtime.policy.settings import is_client_hint
-from runtime.warehouse.databases import spark_has_database
-from runtime.warehouse.session_views import SessionViews
+from sluicegate.gateway.errors import InvalidRequestError, LimitExceededError, SessionNotFoundError
+from sluicegate.gateway.handles import SessionHandle
+from sluicegate.gateway.operation.state import TERMINAL
+from sluicegate.engine.sessions import new_user_session
+from sluicegate.policy.settings import is_client_hint
+from sluicegate.warehouse.databases import spark_has_database
+from sluicegate.warehouse.binding.session_views import SessionViews
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from gateway.operation.base import Operation
-    from gateway.operation.manager import OperationManager
-    from runtime.policy import Policy, Principal
+    from sluicegate.gateway.operation.base import Operation
+    from sluicegate.gateway.operation.manager import OperationManager
+    from sluicegate.policy import Policy, Principal
 
 log = logging.getLogger(__name__)
 

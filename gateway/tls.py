@@ -7,7 +7,7 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
-from gateway.errors import ConfigError
+from sluicegate.gateway.errors import ConfigError
 
 
 def server_context(cert: Path, key: Path) -> ssl.SSLContext:

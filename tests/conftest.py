@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from gateway.auth.providers import make_authenticator
-from gateway.config import GatewayConfig, load_config
-from gateway.server import GatewayServer
-from gateway.service import GatewayService, open_catalog
-from runtime.spark import create_spark_session, warm_up
+from sluicegate.gateway.auth.providers import make_authenticator
+from sluicegate.gateway.config import GatewayConfig, load_config
+from sluicegate.gateway.server import GatewayServer
+from sluicegate.gateway.service import GatewayService, open_catalog
+from sluicegate.engine.spark import create_spark_session, warm_up
 
 
 @dataclass
@@ -51,7 +51,7 @@ def spark(warehouse: Path) -> Iterator[Any]:
 def streams(spark: Any, warehouse: Path) -> Iterator[Any]:
     """One stream manager for every gateway of the test process: they share one warehouse, and two managers would
     each run its streams."""
-    from runtime.streaming.manager import StreamManager
+    from sluicegate.engine.streams.manager import StreamManager
 
     config = load_config(warehouse=warehouse, overrides={"streams": {"trigger_interval": 0.2,
                                                                            "static_check_interval": 1.0}})
@@ -152,7 +152,7 @@ def beeline() -> Callable[..., Any]:
             tool.chmod(tool.stat().st_mode | 0o111)
     env = dict(os.environ, SPARK_HOME=str(home))
     if "JAVA_HOME" not in env:
-        from runtime.java import find_java_home
+        from sluicegate.engine.java import find_java_home
 
         env["JAVA_HOME"] = str(find_java_home())
 

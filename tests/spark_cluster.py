@@ -49,7 +49,7 @@ def mount_namespaces_work(folder: Path) -> bool:
 def _spark_env(secret: str | None) -> dict[str, str]:
     import pyspark
 
-    from runtime.java import find_java_home
+    from sluicegate.engine.java import find_java_home
 
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     env.update(SPARK_HOME=str(Path(pyspark.__file__).parent), JAVA_HOME=str(find_java_home()),

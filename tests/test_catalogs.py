@@ -252,7 +252,7 @@ def test_spark_s_own_tables_by_three_part_names(connect: Any, schema: str) -> No
 
 
 def test_the_catalog_name_is_configured_and_checked() -> None:
-    from gateway.config import ConfigError, load_config
+    from sluicegate.gateway.config import ConfigError, load_config
 
     assert load_config().catalog_name == "main"
     assert load_config(overrides={"catalog": {"name": "Lake"}}).catalog_name == "lake"

@@ -25,8 +25,8 @@ import pytest
 import sqlalchemy as sa
 from pyhive_helpers import ALL_TYPES, poll_until
 
-from gateway.auth.tokens import create_token
-from gateway.thrift.convert import with_sqlstate
+from sluicegate.gateway.auth.tokens import create_token
+from sluicegate.gateway.thrift.convert import with_sqlstate
 
 sql = pytest.importorskip("databricks.sql")
 

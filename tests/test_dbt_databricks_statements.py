@@ -19,7 +19,7 @@ import pytest
 from pyhive_helpers import fresh_database, land_named
 from test_catalogs import LIST_RELATIONS
 
-from gateway.auth.tokens import create_token
+from sluicegate.gateway.auth.tokens import create_token
 
 sql = pytest.importorskip("databricks.sql")
 

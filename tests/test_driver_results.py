@@ -12,9 +12,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from runtime.driver_results import driver_batches
-from runtime.results import TEXT, WireTypes, result_columns, wire_dataframe
-from runtime.sql import stream_dataframe
+from sluicegate.engine.driver_results import driver_batches
+from sluicegate.engine.results import TEXT, WireTypes, result_columns, wire_dataframe
+from sluicegate.engine.sql import stream_dataframe
 
 LITERALS = ("SELECT 1 AS i, CAST(2 AS BIGINT) AS l, CAST(3 AS TINYINT) AS t, 1.5D AS d, CAST(0.1 AS FLOAT) AS f, "
             "'x' AS s, NULL AS n, true AS b, X'CAFE' AS bin, CAST(12.345 AS DECIMAL(10,3)) AS dec, "

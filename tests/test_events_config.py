@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from catalog.events import EventRetention
-from gateway.config import load_config
-from gateway.errors import ConfigError
-from gateway.service import open_catalog
+from sluicegate.catalog.events import EventRetention
+from sluicegate.gateway.config import load_config
+from sluicegate.gateway.errors import ConfigError
+from sluicegate.gateway.service import open_catalog
 
 
 def test_defaults_and_overrides_reach_the_catalog(tmp_path: Path):

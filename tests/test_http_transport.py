@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from thrift.transport.THttpClient import THttpClient
 
-from gateway.auth.providers import set_password
-from gateway.auth.tokens import create_token, revoke_tokens
+from sluicegate.gateway.auth.providers import set_password
+from sluicegate.gateway.auth.tokens import create_token, revoke_tokens
 
 PASSWORDS = {"alice": "s3cret", "bob": "hunter2"}
 

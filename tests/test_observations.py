@@ -1,7 +1,7 @@
-"""Observations in throwaway sessions (runtime/observations.py) on real Spark: the counts are exact, taken during the
+"""Observations in throwaway sessions (storage/observations.py) on real Spark: the counts are exact, taken during the
 action itself, the clone carries its session's settings and hardening, and leaving the block takes the clone's
 listener off Spark's listener bus, and nothing else: another session's Observations still complete. The cluster write
-check (runtime/delta/verify.py) counts through it, and still refuses files short of the rows Spark wrote."""
+check (storage/delta/verify.py) counts through it, and still refuses files short of the rows Spark wrote."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from runtime.delta.errors import DeltaFilesNotVisibleError
-from runtime.delta.verify import committed_rows, written_and_counted
-from runtime.delta.write import _write_local_files
-from runtime.observations import observable
-from runtime.policy.sessions import REFLECTION_FUNCTIONS, new_user_session
+from sluicegate.storage.delta.errors import DeltaFilesNotVisibleError
+from sluicegate.storage.delta.verify import committed_rows, written_and_counted
+from sluicegate.storage.delta.write import _write_local_files
+from sluicegate.storage.observations import observable
+from sluicegate.engine.sessions import REFLECTION_FUNCTIONS, new_user_session
 
 
 def _listeners(spark: Any) -> int:
@@ -47,7 +47,7 @@ def test_observed_writes_count_exactly_and_leave_no_listener(spark: Any, tmp_pat
     for attempt in range(3):
         with observable(_rows(session)) as rows:
             assert rows.sparkSession.conf.get("spark.sql.session.timeZone") == "Asia/Tokyo"
-            # a user's session is hardened (runtime/policy/sessions.py): so is its clone
+            # a user's session is hardened (engine/sessions.py): so is its clone
             assert not any(rows.sparkSession.catalog.functionExists(name) for name in REFLECTION_FUNCTIONS)
             assert rows.sparkSession._jsparkSession.sessionUUID() != session._jsparkSession.sessionUUID()
             observation = Observation(f"odd_{attempt}")

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from gateway.shell.client import Column
-from gateway.shell.errors import ServerError
-from gateway.shell.render import write_table
-from gateway.shell.report import format_error, parse_error
-from gateway.shell.splitter import Splitter, Statement, split
+from sluicegate.gateway.shell.client import Column
+from sluicegate.gateway.shell.errors import ServerError
+from sluicegate.gateway.shell.render import write_table
+from sluicegate.gateway.shell.report import format_error, parse_error
+from sluicegate.gateway.shell.splitter import Splitter, Statement, split
 
 SLUICEGATE = str(Path(sys.executable).parent / "sluicegate")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -317,7 +317,7 @@ def test_statements_piped_on_stdin(gateway: Any, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def password_gateway(start_gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from gateway.auth.providers import set_password
+    from sluicegate.gateway.auth.providers import set_password
 
     password_file = tmp_path_factory.mktemp("shell_auth") / "passwd"
     set_password(password_file, "alice", "s3cret")

@@ -248,6 +248,6 @@ EXPECTING = ("CREATE STREAMING TABLE t (\n  id INT,\n  CONSTRAINT positive EXPEC
     (EXPECTING + ";\nSELECT * FROM event_log(TABLE(t))", [EXPECTING, "SELECT * FROM event_log(TABLE(t))"]),
 ])
 def test_shell_splitter_keeps_issue_13_statements_whole(text: str, statements: list[str]) -> None:
-    from gateway.shell.splitter import split
+    from sluicegate.gateway.shell.splitter import split
 
     assert [statement.text for statement in split(text)] == statements

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialect.commands import CreateFlow
-from dialect.dialect import StreamingSpark
-from dialect.errors import DialectError
-from dialect.references import parse
-from dialect.statements import _column_specs, _table_name
-from dialect.streaming.expectations import expectation_specs
-from dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
-from dialect.streaming.errors import UnsupportedOutputMode
-from dialect.streaming.kafka import kafka_description
-from dialect.streaming.keys import distinct_keys, group_keys
-from dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
-from dialect.streaming.plan import SourceSpec, StreamingPlan
-from dialect.streaming.rules import RULES, trigger_seconds
-from dialect.streaming.sources import find_sources, rewrite
+from sluicegate.dialect.commands import CreateFlow
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.references import parse
+from sluicegate.dialect.statements import _column_specs, _table_name
+from sluicegate.dialect.streaming.expectations import expectation_specs
+from sluicegate.dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
+from sluicegate.dialect.streaming.errors import UnsupportedOutputMode
+from sluicegate.dialect.streaming.kafka import kafka_description
+from sluicegate.dialect.streaming.keys import distinct_keys, group_keys
+from sluicegate.dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
+from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan
+from sluicegate.dialect.streaming.rules import RULES, trigger_seconds
+from sluicegate.dialect.streaming.sources import find_sources, rewrite
 
 
 def _properties(create: exp.Create) -> tuple[str | None, dict[str, str], dict[str, exp.Expression]]:

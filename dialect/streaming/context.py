@@ -10,10 +10,10 @@ from typing import Callable, Iterator
 from sqlglot import exp
 from sqlglot.tokens import Token
 
-from dialect.streaming.errors import StreamingQueryError
-from dialect.streaming.grammar import Watermark
-from dialect.streaming.positions import position
-from dialect.streaming.sources import FoundSource, cte_names
+from sluicegate.dialect.streaming.errors import StreamingQueryError
+from sluicegate.dialect.streaming.grammar import Watermark
+from sluicegate.dialect.streaming.positions import position
+from sluicegate.dialect.streaming.sources import FoundSource, cte_names
 
 # Tells the analysis how a catalog table changes: "append" (rows only added), or "complete" / "update" /
 # "overwritten" (rows rewritten in place); None when the table is unknown. Supplied by the runtime.

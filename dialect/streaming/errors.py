@@ -3,7 +3,7 @@ and SQLSTATE (Spark's or Databricks' own where one exists), the offending node's
 
 from __future__ import annotations
 
-from dialect.errors import DialectError
+from sluicegate.dialect.errors import DialectError
 
 
 class StreamingQueryError(DialectError):

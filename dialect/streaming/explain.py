@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dialect.streaming.kafka import kafka_description, redacted
-from dialect.streaming.plan import StreamingPlan
+from sluicegate.dialect.streaming.kafka import kafka_description, redacted
+from sluicegate.dialect.streaming.plan import StreamingPlan
 
 
 def explain(plan: StreamingPlan) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialect.streaming.context import function_name, is_time_window
+from sluicegate.dialect.streaming.context import function_name, is_time_window
 
 WINDOW_BOUNDS = ("start", "end")
 

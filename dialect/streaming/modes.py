@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dialect.streaming.context import Context, function_name, is_time_window, left_of
-from dialect.streaming.errors import InvalidOutputMode, UnsupportedOutputMode
+from sluicegate.dialect.streaming.context import Context, function_name, is_time_window, left_of
+from sluicegate.dialect.streaming.errors import InvalidOutputMode, UnsupportedOutputMode
 
 MODES = ("append", "update", "complete")
 

@@ -8,26 +8,25 @@ from typing import Callable
 
 from sqlglot import exp
 
-from dialect.streaming.context import (
+from sluicegate.dialect.streaming.context import (
     Context, TRIGGER_KEY, aggregates, function_name, is_aggregating, left_of,
 )
-from dialect.streaming.errors import (
-    ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported,
-    DuplicateExpectationName, ExpectationNotDeterministic, ExpectationWithAggregate, ExpectationWithSubquery,
-    GroupKeyNotInOutput, InvalidKafkaOption, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat,
-    NonDeterministicFunction, NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark,
-    PartitioningNotSupported, QuarantineNameTooLong, RewrittenSource,
-    SortNotSupported, UnknownSourceFormat, UnknownSourceFunction, UnsupportedOutputMode, UnsupportedSetOperation,
-    UnsupportedStreamingJoin, WatermarkNotOnColumn,
+from sluicegate.dialect.streaming.errors import (
+    ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported, DuplicateExpectationName,
+    ExpectationNotDeterministic, ExpectationWithAggregate, ExpectationWithSubquery, GroupKeyNotInOutput,
+    InvalidKafkaOption, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
+    NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, PartitioningNotSupported,
+    QuarantineNameTooLong, RewrittenSource, SortNotSupported, UnknownSourceFormat, UnknownSourceFunction,
+    UnsupportedOutputMode, UnsupportedSetOperation, UnsupportedStreamingJoin, WatermarkNotOnColumn,
 )
-from dialect.streaming.expectations import (
+from sluicegate.dialect.streaming.expectations import (
     MAX_NAME_LENGTH, QUARANTINE_SUFFIX, expectation_specs, found_expectations, needs_quarantine, quarantine_name,
 )
-from dialect.streaming.kafka import KafkaOptionError, parse_options
-from dialect.streaming.keys import group_keys
-from dialect.streaming.modes import check_output_mode, chosen_mode, stream_stream_join
-from dialect.streaming.plan import skips_change_commits
-from dialect.streaming.sources import FILE_FORMATS, SOURCE_FUNCTIONS, literal_text
+from sluicegate.dialect.streaming.kafka import KafkaOptionError, parse_options
+from sluicegate.dialect.streaming.keys import group_keys
+from sluicegate.dialect.streaming.modes import check_output_mode, chosen_mode, stream_stream_join
+from sluicegate.dialect.streaming.plan import skips_change_commits
+from sluicegate.dialect.streaming.sources import FILE_FORMATS, SOURCE_FUNCTIONS, literal_text
 
 Rule = Callable[[Context], None]
 

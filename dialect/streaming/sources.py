@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dialect.streaming.grammar import Watermark
-from dialect.streaming.kafka import canonical_name
-from dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
-from dialect.streaming.positions import start_of
+from sluicegate.dialect.streaming.grammar import Watermark
+from sluicegate.dialect.streaming.kafka import canonical_name
+from sluicegate.dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
+from sluicegate.dialect.streaming.positions import start_of
 
 SOURCE_FUNCTIONS = ("read_files", "rate", "read_kafka")
 FILE_FORMATS = ("json", "csv", "parquet")

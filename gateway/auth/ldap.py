@@ -16,8 +16,8 @@ from ldap3 import NONE, Connection, Server, Tls
 from ldap3.core.exceptions import LDAPException
 from ldap3.utils.dn import escape_rdn
 
-from gateway.config import LdapSettings
-from gateway.errors import AuthenticationError
+from sluicegate.gateway.config import LdapSettings
+from sluicegate.gateway.errors import AuthenticationError
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from gateway.errors import AuthenticationError, ConfigError
+from sluicegate.gateway.errors import AuthenticationError, ConfigError
 
 if TYPE_CHECKING:
-    from gateway.config import LdapSettings
+    from sluicegate.gateway.config import LdapSettings
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ def make_authenticator(mode: str, password_file: Path, ldap: LdapSettings | None
     if mode == "password":
         return PasswordFileAuthentication(password_file)
     if mode == "ldap":
-        from gateway.auth.ldap import LdapAuthentication
+        from sluicegate.gateway.auth.ldap import LdapAuthentication
 
         if ldap is None:
             raise ConfigError("auth.mode is 'ldap' but auth.ldap_url and auth.ldap_user_dn are not set")

@@ -17,8 +17,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gateway.config import ThrottleSettings
-from gateway.errors import AuthenticationError
+from sluicegate.gateway.config import ThrottleSettings
+from sluicegate.gateway.errors import AuthenticationError
 
 log = logging.getLogger(__name__)
 

@@ -19,14 +19,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.auth.providers import (
-    _DUMMY_HASH,
-    WatchedSecretFile,
-    check_file_mode,
-    hash_password,
-    verify_password,
+from sluicegate.gateway.auth.providers import (
+    _DUMMY_HASH, WatchedSecretFile, check_file_mode, hash_password, verify_password,
 )
-from gateway.errors import AuthenticationError, ConfigError
+from sluicegate.gateway.errors import AuthenticationError, ConfigError
 
 log = logging.getLogger(__name__)
 

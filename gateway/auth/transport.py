@@ -20,7 +20,7 @@ from io import BytesIO
 
 from thrift.transport.TTransport import CReadableTransport, TTransportBase, TTransportException
 
-from gateway.errors import GatewayError
+from sluicegate.gateway.errors import GatewayError
 
 START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5
 DEFAULT_MAX_FRAME = 16 * 1024 * 1024

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ssl
 
-from gateway.auth.tokens import TokenAuthentication
-from gateway.config import ServerSettings
-from gateway.errors import ConfigError
-from gateway.http.credentials import HttpAuthenticator
-from gateway.http.server import ThriftHttpServer
-from gateway.service import GatewayService
+from sluicegate.gateway.auth.tokens import TokenAuthentication
+from sluicegate.gateway.config import ServerSettings
+from sluicegate.gateway.errors import ConfigError
+from sluicegate.gateway.http.credentials import HttpAuthenticator
+from sluicegate.gateway.http.server import ThriftHttpServer
+from sluicegate.gateway.service import GatewayService
 
 
 def http_server(service: GatewayService, host: str, settings: ServerSettings, tls: ssl.SSLContext | None,

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.auth.providers import file_stamp
-from gateway.auth.throttle import LoginThrottle
-from gateway.auth.tokens import TokenAuthentication, looks_like_token, token_id_of
-from gateway.errors import AuthenticationError
+from sluicegate.gateway.auth.providers import file_stamp
+from sluicegate.gateway.auth.throttle import LoginThrottle
+from sluicegate.gateway.auth.tokens import TokenAuthentication, looks_like_token, token_id_of
+from sluicegate.gateway.errors import AuthenticationError
 
 TOKEN_USER = "token"           # Basic `token:<secret>`: the Databricks convention for "the password is a token"
 REMEMBER_SECONDS = 60.0        # a checked header is trusted this long, unless a credentials file changes first

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.errors import AuthenticationError, GatewayError
-from gateway.service import GatewayService
-from gateway.thrift import convert
-from gateway.thrift import handler as thrift_handler
+from sluicegate.gateway.errors import AuthenticationError, GatewayError
+from sluicegate.gateway.service import GatewayService
+from sluicegate.gateway.thrift import convert
+from sluicegate.gateway.thrift import handler as thrift_handler
 
 
 def processor_class() -> type:
     """The Processor the binary port serves (gateway/thrift/generated.py: the connector's types, with Hive's GetLog),
     so that the HTTP transport decodes exactly what the binary port decodes."""
-    from gateway.thrift.generated import Processor
+    from sluicegate.gateway.thrift.generated import Processor
 
     return Processor
 

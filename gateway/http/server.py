@@ -30,13 +30,13 @@ from typing import Any
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
-from gateway.config import ServerSettings
-from gateway.errors import AuthenticationError
-from gateway.http.credentials import HttpAuthenticator
-from gateway.http.ownership import OwnerCheckedHandler, processor_class
-from gateway.service import GatewayService
-from gateway.thrift import enable_fast_codec
-from gateway.thrift.handler import TCLIServiceHandler
+from sluicegate.gateway.config import ServerSettings
+from sluicegate.gateway.errors import AuthenticationError
+from sluicegate.gateway.http.credentials import HttpAuthenticator
+from sluicegate.gateway.http.ownership import OwnerCheckedHandler, processor_class
+from sluicegate.gateway.service import GatewayService
+from sluicegate.gateway.thrift import enable_fast_codec
+from sluicegate.gateway.thrift.handler import TCLIServiceHandler
 
 log = logging.getLogger(__name__)
 

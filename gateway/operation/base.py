@@ -18,21 +18,17 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from gateway.errors import (
-    FeatureNotSupportedError,
-    InternalError,
-    InvalidOperationStateError,
-    OperationCanceledError,
-    QueryTimeoutError,
+from sluicegate.gateway.errors import (
+    FeatureNotSupportedError, InternalError, InvalidOperationStateError, OperationCanceledError, QueryTimeoutError,
 )
-from gateway.handles import OperationHandle
-from gateway.operation.state import TERMINAL, OperationState, check_transition
-from dialect.errors import SqlError
-from runtime.results import TEXT, ResultColumn, WireTypes
-from runtime.sql import BatchSource, StatementResult
+from sluicegate.gateway.handles import OperationHandle
+from sluicegate.gateway.operation.state import TERMINAL, OperationState, check_transition
+from sluicegate.dialect.errors import SqlError
+from sluicegate.engine.results import TEXT, ResultColumn, WireTypes
+from sluicegate.engine.sql import BatchSource, StatementResult
 
 if TYPE_CHECKING:
-    from gateway.session import Session
+    from sluicegate.gateway.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -6,21 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialect.statements import classify
-from gateway.operation.base import COLUMNS, Operation, OperationType, ResultFormat
-from gateway.operation.state import TERMINAL
-from runtime.policy.sessions import set_current_user
-from runtime.policy.settings import is_client_hint
-from runtime.sql import StatementResult, cancel_job_group
-from runtime.variables import require_bound, substitute
-from runtime.warehouse.executor import execute
-from runtime.warehouse.context import StatementContext
+from sluicegate.dialect.statements import classify
+from sluicegate.gateway.operation.base import COLUMNS, Operation, OperationType, ResultFormat
+from sluicegate.gateway.operation.state import TERMINAL
+from sluicegate.engine.sessions import set_current_user
+from sluicegate.policy.settings import is_client_hint
+from sluicegate.engine.sql import StatementResult, cancel_job_group
+from sluicegate.gateway.variables import require_bound, substitute
+from sluicegate.warehouse.executor import execute
+from sluicegate.warehouse.context import StatementContext
 
 if TYPE_CHECKING:
-    from catalog.store import CatalogStore
-    from runtime.policy import Policy
-    from runtime.streaming.manager import StreamManager
-    from gateway.session import Session
+    from sluicegate.catalog.store import CatalogStore
+    from sluicegate.policy import Policy
+    from sluicegate.engine.streams.manager import StreamManager
+    from sluicegate.gateway.session import Session
 
 
 class ExecuteStatement(Operation):

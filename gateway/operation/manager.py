@@ -7,10 +7,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from gateway.errors import OperationNotFoundError
-from gateway.handles import OperationHandle
-from gateway.operation.base import Operation
-from gateway.operation.state import TERMINAL
+from sluicegate.gateway.errors import OperationNotFoundError
+from sluicegate.gateway.handles import OperationHandle
+from sluicegate.gateway.operation.base import Operation
+from sluicegate.gateway.operation.state import TERMINAL
 
 log = logging.getLogger(__name__)
 

@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dialect import catalogs
-from gateway import types as hive_types
-from gateway.operation.base import Operation, OperationType
-from runtime import catalog_view
-from runtime.results import ResultColumn, wire_arrow_type
-from runtime.sql import ListBatchSource, StatementResult
+from sluicegate.dialect import catalogs
+from sluicegate.gateway import types as hive_types
+from sluicegate.gateway.operation.base import Operation, OperationType
+from sluicegate.warehouse.listings import catalog_view
+from sluicegate.engine.results import ResultColumn, wire_arrow_type
+from sluicegate.engine.sql import ListBatchSource, StatementResult
 
 if TYPE_CHECKING:
-    from runtime.policy import Policy
-    from catalog.store import CatalogStore
-    from gateway.session import Session
+    from sluicegate.policy import Policy
+    from sluicegate.catalog.store import CatalogStore
+    from sluicegate.gateway.session import Session
 
 TABLE_TYPES = ("TABLE", "VIEW")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from gateway.errors import InvalidOperationStateError
+from sluicegate.gateway.errors import InvalidOperationStateError
 
 
 class OperationState(Enum):

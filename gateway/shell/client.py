@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.thrift import enable_fast_codec
+from sluicegate.gateway.thrift import enable_fast_codec
 
 enable_fast_codec()
 
@@ -31,7 +31,7 @@ from thrift.transport.TSocket import TSocket  # noqa: E402
 from thrift.transport.TSSLSocket import TSSLSocket  # noqa: E402
 from thrift.transport.TTransport import TTransportException  # noqa: E402
 
-from gateway.shell.errors import AuthenticationRefused, ConnectError, ServerError, StatementCanceled  # noqa: E402
+from sluicegate.gateway.shell.errors import AuthenticationRefused, ConnectError, ServerError, StatementCanceled  # noqa: E402
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gateway.shell.client import Column, Result
-from gateway.shell.errors import CommandError
-from gateway.shell.render import write_table
-from gateway.shell.runner import Shell
+from sluicegate.gateway.shell.client import Column, Result
+from sluicegate.gateway.shell.errors import CommandError
+from sluicegate.gateway.shell.render import write_table
+from sluicegate.gateway.shell.runner import Shell
 
 HELP = """\
   \\q              quit (also Ctrl-D)

@@ -3,7 +3,7 @@ a failure reads the same whether the server or the shell found it."""
 
 from __future__ import annotations
 
-from gateway.errors import GatewayError
+from sluicegate.gateway.errors import GatewayError
 
 
 class ShellError(GatewayError):

@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from gateway.shell.client import HiveClient
-from gateway.shell.errors import AuthenticationRefused, ConnectError, ShellError
-from gateway.shell.report import format_error
-from gateway.shell.runner import Shell, reconnect_if_lost
-from gateway.shell.splitter import Splitter, Statement, split
+from sluicegate.gateway.shell.client import HiveClient
+from sluicegate.gateway.shell.errors import AuthenticationRefused, ConnectError, ShellError
+from sluicegate.gateway.shell.report import format_error
+from sluicegate.gateway.shell.runner import Shell, reconnect_if_lost
+from sluicegate.gateway.shell.splitter import Splitter, Statement, split
 
 HISTORY_FILE = ".sluicegate_history"
 

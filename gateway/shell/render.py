@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from wcwidth import wcswidth
 
-from gateway.shell.client import Column
+from sluicegate.gateway.shell.client import Column
 
 _ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 

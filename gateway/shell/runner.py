@@ -6,11 +6,11 @@ import re
 import time
 from typing import TextIO
 
-from gateway.shell.client import HiveClient, Result
-from gateway.shell.errors import ConnectError, ShellError, StatementCanceled
-from gateway.shell.render import write_table
-from gateway.shell.report import format_error
-from gateway.shell.splitter import Statement
+from sluicegate.gateway.shell.client import HiveClient, Result
+from sluicegate.gateway.shell.errors import ConnectError, ShellError, StatementCanceled
+from sluicegate.gateway.shell.render import write_table
+from sluicegate.gateway.shell.report import format_error
+from sluicegate.gateway.shell.splitter import Statement
 
 _USE = re.compile(r"^\s*USE\b", re.IGNORECASE)
 
@@ -32,7 +32,7 @@ class Shell:
 
     def run(self, statement: Statement) -> bool:
         """Run one statement or command; False when it failed (the error is printed)."""
-        from gateway.shell.commands import run_command
+        from sluicegate.gateway.shell.commands import run_command
 
         started = time.perf_counter()
         try:

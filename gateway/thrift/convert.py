@@ -15,17 +15,19 @@ from lz4 import frame as lz4_frame
 import numpy as np
 import pyarrow as pa
 
-from gateway import types as hive_types
-from dialect.errors import SqlError
-from gateway.errors import InvalidRequestError
-from gateway.handles import OperationHandle, SessionHandle
-from gateway.operation.base import ArrowBlock, FetchOrientation, Operation, OperationType, ResultFormat, RowBlock
-from gateway.operation.state import OperationState
-from gateway.service import InfoType
-from gateway.thrift import protocol as versions
-from gateway.thrift.generated import ttypes as T
-from runtime.errors import short_message
-from runtime.results import ResultColumn, WireTypes, conform
+from sluicegate.gateway import types as hive_types
+from sluicegate.dialect.errors import SqlError
+from sluicegate.gateway.errors import InvalidRequestError
+from sluicegate.gateway.handles import OperationHandle, SessionHandle
+from sluicegate.gateway.operation.base import (
+    ArrowBlock, FetchOrientation, Operation, OperationType, ResultFormat, RowBlock,
+)
+from sluicegate.gateway.operation.state import OperationState
+from sluicegate.gateway.service import InfoType
+from sluicegate.gateway.thrift import protocol as versions
+from sluicegate.gateway.thrift.generated import ttypes as T
+from sluicegate.storage.spark_errors import short_message
+from sluicegate.engine.results import ResultColumn, WireTypes, conform
 
 log = logging.getLogger(__name__)
 

@@ -20,16 +20,16 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from dialect import catalogs
-from gateway.errors import FeatureNotSupportedError, OperationCanceledError
-from gateway.handles import OperationHandle, SessionHandle
-from gateway.operation.base import FetchOrientation, Operation
-from gateway.operation.state import OperationState
-from gateway.service import GatewayService
-from gateway.thrift import convert
-from gateway.thrift import generated
-from gateway.thrift import protocol as versions
-from gateway.thrift.generated import ttypes as T
+from sluicegate.dialect import catalogs
+from sluicegate.gateway.errors import FeatureNotSupportedError, OperationCanceledError
+from sluicegate.gateway.handles import OperationHandle, SessionHandle
+from sluicegate.gateway.operation.base import FetchOrientation, Operation
+from sluicegate.gateway.operation.state import OperationState
+from sluicegate.gateway.service import GatewayService
+from sluicegate.gateway.thrift import convert
+from sluicegate.gateway.thrift import generated
+from sluicegate.gateway.thrift import protocol as versions
+from sluicegate.gateway.thrift.generated import ttypes as T
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@ clients ask for, and what each promises."""
 
 from __future__ import annotations
 
-from gateway.errors import InvalidRequestError
-from gateway.thrift.generated import ttypes as T
+from sluicegate.gateway.errors import InvalidRequestError
+from sluicegate.gateway.thrift.generated import ttypes as T
 
 HIVE_V6 = T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V6
 HIVE_HIGHEST = T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from catalog.events import EventRetention, error_object, shape_of_kind
-from catalog.models import StreamEventRow
-from catalog.store import CatalogStore, StreamEntry, TableEntry
+from sluicegate.catalog.events import EventRetention, error_object, shape_of_kind
+from sluicegate.catalog.models import StreamEventRow
+from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
 
 
 def _streaming_table(store: CatalogStore, name: str = "clicks") -> None:

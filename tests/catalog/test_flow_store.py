@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from catalog.errors import FlowAlreadyExistsError, FlowNotFoundError
-from catalog.migrations import LATEST, migrate
-from catalog.store import CatalogStore, StreamEntry, TableEntry
+from sluicegate.catalog.errors import FlowAlreadyExistsError, FlowNotFoundError
+from sluicegate.catalog.migrations import LATEST, migrate
+from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
 
 
 def _flow(table: str, flow: str | None) -> StreamEntry:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.errors import InvalidNameError, PathOutsideWarehouseError
-from catalog.names import check_name, owned_table_folder, quote_identifier, quote_string, table_folder
-from catalog.store import CatalogStore, TableEntry
+from sluicegate.catalog.errors import InvalidNameError, PathOutsideWarehouseError
+from sluicegate.catalog.names import check_name, owned_table_folder, quote_identifier, quote_string, table_folder
+from sluicegate.catalog.store import CatalogStore, TableEntry
 
 REFUSED = [
     ("", "it is empty"),

@@ -8,17 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from catalog.errors import (
-    CatalogVersionError,
-    SchemaAlreadyExistsError,
-    SchemaNotEmptyError,
-    SchemaNotFoundError,
-    TableAlreadyExistsError,
+from sluicegate.catalog.errors import (
+    CatalogVersionError, SchemaAlreadyExistsError, SchemaNotEmptyError, SchemaNotFoundError, TableAlreadyExistsError,
     TableNotFoundError,
 )
-from catalog.migrations import MIGRATIONS
-from catalog.models import SchemaVersion
-from catalog.store import CatalogStore, StreamEntry, TableEntry
+from sluicegate.catalog.migrations import MIGRATIONS
+from sluicegate.catalog.models import SchemaVersion
+from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
 
 
 @pytest.fixture()
@@ -134,7 +130,7 @@ def test_a_first_release_catalog_gets_owners_and_grants(tmp_path):
     lets everybody create in `default`, as before."""
     import sqlite3
 
-    from catalog.grants import GrantStore
+    from sluicegate.catalog.grants import GrantStore
 
     path = tmp_path / "catalog.db"
     with sqlite3.connect(path) as db:

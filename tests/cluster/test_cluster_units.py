@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import load_config
-from gateway.errors import ConfigError
-from runtime.cluster.code_archive import build_code_archive
-from runtime.cluster.masters import is_local, is_loopback_cluster, standalone_hosts
-from runtime.delta.errors import DeltaFilesNotVisibleError
-from runtime.delta.verify import require_all_rows_visible
-from runtime.delta.write import WrittenFile
-from runtime.spark import python_for_workers, spark_conf, with_code_archive
+from sluicegate.gateway.config import load_config
+from sluicegate.gateway.errors import ConfigError
+from sluicegate.engine.cluster.code_archive import build_code_archive
+from sluicegate.storage.masters import is_local, is_loopback_cluster, standalone_hosts
+from sluicegate.storage.delta.errors import DeltaFilesNotVisibleError
+from sluicegate.storage.delta.verify import require_all_rows_visible
+from sluicegate.storage.delta.write import WrittenFile
+from sluicegate.engine.spark import python_for_workers, spark_conf, with_code_archive
 
 SECURE = {"spark.authenticate": "true", "spark.authenticate.secret": "s3cret"}
 
@@ -75,8 +75,9 @@ def test_the_code_archive_is_named_by_its_contents(tmp_path: Path) -> None:
     first = build_code_archive(tmp_path / "code")
     assert build_code_archive(tmp_path / "code") == first  # unchanged code: the same archive, not rebuilt
     names = zipfile.ZipFile(first).namelist()
-    assert "runtime/streaming/delta_source.py" in names and "catalog/names.py" in names
-    assert "dialect/errors.py" in names and not any(n.startswith("gateway/") or "__pycache__" in n for n in names)
+    assert "sluicegate/engine/streams/delta_source.py" in names and "sluicegate/catalog/names.py" in names
+    assert "sluicegate/__init__.py" in names and "sluicegate/dialect/errors.py" in names
+    assert not any(n.startswith("sluicegate/gateway/") or "__pycache__" in n for n in names)
     other = build_code_archive(tmp_path / "code", ("dialect",))
     assert other != first and not first.exists()  # other contents, another name; the old archive removed
     conf = with_code_archive({"spark.submit.pyFiles": "/opt/udfs.zip"}, other)

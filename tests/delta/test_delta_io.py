@@ -8,9 +8,9 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from runtime.delta.errors import DeltaVersionNotFoundError
-from runtime.delta.read import load_snapshot, snapshot_dataframe
-from runtime.delta.write import AppTransaction, committed_version, write_dataframe
+from sluicegate.storage.delta.errors import DeltaVersionNotFoundError
+from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
+from sluicegate.storage.delta.write import AppTransaction, committed_version, write_dataframe
 
 
 def _rows(df):

@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from dialect.cron import InvalidCronError, InvalidTimeZoneError, next_fire, parse_cron, time_zone
+from sluicegate.dialect.cron import InvalidCronError, InvalidTimeZoneError, next_fire, parse_cron, time_zone
 
 UTC = dt.timezone.utc
 

@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from dialect.dialect import StreamingSpark
-from dialect.errors import DialectError, StatementSyntaxError
-from dialect.references import parse
-from dialect.statements import CreateStreamingTable, classify
-from dialect.streaming import errors
-from dialect.streaming.analyze import analyze
-from dialect.streaming.expectations import needs_quarantine, quarantine_name
-from dialect.streaming.plan import ExpectationSpec, StreamingPlan
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.errors import DialectError, StatementSyntaxError
+from sluicegate.dialect.references import parse
+from sluicegate.dialect.statements import CreateStreamingTable, classify
+from sluicegate.dialect.streaming import errors
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
+from sluicegate.dialect.streaming.plan import ExpectationSpec, StreamingPlan
 
 SOURCE = "FROM STREAM read_files('/in', format => 'json', schema => 'id INT, name STRING, ts TIMESTAMP')"
 
@@ -135,7 +135,7 @@ def test_an_expectation_on_a_plain_table_is_refused_not_ignored() -> None:
 
 
 def test_explain_lists_the_expectations_and_what_a_failing_row_does() -> None:
-    from dialect.streaming.explain import explain
+    from sluicegate.dialect.streaming.explain import explain
 
     text = explain(analyze(create("CONSTRAINT c EXPECT (id > 0) ON VIOLATION DROP ROW, CONSTRAINT d EXPECT (id < 9)")))
     assert "  c: EXPECT (id > 0) -> keep out of the table" in text

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from dialect import statements as st
-from dialect.errors import DialectError
-from dialect.references import parse
-from dialect.statements import ColumnSpec, TableName, classify
+from sluicegate.dialect import statements as st
+from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.references import parse
+from sluicegate.dialect.statements import ColumnSpec, TableName, classify
 
 FILES = "read_files('/in', format => 'json', schema => 'id INT, ts TIMESTAMP, k STRING')"
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from dialect.dialect import StreamingSpark
-from dialect.incremental_views import EXTREME_REMOVED, ROWS, SIGN, analyse, change_query, key_column, merge_query
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.incremental_views import (
+    EXTREME_REMOVED, ROWS, SIGN, analyse, change_query, key_column, merge_query,
+)
 
 GOLD = ("SELECT c.region, count(*) AS orders, sum(s.units) AS units, avg(s.amount) AS mean_amount, "
         "max(s.id) AS last_id FROM sales s JOIN customers c ON s.customer = c.customer GROUP BY c.region")

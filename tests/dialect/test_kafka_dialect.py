@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from dialect.errors import SqlError
-from dialect.streaming.analyze import analyze
-from dialect.streaming.explain import explain
-from dialect.streaming.kafka import KafkaOptionError, parse_options, redact_sql, server_hosts
+from sluicegate.dialect.errors import SqlError
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.explain import explain
+from sluicegate.dialect.streaming.kafka import KafkaOptionError, parse_options, redact_sql, server_hosts
 
 HEAD = "CREATE STREAMING TABLE t AS SELECT CAST(value AS STRING) AS v FROM STREAM "
 GOOD = "read_kafka(bootstrapServers => '127.0.0.1:9092', subscribe => 'orders')"

@@ -6,16 +6,11 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from dialect.dialect import StreamingSpark
-from dialect.errors import SqlError, StatementSyntaxError
-from dialect.schedule import Schedule
-from dialect.statements import (
-    CreateMaterializedView,
-    DropMaterializedView,
-    Query,
-    ShowMaterializedViews,
-    TableName,
-    classify,
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.errors import SqlError, StatementSyntaxError
+from sluicegate.dialect.schedule import Schedule
+from sluicegate.dialect.statements import (
+    CreateMaterializedView, DropMaterializedView, Query, ShowMaterializedViews, TableName, classify,
 )
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from dialect.streaming.analyze import analyze
-from dialect.streaming.plan import StreamingPlan
-from dialect.streaming.sources import rescued_data_column
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.plan import StreamingPlan
+from sluicegate.dialect.streaming.sources import rescued_data_column
 
 
 def _source(options: str, file_format: str = "json") -> str:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import sqlglot
 import pytest
 
-from dialect.commands import AlterSchedule as AlterScheduleNode
-from dialect.commands import RefreshSchedule as RefreshScheduleNode
-from dialect.dialect import StreamingSpark
-from dialect.errors import DialectError, StatementSyntaxError
-from dialect.schedule import Schedule
-from dialect.statements import AlterSchedule, CreateStreamingTable, ExplainStreamingTable, TableName, classify
+from sluicegate.dialect.commands import AlterSchedule as AlterScheduleNode
+from sluicegate.dialect.commands import RefreshSchedule as RefreshScheduleNode
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.errors import DialectError, StatementSyntaxError
+from sluicegate.dialect.schedule import Schedule
+from sluicegate.dialect.statements import (
+    AlterSchedule, CreateStreamingTable, ExplainStreamingTable, TableName, classify,
+)
 
 QUERY = "AS SELECT * FROM STREAM(src)"
 

@@ -6,8 +6,8 @@ import pytest
 
 from pathlib import Path
 
-from dialect.errors import DialectError, StatementSyntaxError
-from dialect.statements import (
+from sluicegate.dialect.errors import DialectError, StatementSyntaxError
+from sluicegate.dialect.statements import (
     AddColumns, ColumnSpec, CreateDatabase, CreateTable, CreateTemporaryView, CreateView, Delete, DescribeHistory,
     DescribeStreamingTable, DescribeTable, DropDatabase, DropStreamingTable, DropTable, Grant, Insert, Merge,
     Passthrough, Query, RenameTable, Revoke, SecurableObject, SelectQuery, ShowCreateTable, ShowDatabases, ShowGrants,
@@ -193,6 +193,6 @@ def test_unknown_privileges_are_named_with_the_supported_ones():
 
 def test_the_classifier_and_the_executor_match_no_regexes():
     for path in ("dialect/statements.py", "dialect/dialect.py", "dialect/commands.py",
-                 "runtime/warehouse/executor.py"):
+                 "warehouse/executor.py"):
         text = (ROOT / path).read_text()
         assert "re.compile" not in text and "import re\n" not in text, path

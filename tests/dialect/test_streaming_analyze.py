@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from dialect.dialect import StreamingSpark
-from dialect.streaming.analyze import analyze
-from dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
 
 CLICKS_PER_COUNTRY = """CREATE OR REFRESH STREAMING TABLE analytics.clicks_per_country
 COMMENT 'clicks per country' TBLPROPERTIES ('pipelines.trigger.interval' = '1 second')

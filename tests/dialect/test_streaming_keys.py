@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from dialect.streaming import errors
-from dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming import errors
+from sluicegate.dialect.streaming.analyze import analyze
 
 HEAD = "CREATE STREAMING TABLE t AS "
 SOURCE = "FROM STREAM read_files('/in', format => 'json', schema => 'k INT, ts TIMESTAMP, d DOUBLE') AS e "

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from dialect.statements import (
+from sluicegate.dialect.statements import (
     CreateStreamingTable, DescribeStreamingTable, DropStreamingTable, ExplainStreamingTable, ShowStreamingTables,
     TableName, classify,
 )
-from dialect.streaming import errors
-from dialect.streaming.analyze import analyze
-from dialect.streaming.explain import explain
-from dialect.streaming.plan import StreamingPlan
+from sluicegate.dialect.streaming import errors
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.explain import explain
+from sluicegate.dialect.streaming.plan import StreamingPlan
 
 YAHOO = """CREATE OR REFRESH STREAMING TABLE ads.campaign_views (campaign_id STRING NOT NULL, time_window
 STRUCT<start: TIMESTAMP, end: TIMESTAMP>, views BIGINT COMMENT 'view events')

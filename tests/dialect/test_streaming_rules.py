@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from dialect.errors import DialectError
-from dialect.streaming import errors
-from dialect.streaming.analyze import analyze
-from dialect.streaming.context import TableKindLookup
-from dialect.streaming.rules import RULES
+from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.streaming import errors
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.context import TableKindLookup
+from sluicegate.dialect.streaming.rules import RULES
 
 
 def at(sql: str, needle: str, occurrence: int = 1) -> tuple[int, int]:

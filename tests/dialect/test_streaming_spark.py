@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.analyze import analyze
 
 T0 = dt.datetime(2026, 1, 1, 0, 0, 0)
 YAHOO = """CREATE STREAMING TABLE campaign_views AS

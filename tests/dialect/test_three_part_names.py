@@ -7,12 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from dialect import catalogs
-from dialect import statements as st
-from dialect.catalogs import NoSuchCatalogError
-from dialect.errors import DialectError
-from dialect.references import current_catalog_calls, parse, splice, table_references
-from dialect.statements import TableName, classify
+from sluicegate.dialect import catalogs
+from sluicegate.dialect import statements as st
+from sluicegate.dialect.catalogs import NoSuchCatalogError
+from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.references import current_catalog_calls, parse, splice, table_references
+from sluicegate.dialect.statements import TableName, classify
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from gateway.auth.providers import PasswordFileAuthentication, set_password
-from gateway.auth.throttle import LoginThrottle
-from gateway.auth.tokens import TokenAuthentication, create_token, list_tokens, revoke_tokens, token_id_of
-from gateway.config import ThrottleSettings
-from gateway.errors import AuthenticationError, ConfigError
-from gateway.http.credentials import HttpAuthenticator, parse_authorization
+from sluicegate.gateway.auth.providers import PasswordFileAuthentication, set_password
+from sluicegate.gateway.auth.throttle import LoginThrottle
+from sluicegate.gateway.auth.tokens import TokenAuthentication, create_token, list_tokens, revoke_tokens, token_id_of
+from sluicegate.gateway.config import ThrottleSettings
+from sluicegate.gateway.errors import AuthenticationError, ConfigError
+from sluicegate.gateway.http.credentials import HttpAuthenticator, parse_authorization
 
 
 def basic(user: str, secret: str) -> str:

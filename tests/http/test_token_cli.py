@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gateway.auth.providers import set_password
-from gateway.auth.tokens import TokenAuthentication
+from sluicegate.gateway.auth.providers import set_password
+from sluicegate.gateway.auth.tokens import TokenAuthentication
 
 SLUICEGATE = str(Path(sys.executable).parent / "sluicegate")
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from gateway.auth.providers import make_authenticator
-from gateway.config import load_config
-from gateway.server import GatewayServer
-from gateway.service import GatewayService
+from sluicegate.gateway.auth.providers import make_authenticator
+from sluicegate.gateway.config import load_config
+from sluicegate.gateway.server import GatewayServer
+from sluicegate.gateway.service import GatewayService
 from tests.conftest import RunningGateway
 from tests.object_store import S3Store, seaweed_s3
 

@@ -1,7 +1,7 @@
 """Exactly once with the warehouse on an object store: the gateway (its own process, with Spark's JVM) is killed with
 SIGKILL at random moments while files land on the store's landing prefix, its local checkpoint cache is wiped (as a
 replaced machine's disk would be), and it is restarted on the same warehouse. The streams resume from their
-checkpoints' copies on the store (runtime/streaming/checkpoint_mirror.py), and at the end the tables on the store
+checkpoints' copies on the store (engine/streams/checkpoint_mirror.py), and at the end the tables on the store
 equal the result over all input exactly: no row lost, none duplicated."""
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def test_sigkill_with_the_local_cache_wiped_loses_and_duplicates_nothing(tmp_pat
     assert ids == expected_ids
     rows = _table(s3, "per_key")
     assert {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(files) and len(rows) == len(KEYS)
-    from catalog.store import CatalogStore
+    from sluicegate.catalog.store import CatalogStore
 
     store = CatalogStore.for_warehouse(state)
     try:

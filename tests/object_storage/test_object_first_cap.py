@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pyhive_helpers import poll_until, sorted_rows
 
-from runtime.streaming.delta_source import _log_lines, latest_version
+from sluicegate.engine.streams.delta_source import _log_lines, latest_version
 from tests.object_storage.conftest import database_cursor
 from tests.object_store import S3Store
 

@@ -10,12 +10,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from catalog.errors import PathOutsideWarehouseError
-from catalog.names import owned_table_folder, table_folder
-from catalog.uris import ObjectLocation, as_location, is_object_uri
-from runtime.storage import delta, files, registry
-from runtime.storage.errors import ObjectStoreUnavailableError, UnknownObjectStoreError
-from runtime.storage.settings import ObjectStoreSettings
+from sluicegate.catalog.errors import PathOutsideWarehouseError
+from sluicegate.catalog.names import owned_table_folder, table_folder
+from sluicegate.catalog.uris import ObjectLocation, as_location, is_object_uri
+from sluicegate.storage.delta import tables as delta
+from sluicegate.storage import files, registry
+from sluicegate.storage.errors import ObjectStoreUnavailableError, UnknownObjectStoreError
+from sluicegate.storage.settings import ObjectStoreSettings
 from tests.object_store import S3Store, seaweed_s3
 
 
@@ -119,8 +120,8 @@ def test_prefixes_are_copied_and_deleted(warehouse: ObjectLocation) -> None:
 
 
 def test_the_secret_key_file_must_be_private(tmp_path: Path) -> None:
-    from gateway.config import load_config
-    from gateway.errors import ConfigError
+    from sluicegate.gateway.config import load_config
+    from sluicegate.gateway.errors import ConfigError
 
     secret = tmp_path / "secret"
     secret.write_text("TOPSECRET-43\n")
@@ -147,8 +148,8 @@ def test_the_secret_key_file_must_be_private(tmp_path: Path) -> None:
     ({"conditional_put": "dynamo"}, "conditional_put"),
 ])
 def test_bad_storage_settings_are_refused(tmp_path: Path, storage: dict[str, object], expected: str) -> None:
-    from gateway.config import load_config
-    from gateway.errors import ConfigError
+    from sluicegate.gateway.config import load_config
+    from sluicegate.gateway.errors import ConfigError
 
     with pytest.raises(ConfigError) as caught:
         load_config(overrides={"warehouse": {"path": "s3://lake/wh", "local_state": str(tmp_path)},
@@ -157,8 +158,8 @@ def test_bad_storage_settings_are_refused(tmp_path: Path, storage: dict[str, obj
 
 
 def test_a_whole_bucket_or_a_bad_uri_is_not_a_warehouse(tmp_path: Path) -> None:
-    from gateway.config import load_config
-    from gateway.errors import ConfigError
+    from sluicegate.gateway.config import load_config
+    from sluicegate.gateway.errors import ConfigError
 
     for path, expected in (("s3://lake", "whole bucket"), ("s3://lake/a/../b", "refused"), ("gs://lake/a", "folder")):
         with pytest.raises(ConfigError) as caught:
@@ -169,10 +170,10 @@ def test_a_whole_bucket_or_a_bad_uri_is_not_a_warehouse(tmp_path: Path) -> None:
 def test_an_unreachable_store_is_a_clear_error(tmp_path: Path) -> None:
     """Nothing listens at the endpoint: a typed error naming the location and the store's own cause, no secret;
     the gateway refuses to start on it (gateway/service.open_storage) instead of failing every statement."""
-    from gateway.config import load_config
-    from gateway.errors import ConfigError
-    from gateway.service import open_storage
-    from runtime.storage.errors import ObjectStoreUnavailableError
+    from sluicegate.gateway.config import load_config
+    from sluicegate.gateway.errors import ConfigError
+    from sluicegate.gateway.service import open_storage
+    from sluicegate.storage.errors import ObjectStoreUnavailableError
 
     root = ObjectLocation.parse("s3://nowhere/wh")
     registry.register(root, ObjectStoreSettings(endpoint="http://127.0.0.1:9", access_key="AK",

@@ -51,7 +51,7 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
     subprocess.run([_tool("openssl"), "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
-    from runtime.java import find_java_home
+    from sluicegate.engine.java import find_java_home
 
     keytool = find_java_home() / "bin" / "keytool"
     truststore = folder / "truststore.jks"

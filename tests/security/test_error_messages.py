@@ -1,5 +1,5 @@
 """With errors.include_stack_trace = false no JVM stack frame, Py4J wrapper or cause chain reaches a client (review
-row 24): real Py4J errors from the real Spark session, cut by runtime.errors."""
+row 24): real Py4J errors from the real Spark session, cut by sluicegate.storage.spark_errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import from_spark, short_message
+from sluicegate.storage.spark_errors import from_spark, short_message
 
 FRAME = re.compile(r"^\s*at [\w$.<>/-]+\(", re.MULTILINE)
 

@@ -1,4 +1,4 @@
-"""The crash points of the crash tests (runtime/streaming/faults.py) are armed by the gateway process's environment
+"""The crash points of the crash tests (engine/streams/faults.py) are armed by the gateway process's environment
 only: no statement can arm one (SET changes Spark or session variables, never os.environ), so a user cannot make
 the gateway exit."""
 
@@ -9,7 +9,7 @@ from typing import Any
 from pyhive import exc as hive_exc
 from pyhive_helpers import cursor_in
 
-from runtime.streaming import faults
+from sluicegate.engine.streams import faults
 
 
 def test_sql_cannot_arm_a_crash_point(connect: Any, streams: Any, tmp_path: Any) -> None:

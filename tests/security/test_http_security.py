@@ -14,7 +14,7 @@ import pytest
 from security_helpers import TlsFiles, client_context, refused, still_serves, tls_overrides
 from thrift.transport.THttpClient import THttpClient
 
-from gateway.auth.providers import set_password
+from sluicegate.gateway.auth.providers import set_password
 
 PASSWORDS = {"alice": "s3cret", "bob": "hunter2"}
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from security_helpers import LDAP_USERS, PEOPLE_DN, Slapd, answers, sasl_login
-from gateway.auth.ldap import user_dn
+from sluicegate.gateway.auth.ldap import user_dn
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +73,9 @@ def test_an_unreachable_directory_is_a_clear_error(start_gateway: Any) -> None:
 
 
 def test_control_characters_and_empty_passwords_never_reach_the_directory(slapd: Slapd) -> None:
-    from gateway.auth.ldap import LdapAuthentication
-    from gateway.config import LdapSettings
-    from gateway.errors import AuthenticationError
+    from sluicegate.gateway.auth.ldap import LdapAuthentication
+    from sluicegate.gateway.config import LdapSettings
+    from sluicegate.gateway.errors import AuthenticationError
 
     ldap = LdapAuthentication(LdapSettings(slapd.url, slapd.user_dn, False, None, 5.0))
     ldap.authenticate("alice", LDAP_USERS["alice"])

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from security_helpers import sasl_login
-from gateway.auth.providers import PasswordFileAuthentication, set_password
-from gateway.config import load_config
-from gateway.errors import AuthenticationError, ConfigError
+from sluicegate.gateway.auth.providers import PasswordFileAuthentication, set_password
+from sluicegate.gateway.config import load_config
+from sluicegate.gateway.errors import AuthenticationError, ConfigError
 
 SLUICEGATE = str(Path(sys.executable).parent / "sluicegate")
 COMPLETE, ERROR = 5, 4
@@ -54,7 +54,7 @@ def test_a_hundred_wrong_passwords_lock_the_user_out_until_the_lock_expires(
         start_gateway: Any, password_file: Path, caplog: pytest.LogCaptureFixture) -> None:
     gateway = _gateway(start_gateway, password_file, max_failures=5, max_failures_per_address=1000,
                        lockout_initial=4.0, lockout_max=8.0)
-    caplog.set_level(logging.WARNING, logger="gateway.auth.throttle")
+    caplog.set_level(logging.WARNING, logger="sluicegate.gateway.auth.throttle")
     answers = [sasl_login(gateway.port, "alice", f"guess{i}") for i in range(100)]
     assert all(status == ERROR for status, _ in answers)
     assert answers[0][1].startswith("authentication failed for user 'alice'")

@@ -20,7 +20,7 @@ import pytest
 from pyhive_helpers import error_status, sorted_rows
 from streaming.gateway_process import GatewayProcess
 
-from catalog.store import CatalogStore, TableEntry
+from sluicegate.catalog.store import CatalogStore, TableEntry
 
 DATABASE = "sec_names"
 INVALID = ("INVALID_SCHEMA_OR_RELATION_NAME", "42602")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from catalog.uris import ObjectLocation
-from gateway.config import load_config
-from runtime.policy.errors import PathNotAllowedError
-from runtime.policy.paths import PathPolicy
+from sluicegate.catalog.uris import ObjectLocation
+from sluicegate.gateway.config import load_config
+from sluicegate.policy.errors import PathNotAllowedError
+from sluicegate.policy.paths import PathPolicy
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ from typing import Any
 
 from security_helpers import refused, still_serves
 
-from dialect.schedule import Schedule
+from sluicegate.dialect.schedule import Schedule
 
 
 def test_another_user_cannot_add_alter_or_drop_a_schedule(as_user: Any, landing_root: Path, streams: Any) -> None:

@@ -1,5 +1,5 @@
 """The options the gateway gives its capped sources (the query's checkpoint folder, the source's tag in its offsets:
-runtime/streaming/checkpoint_offsets.py) are no user's to write: the folder is a path into the gateway's own files
+engine/streams/checkpoint_offsets.py) are no user's to write: the folder is a path into the gateway's own files
 and the tag decides where a stream resumes. read_files (stream or batch) and read_kafka refuse them from anyone, an
 unrestricted admin included, and nothing is created or read."""
 
@@ -12,7 +12,7 @@ import pytest
 from pyhive_helpers import error_status
 from security_helpers import own_database, refused, still_serves
 
-from runtime.streaming.checkpoint_offsets import CHECKPOINT_OPTION, TAG_OPTION
+from sluicegate.engine.streams.checkpoint_offsets import CHECKPOINT_OPTION, TAG_OPTION
 
 
 @pytest.fixture()

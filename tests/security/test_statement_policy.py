@@ -249,7 +249,7 @@ def test_spark_tables_need_create_on_the_schema(as_user: Any) -> None:
 def test_a_command_hidden_where_a_query_belongs_never_runs(gateway: Any, cursor: Any) -> None:
     """The binder hands a view's text to spark.sql, which runs a command at once: a catalog row holding a command
     that sqlglot reads as well as Spark (written by hand, or by an older release) is refused before Spark sees it."""
-    from catalog.store import TableEntry
+    from sluicegate.catalog.store import TableEntry
 
     cursor.execute("CREATE TABLE hidden_sink (x INT) USING parquet")
     gateway.service.catalog.create_table(TableEntry(

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from security_helpers import TlsFiles, answers, client_context, pyhive_tls, sasl_login, tls_overrides
-from gateway.config import load_config, require_secure_transport
-from gateway.errors import ConfigError
+from sluicegate.gateway.config import load_config, require_secure_transport
+from sluicegate.gateway.errors import ConfigError
 
 SLUICEGATE = str(Path(sys.executable).parent / "sluicegate")
 
@@ -96,7 +96,7 @@ def test_serve_refuses_before_starting_spark(tmp_path: Path) -> None:
 def test_tls_settings_must_come_in_pairs_and_load(tmp_path: Path, tls_files: TlsFiles) -> None:
     with pytest.raises(ConfigError, match="go together"):
         load_config(warehouse=tmp_path, overrides={"server": {"tls_cert": str(tls_files.cert)}})
-    from gateway.tls import server_context
+    from sluicegate.gateway.tls import server_context
 
     with pytest.raises(ConfigError, match="must belong to the certificate|PEM"):
         server_context(tls_files.cert, tls_files.cert)

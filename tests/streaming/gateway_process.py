@@ -25,7 +25,7 @@ class GatewayProcess:
         """`env`: variables added to this process's environment (a crash test arms SLUICEGATE_FAULT with it)."""
         output = open(self.log, "a", encoding="utf-8")  # noqa: SIM115 - kept open by the child
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "serve", "--port", "0", "--warehouse", str(self.warehouse),
+            [sys.executable, "-m", "sluicegate.gateway", "serve", "--port", "0", "--warehouse", str(self.warehouse),
              *(["--conf", str(self.conf)] if self.conf is not None else [])],
             stdout=subprocess.PIPE, stderr=output, text=True, start_new_session=True,
             env={**os.environ, **(env or {})},

@@ -16,7 +16,7 @@ from typing import Any
 
 from pyhive_helpers import error_status, poll_until, sorted_rows
 
-from dialect.streaming.plan import StreamingPlan
+from sluicegate.dialect.streaming.plan import StreamingPlan
 
 BAD_JSON = [{"id": 1, "s": "a"}, {"id": "abc", "s": "b"}]
 

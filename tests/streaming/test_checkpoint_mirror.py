@@ -11,9 +11,9 @@ import pytest
 from object_store import S3Store, seaweed_s3
 from pyarrow.fs import FileSelector, FileType
 
-from runtime.storage.registry import register, unregister
-from runtime.storage.settings import ObjectStoreSettings
-from runtime.streaming.checkpoint_mirror import CheckpointMirror, CheckpointStore
+from sluicegate.storage.registry import register, unregister
+from sluicegate.storage.settings import ObjectStoreSettings
+from sluicegate.engine.streams.checkpoint_mirror import CheckpointMirror, CheckpointStore
 
 
 @pytest.fixture(scope="module")

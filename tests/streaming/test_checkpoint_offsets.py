@@ -1,4 +1,4 @@
-"""runtime/streaming/checkpoint_offsets.py: a Python source learns where its next micro-batch starts from the query's
+"""engine/streams/checkpoint_offsets.py: a Python source learns where its next micro-batch starts from the query's
 offset log. Pure parts on hand-made logs (no JVM), then on logs Spark itself wrote for a query of two tagged Kafka
 sources (librdkafka's mock cluster), one untagged query (an old checkpoint) and a query not yet run."""
 
@@ -10,20 +10,12 @@ from typing import Any
 
 from kafka_broker import MockKafka
 
-from dialect.streaming.plan import SourceSpec
-from runtime.streaming import kafka_lag, kafka_source
-from runtime.streaming.checkpoint_offsets import (
-    CHECKPOINT_OPTION,
-    TAG_FIELD,
-    TAG_OPTION,
-    LoggedStart,
-    RunStart,
-    logged_start,
-    newest_batch,
-    tagged,
-    untagged,
+from sluicegate.dialect.streaming.plan import SourceSpec
+from sluicegate.engine.streams import kafka_lag, kafka_source
+from sluicegate.engine.streams.checkpoint_offsets import (
+    CHECKPOINT_OPTION, TAG_FIELD, TAG_OPTION, LoggedStart, RunStart, logged_start, newest_batch, tagged, untagged,
 )
-from runtime.streaming.sources import capped_python_source, run_options
+from sluicegate.engine.streams.sources import capped_python_source, run_options
 
 
 def _offsets(checkpoint: Path, batch: int, *sources: str, version: str = "v1") -> None:

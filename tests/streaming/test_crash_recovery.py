@@ -116,8 +116,8 @@ def _pass_missed(warehouse: Path) -> None:
     pass is overdue, so the next boot runs it."""
     import datetime as dt
 
-    from catalog.store import CatalogStore
-    from dialect.schedule import Schedule
+    from sluicegate.catalog.store import CatalogStore
+    from sluicegate.dialect.schedule import Schedule
 
     store = CatalogStore.for_warehouse(warehouse)
     try:
@@ -128,7 +128,7 @@ def _pass_missed(warehouse: Path) -> None:
 
 
 def _scheduled_passes(warehouse: Path) -> int:
-    from catalog.store import CatalogStore
+    from sluicegate.catalog.store import CatalogStore
 
     store = CatalogStore.for_warehouse(warehouse)
     try:
@@ -251,7 +251,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
     assert "ok" in refreshes, f"no REFRESH of crash.refreshed succeeded: {refreshes[-3:]}"
     assert reader.snapshots >= 5, f"the reader checked only {reader.snapshots} snapshots ({reader.errors} errors)"
     assert reader.violations == [], reader.violations[:3]
-    from catalog.store import CatalogStore
+    from sluicegate.catalog.store import CatalogStore
 
     store = CatalogStore.for_warehouse(warehouse)
     try:

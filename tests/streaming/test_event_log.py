@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pyhive_helpers import error_status
 
-from catalog.events import EventRetention
+from sluicegate.catalog.events import EventRetention
 
 FLOW_ROWS = ("SELECT cast(get_json_object(details, '$.flow_progress.batch_id') AS INT) AS batch, "
              "cast(get_json_object(details, '$.flow_progress.metrics.num_output_rows') AS BIGINT) AS written "

@@ -14,7 +14,7 @@ import pytest
 from deltalake import DeltaTable
 from pyhive_helpers import error_status, poll_until, sorted_rows
 
-from runtime.streaming.sink import BatchWritten
+from sluicegate.engine.streams.sink import BatchWritten
 
 
 @pytest.fixture()

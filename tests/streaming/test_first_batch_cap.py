@@ -14,7 +14,7 @@ import pytest
 from kafka_broker import MockKafka
 from pyhive_helpers import drop_database, sorted_rows
 
-from runtime.streaming.checkpoint_offsets import TAG_FIELD, logged_start
+from sluicegate.engine.streams.checkpoint_offsets import TAG_FIELD, logged_start
 
 CAP = 5
 

@@ -15,7 +15,7 @@ from typing import Any
 from keyed_files import keyed_rows, per_key
 from pyhive_helpers import sorted_rows
 
-from runtime.streaming.spark_edge import clear_uncommitted_state
+from sluicegate.engine.streams.spark_edge import clear_uncommitted_state
 
 FILES = 120
 KEYS = ("a", "b", "c", "d")

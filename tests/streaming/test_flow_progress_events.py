@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from catalog.store import CatalogStore, StreamEntry, TableEntry
-from runtime.streaming import events
-from runtime.streaming.sink import BatchWritten
+from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
+from sluicegate.engine.streams import events
+from sluicegate.engine.streams.sink import BatchWritten
 
 QUALITY = {"dropped_records": 2, "expectations": [
     {"name": "positive", "dataset": "default.clicks", "passed_records": 8, "failed_records": 2}]}

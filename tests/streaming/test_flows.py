@@ -11,7 +11,7 @@ from typing import Any
 from delta_log import txn_actions
 from pyhive_helpers import error_status
 
-from dialect.streaming.plan import StreamingPlan
+from sluicegate.dialect.streaming.plan import StreamingPlan
 
 
 def _rows(cur: Any, sql: str) -> list[tuple[Any, ...]]:

@@ -1,5 +1,5 @@
 """REFRESH ... FULL killed at each of its step boundaries: the gateway process dies there (a crash point armed by
-SLUICEGATE_FAULT, runtime/streaming/faults.py: os._exit(137), as SIGKILL leaves it), is started again on the same
+SLUICEGATE_FAULT, engine/streams/faults.py: os._exit(137), as SIGKILL leaves it), is started again on the same
 warehouse, and the table must end exactly equal to the query over all input: no row lost (a row keeping the old
 stream id without its checkpoint restarts at batch 0 and the sink skips the batches the old txn holds), none doubled
 (a new stream id over a table not emptied).

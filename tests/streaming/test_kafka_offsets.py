@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from runtime.policy.errors import StatementNotAllowedError
-from runtime.policy.grants import Principal
-from runtime.policy.policy import Policy, SecuritySettings
-from runtime.streaming.kafka_lag import committed_offsets
-from runtime.streaming.kafka_source import capped, from_json, to_json
+from sluicegate.policy.errors import StatementNotAllowedError
+from sluicegate.policy.grants import Principal
+from sluicegate.policy.policy import Policy, SecuritySettings
+from sluicegate.engine.streams.kafka_lag import committed_offsets
+from sluicegate.engine.streams.kafka_source import capped, from_json, to_json
 
 
 def test_the_cap_shares_the_batch_by_backlog_and_never_moves_back():
@@ -75,8 +75,8 @@ def test_describe_reads_the_last_committed_batchs_offsets(tmp_path: Path):
 
 
 def test_create_or_refresh_goes_on_unless_the_subscription_changes():
-    from dialect.streaming.analyze import analyze
-    from runtime.streaming.refresh import CONTINUE, FULL, UNCHANGED, decide
+    from sluicegate.dialect.streaming.analyze import analyze
+    from sluicegate.engine.streams.refresh import CONTINUE, FULL, UNCHANGED, decide
 
     def plan(arguments: str, select: str = "CAST(value AS STRING) AS v") -> Any:
         return analyze(f"CREATE OR REFRESH STREAMING TABLE t AS SELECT {select} FROM STREAM read_kafka({arguments})")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dialect.streaming.kafka import parse_options
-from runtime.streaming.kafka_source import OffsetRange, read_range
+from sluicegate.dialect.streaming.kafka import parse_options
+from sluicegate.engine.streams.kafka_source import OffsetRange, read_range
 
 
 def _arrow_schema() -> Any:

@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from object_store import S3Store, seaweed_s3
 
-from runtime.storage.settings import ObjectStoreSettings
-from runtime.streaming import object_files
-from runtime.streaming.errors import SourceSchemaError
-from runtime.streaming.object_files import START, ObjectFile, between, next_offset, taken
+from sluicegate.storage.settings import ObjectStoreSettings
+from sluicegate.engine.streams import object_files
+from sluicegate.engine.streams.errors import SourceSchemaError
+from sluicegate.engine.streams.object_files import START, ObjectFile, between, next_offset, taken
 
 
 def _file(name: str, mtime: int) -> ObjectFile:

@@ -1,5 +1,5 @@
-"""The table's reset for a new stream id (runtime/streaming/reset.py) and the test-only crash points
-(runtime/streaming/faults.py), without a JVM: delta-rs tables on disk, a subprocess for the crash."""
+"""The table's reset for a new stream id (engine/streams/reset.py) and the test-only crash points
+(engine/streams/faults.py), without a JVM: delta-rs tables on disk, a subprocess for the crash."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from dialect.streaming.analyze import analyze
-from runtime.delta.write import AppTransaction, commit_files
-from runtime.streaming.reset import RESET_VERSION, empty_for_stream, empty_table
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.storage.delta.write import AppTransaction, commit_files
+from sluicegate.engine.streams.reset import RESET_VERSION, empty_for_stream, empty_table
 
 SCHEMA = StructType([StructField("k", StringType()), StructField("n", LongType(), False)])
 PLAN = analyze("CREATE STREAMING TABLE t AS SELECT k, count(*) AS n FROM STREAM "
@@ -58,7 +58,7 @@ def _run(code: str, fault: str | None) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_crash_point_kills_the_process_only_when_armed_by_the_environment() -> None:
-    code = ("import os\nfrom runtime.streaming import faults\nfaults.crash_point('full_refresh.after_row')\n"
+    code = ("import os\nfrom sluicegate.engine.streams import faults\nfaults.crash_point('full_refresh.after_row')\n"
             "os.environ['SLUICEGATE_FAULT'] = 'full_refresh.after_empty'\n"   # read once at import: no effect
             "faults.crash_point('full_refresh.after_empty')\nprint('alive')")
     assert _run(code, None).stdout.strip() == "alive"

@@ -19,7 +19,7 @@ from typing import Any, Union
 
 import pytest
 
-from gateway.shell.splitter import Splitter, Statement
+from sluicegate.gateway.shell.splitter import Splitter, Statement
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "sql_examples"
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.sql"))

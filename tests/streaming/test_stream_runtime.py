@@ -12,10 +12,10 @@ from delta_log import txn_actions
 from deltalake import DeltaTable
 from pyhive_helpers import poll_until
 
-from dialect.streaming.analyze import analyze
-from runtime.delta.write import commit_files
-from runtime.streaming.runner import build, merge_keys
-from runtime.streaming.sink import DeltaSink
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.storage.delta.write import commit_files
+from sluicegate.engine.streams.runner import build, merge_keys
+from sluicegate.engine.streams.sink import DeltaSink
 
 
 class CrashAfterCommit(DeltaSink):

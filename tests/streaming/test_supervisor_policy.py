@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from catalog.store import CatalogStore, StreamEntry, TableEntry
-from dialect.schedule import Schedule
-from dialect.streaming.analyze import analyze
-from runtime.streaming import lifecycle
-from runtime.streaming.errors import NON_RETRYABLE_ERROR_CLASSES, StreamError, retryable
-from runtime.streaming.lifecycle import RetryPolicy, StreamState
-from runtime.streaming.manager import StreamManager
-from runtime.streaming.settings import StreamSettings
-from runtime.streaming.sink import BatchWritten
-from runtime.streaming.spark_edge import LiveQuery
+from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
+from sluicegate.dialect.schedule import Schedule
+from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.engine.streams import lifecycle
+from sluicegate.engine.streams.errors import NON_RETRYABLE_ERROR_CLASSES, StreamError, retryable
+from sluicegate.engine.streams.lifecycle import RetryPolicy, StreamState
+from sluicegate.engine.streams.manager import StreamManager
+from sluicegate.engine.streams.settings import StreamSettings
+from sluicegate.engine.streams.sink import BatchWritten
+from sluicegate.engine.streams.spark_edge import LiveQuery
 
 T0 = dt.datetime(2026, 11, 25, 12, 0, 0)
 CAST_ERROR = ("[CAST_INVALID_INPUT] The value 'abc' of the type \"STRING\" cannot be cast to \"INT\" because it is "
@@ -183,7 +183,7 @@ def test_a_crash_loop_retries_with_backoff_then_stays_failed_with_one_line_each(
     manager, edge, clock, store = world
     manager.start(_persist(store, manager, "looping"))
     assert store.get_stream("db", "looping").status == "RUNNING"
-    caplog.set_level(logging.WARNING, logger="runtime.streaming.manager")
+    caplog.set_level(logging.WARNING, logger="sluicegate.engine.streams.manager")
     _end(manager, edge, CAST_ERROR)
     entry = store.get_stream("db", "looping")
     assert (entry.status, entry.failures) == ("RETRYING", 1) and "CAST_INVALID_INPUT" in entry.last_error

@@ -11,7 +11,7 @@ from typing import Any
 from delta_log import txn_actions
 from pyhive_helpers import poll_until
 
-from dialect.schedule import Schedule
+from sluicegate.dialect.schedule import Schedule
 
 
 def _ids(cur: Any, table: str) -> list[int]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from dialect.errors import SqlError
-from dialect.statements import Query
-from runtime.delta.write import write_dataframe
-from runtime.errors import RuntimeQueryError
-from runtime.warehouse.binder import Binder, ResolvedTable
+from sluicegate.dialect.errors import SqlError
+from sluicegate.dialect.statements import Query
+from sluicegate.storage.delta.write import write_dataframe
+from sluicegate.storage.spark_errors import RuntimeQueryError
+from sluicegate.warehouse.binding.binder import Binder, ResolvedTable
 
 
 class DictResolver:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from runtime.warehouse import mv_refresh
+from sluicegate.warehouse.materialized_views import refresh as mv_refresh
 from tests.pyhive_helpers import cursor_in, poll_until, sorted_rows
 
 DATABASE = "mv_async"
@@ -60,7 +60,7 @@ def refresh_held(limit: float = 120.0) -> Iterator[threading.Timer]:
 
 def _settled(cursor: Any) -> dict[str, str]:
     """DESCRIBE once the view's background worker has ended (every merged pass ran)."""
-    from runtime.warehouse.mv_background import REFRESHES
+    from sluicegate.warehouse.materialized_views.background import REFRESHES
 
     poll_until(lambda: not REFRESHES.running((DATABASE, "parsed")), "the background refresh to end")
     return _describe(cursor)

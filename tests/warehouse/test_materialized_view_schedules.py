@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from runtime.warehouse.mv_scheduler import MaterializedViewScheduler
+from sluicegate.warehouse.materialized_views.scheduler import MaterializedViewScheduler
 from tests.pyhive_helpers import cursor_in, sorted_rows
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from runtime.warehouse.mv_background import BackgroundRefreshes
+from sluicegate.warehouse.materialized_views.background import BackgroundRefreshes
 
 
 class Gate:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from catalog.store import StreamEntry
-from dialect.schedule import Schedule
-from runtime.warehouse.mv_refresh import FAILED, MaterializedViewState, _changes
-from runtime.warehouse.mv_scheduler import due
+from sluicegate.catalog.store import StreamEntry
+from sluicegate.dialect.schedule import Schedule
+from sluicegate.warehouse.materialized_views.refresh import FAILED, MaterializedViewState, _changes
+from sluicegate.warehouse.materialized_views.scheduler import due
 
 NOW = dt.datetime(2026, 11, 25, 12, 0, 0)
 
@@ -53,8 +53,8 @@ def test_every_is_due_at_its_time_and_a_failure_waits() -> None:
 def test_a_refresh_left_running_by_a_stopped_gateway_is_failed_at_start(tmp_path: object) -> None:
     from pathlib import Path
 
-    from catalog.store import CatalogStore, TableEntry
-    from runtime.warehouse.mv_scheduler import recover_interrupted
+    from sluicegate.catalog.store import CatalogStore, TableEntry
+    from sluicegate.warehouse.materialized_views.scheduler import recover_interrupted
 
     store = CatalogStore.for_warehouse(Path(str(tmp_path)))
     store.create_database("db")

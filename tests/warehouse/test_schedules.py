@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pyhive_helpers import cursor_in, error_status, land_named, sorted_rows
 
-from dialect.schedule import Schedule
+from sluicegate.dialect.schedule import Schedule
 
 DB = "st_schedules"
 # dbt-databricks' regexes for the `Refresh Schedule` row (relation_configs/refresh.py and the research notes)

@@ -9,7 +9,6 @@ import pytest
 from deltalake import DeltaTable
 from pyhive import exc as hive_exc
 
-pytest.importorskip("catalog.store", reason="the persistent catalog (catalog/store.py) has not landed yet")
 from pyhive import hive
 
 DB = "wh_conc"

@@ -15,7 +15,6 @@ from deltalake import DeltaTable
 from pyhive_helpers import error_status as _error
 from pyhive_helpers import sorted_rows as _select
 
-pytest.importorskip("catalog.store", reason="the persistent catalog (catalog/store.py) has not landed yet")
 
 DB = "wh_sql"
 

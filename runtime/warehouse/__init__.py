@@ -1,1 +1,0 @@
-"""The Delta warehouse: statements over catalog tables, each read pinned to one committed snapshot."""

@@ -1,0 +1,132 @@
+"""Writing a catalog table's data: Spark writes the files, one Delta transaction (delta-rs) makes them visible.
+
+Appends retry on top of concurrent commits (they read nothing); rewrites (DELETE, UPDATE, MERGE) commit against
+the version they read, so a concurrent commit that removed what they read fails them with DELTA_CONCURRENT_WRITE
+instead of being lost. Every commit records the SQL operation in its commitInfo for DESCRIBE HISTORY.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from sluicegate.catalog.uris import as_location, is_object_uri
+from sluicegate.storage.delta.errors import DeltaCommitConflictError
+from sluicegate.storage.delta.write import AppTransaction, WrittenFile, write_files
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+OPERATION_KEY = "sluicegate.operation"
+PARAMETERS_KEY = "sluicegate.operationParameters"
+
+
+def commit_properties(operation: str, parameters: dict[str, str] | None = None,
+                      app_transaction: AppTransaction | None = None) -> Any:
+    """The commitInfo of a statement's commit, and the txn action (app id, version) a stream's batch carries."""
+    from deltalake import CommitProperties
+    from deltalake.transaction import Transaction
+
+    transactions = [Transaction(app_transaction.app_id, app_transaction.version)] if app_transaction else None
+    return CommitProperties(custom_metadata={OPERATION_KEY: operation, PARAMETERS_KEY: json.dumps(parameters or {})},
+                            app_transactions=transactions)
+
+
+def _adds(files: Sequence[WrittenFile]) -> list[Any]:
+    from deltalake.transaction import AddAction
+
+    return [AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats) for f in files]
+
+
+def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None,
+            app_transaction: AppTransaction | None = None) -> int:
+    from deltalake.exceptions import CommitFailedError
+
+    from sluicegate.storage.delta.tables import open_table
+
+    metadata = table.metadata()
+    try:
+        table.create_write_transaction(
+            actions, mode, table.schema(), partition_by=list(metadata.partition_columns) or None,
+            commit_properties=commit_properties(operation, parameters, app_transaction),
+        )
+    except CommitFailedError as exc:
+        raise DeltaCommitConflictError(
+            f"another writer committed to the table first: {exc}",
+            hint="run the statement again; it reads the new version",
+        ) from exc
+    return open_table(table.table_uri).version()
+
+
+def append(location: str, df: DataFrame, operation: str = "WRITE",
+           parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
+    """Add `df`'s rows (already in the table's schema) as one commit; returns the new version."""
+    from sluicegate.storage.delta.tables import open_table
+
+    table = open_table(location)
+    files = write_files(df, location, table.metadata().partition_columns)
+    return _commit(table, _adds(files), "append", operation, parameters or {"mode": "Append"}, app_transaction)
+
+
+def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
+              parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
+    """Replace every row of the table by `df`'s as one commit."""
+    from sluicegate.storage.delta.tables import open_table
+
+    table = open_table(location)
+    files = write_files(df, location, table.metadata().partition_columns)
+    return _commit(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"}, app_transaction)
+
+
+def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFrame | None, operation: str,
+            parameters: dict[str, str] | None = None) -> int:
+    """Replace the files `removed` (absolute paths or URIs of version `read_version`) by `df`'s rows, as one commit
+    checked against what happened since `read_version`."""
+    from deltalake.transaction import RemoveAction
+
+    from sluicegate.storage.delta.tables import open_table
+
+    table = open_table(location, version=read_version)
+    now = int(time.time() * 1000)
+    actions: list[Any] = [RemoveAction(path, True, now) for path in _relative_paths(location, removed)]
+    if df is not None:
+        actions.extend(_adds(write_files(df, location, table.metadata().partition_columns)))
+    return _commit(table, actions, "append", operation, parameters)
+
+
+def _relative_paths(location: str, removed: Sequence[str]) -> list[str]:
+    """The paths of `removed` (file URIs, as the readers' file column gives them) relative to the table, decoded as
+    delta-rs takes them."""
+    if is_object_uri(location):
+        root = str(as_location(location)) + "/"
+        return [path.removeprefix(root) for path in removed]
+    root = os.path.abspath(location)
+    return [os.path.relpath(unquote(path.removeprefix("file:")), root) for path in removed]
+
+
+def replace_with_arrow(location: str, read_version: int, rows: Any, operation: str,
+                       parameters: dict[str, str] | None = None) -> int:
+    """Replace every file of the table (as of `read_version`) by one Parquet file of the Arrow table `rows`, written
+    on the driver (for a small result Spark has already computed in memory), as one commit."""
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    from sluicegate.storage.delta.write import list_written_files
+    from sluicegate.storage.delta.tables import open_table
+
+    if is_object_uri(location):
+        from sluicegate.storage.delta.object_write import write_arrow_files
+
+        files = write_arrow_files(location, rows)
+        return _commit(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
+    staging = f"_sg_write_{uuid.uuid4().hex}"
+    os.makedirs(os.path.join(location, staging))
+    pq.write_table(rows, os.path.join(location, staging, f"part-00000-{uuid.uuid4().hex}.snappy.parquet"),
+                   compression="snappy")
+    files = list_written_files(location, staging)
+    return _commit(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
