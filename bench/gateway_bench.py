@@ -374,7 +374,8 @@ def fast_fetch_worker(port: int, sql: str, runs: int, status_calls: int) -> dict
     enable_fast_codec()  # PyHive's generated types, patched so that TBinaryProtocolAccelerated can decode them
     import thrift_sasl
     from pyhive.hive import get_installed_sasl
-    from TCLIService import TCLIService, ttypes as T
+    from TCLIService import TCLIService
+    from TCLIService import ttypes as T
     from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
     from thrift.transport.TSocket import TSocket
 

@@ -48,8 +48,8 @@ def serving(spark: Any, config: Any, catalog: Any = None) -> Iterator[tuple[int,
 
 @contextmanager
 def in_process_gateway(prefix: str) -> Iterator[InProcessGateway]:
-    from sluicegate.gateway.config import load_config
     from sluicegate.engine.spark import create_spark_session, warm_up
+    from sluicegate.gateway.config import load_config
 
     config = load_config(port=0, warehouse=Path(tempfile.mkdtemp(prefix=prefix)))
     spark = create_spark_session(config.spark)

@@ -38,8 +38,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
-from gateway_bench import finish_run, java_home, load_average, machine_info, say  # noqa: E402
-from streaming_bench import (  # noqa: E402
+from gateway_bench import finish_run, java_home, load_average, machine_info, say
+from streaming_bench import (
     BASE_EPOCH,
     EVENT_SCHEMA,
     Backlog,

@@ -37,8 +37,8 @@ def gateway(spark: Any, overrides: dict[str, Any]) -> Iterator[Callable[[str], l
 def main() -> None:
     load_rows, scan_rows, runs = rows_and_runs(__doc__.splitlines()[0], default_runs=5)
 
-    from sluicegate.gateway.config import load_config
     from sluicegate.engine.spark import create_spark_session, warm_up
+    from sluicegate.gateway.config import load_config
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from object_store import seaweed_s3
 

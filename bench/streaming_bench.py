@@ -73,7 +73,7 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from gateway_bench import finish_run, java_home, load_average, machine_info, percentile, say  # noqa: E402
+from gateway_bench import finish_run, java_home, load_average, machine_info, percentile, say
 
 DATABASE = "default"
 CAMPAIGNS, ADS_PER_CAMPAIGN = 100, 10
@@ -231,11 +231,11 @@ class Bench:
         root; `spark`: a session to share (another Bench's), kept running at close."""
         from pyhive import hive
 
+        from sluicegate.engine.spark import create_spark_session, warm_up
         from sluicegate.gateway.auth.providers import make_authenticator
         from sluicegate.gateway.config import load_config
         from sluicegate.gateway.server import GatewayServer
         from sluicegate.gateway.service import GatewayService, open_catalog
-        from sluicegate.engine.spark import create_spark_session, warm_up
 
         self.work = work
         self.plan = plan
@@ -374,8 +374,8 @@ def run_hand_yahoo(bench: Bench, source: Path, sink: str, mode: str, name: str,
     from deltalake import DeltaTable
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from sluicegate.storage.delta.write import commit_files
     from sluicegate.engine.streams.sink import DeltaSink
+    from sluicegate.storage.delta.write import commit_files
 
     checkpoint = bench.work / "hand" / "checkpoints" / name
     output = bench.work / "hand" / "tables" / name

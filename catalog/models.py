@@ -7,7 +7,6 @@ import datetime as dt
 from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-
 EVERYONE = "users"  # the principal every user belongs to, as Databricks' `users` group
 
 

@@ -28,11 +28,24 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from sluicegate.catalog.errors import (
-    CatalogConflictError, FlowAlreadyExistsError, FlowNotFoundError, SchemaAlreadyExistsError, SchemaNotEmptyError,
-    SchemaNotFoundError, TableAlreadyExistsError, TableNotFoundError,
+    CatalogConflictError,
+    FlowAlreadyExistsError,
+    FlowNotFoundError,
+    SchemaAlreadyExistsError,
+    SchemaNotEmptyError,
+    SchemaNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
 )
 from sluicegate.catalog.events import (
-    LEVELS, EventRecord, EventRetention, EventShape, error_object, kind_of_type, sequence_json, shape_of_kind,
+    LEVELS,
+    EventRecord,
+    EventRetention,
+    EventShape,
+    error_object,
+    kind_of_type,
+    sequence_json,
+    shape_of_kind,
 )
 from sluicegate.catalog.migrations import migrate
 from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableRow

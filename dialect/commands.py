@@ -86,7 +86,7 @@ class CreateFlow(exp.Expression):
 
 
 def create_flow_sql(generator: object, node: CreateFlow) -> str:
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     comment = f" COMMENT {sql(node, 'comment')}" if node.args.get("comment") else ""
     by_name = " BY NAME" if node.args.get("by_name") else ""
     return f"CREATE FLOW {sql(node, 'this')}{comment} AS INSERT INTO {sql(node, 'table')}{by_name} " \
@@ -94,7 +94,7 @@ def create_flow_sql(generator: object, node: CreateFlow) -> str:
 
 
 def refresh_schedule_sql(generator: object, node: RefreshSchedule) -> str:
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     kind = node.args["kind"]
     if kind == "EVERY":
         return f"SCHEDULE EVERY {sql(node, 'every')} {node.args['unit']}"
@@ -110,20 +110,20 @@ def refresh_policy_sql(_generator: object, node: RefreshPolicy) -> str:
 
 
 def alter_schedule_sql(generator: object, node: AlterSchedule) -> str:
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     action = node.args["action"]
     what = "SCHEDULE" if action == "DROP" else sql(node, "schedule")
     return f"ALTER {node.args['kind']} {sql(node, 'this')} {action} {what}"
 
 
 def vacuum_sql(generator: object, node: Vacuum) -> str:
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     retain = sql(node, "retain")
     return f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
 
 
 def refresh_table_sql(generator: object, node: RefreshTable) -> str:
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     text = f"REFRESH {node.args['kind']} {sql(node, 'this')}"
     if node.args.get("full"):
         text += " FULL"
@@ -131,12 +131,12 @@ def refresh_table_sql(generator: object, node: RefreshTable) -> str:
 
 
 def unset_properties_sql(generator: object, node: UnsetProperties) -> str:
-    keys = ", ".join(getattr(generator, "sql")(key) for key in node.expressions)
+    keys = ", ".join(generator.sql(key) for key in node.expressions)
     return "UNSET TBLPROPERTIES " + ("IF EXISTS " if node.args.get("exists") else "") + f"({keys})"
 
 
 def show_grants_sql(generator: object, node: ShowGrants) -> str:
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     principal = sql(node, "principal")
     kind = node.args.get("kind")
     target = sql(node, "this")
@@ -145,12 +145,12 @@ def show_grants_sql(generator: object, node: ShowGrants) -> str:
 
 
 def explain_streaming_sql(generator: object, node: ExplainStreaming) -> str:
-    return f"EXPLAIN {getattr(generator, 'sql')(node, 'this')}"
+    return f"EXPLAIN {generator.sql(node, 'this')}"
 
 
 def show_sql(generator: object, node: exp.Show) -> str:
     """Spark's spelling of the SHOW statements the dialect parses."""
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     target = sql(node, "target")
     db = sql(node, "db")
     like = sql(node, "like")

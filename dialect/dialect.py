@@ -14,9 +14,25 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from sluicegate.dialect.commands import (
-    AlterSchedule, CreateFlow, ExplainQuery, ExplainStreaming, RefreshPolicy, RefreshSchedule, RefreshTable,
-    ShowGrants, UnsetProperties, Vacuum, alter_schedule_sql, create_flow_sql, explain_streaming_sql,
-    refresh_policy_sql, refresh_schedule_sql, refresh_table_sql, show_grants_sql, show_sql, unset_properties_sql,
+    AlterSchedule,
+    CreateFlow,
+    ExplainQuery,
+    ExplainStreaming,
+    RefreshPolicy,
+    RefreshSchedule,
+    RefreshTable,
+    ShowGrants,
+    UnsetProperties,
+    Vacuum,
+    alter_schedule_sql,
+    create_flow_sql,
+    explain_streaming_sql,
+    refresh_policy_sql,
+    refresh_schedule_sql,
+    refresh_table_sql,
+    show_grants_sql,
+    show_sql,
+    unset_properties_sql,
     vacuum_sql,
 )
 from sluicegate.dialect.streaming.grammar import Expectation, Watermark, expectation_sql, watermark_sql

@@ -11,7 +11,14 @@ from sqlglot import exp
 from sluicegate.dialect.commands import RefreshPolicy
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.statements import (
-    CreateMaterializedView, Query, _create_schedule, _end_of, _error, _properties, _query_offset, _table_name,
+    CreateMaterializedView,
+    Query,
+    _create_schedule,
+    _end_of,
+    _error,
+    _properties,
+    _query_offset,
+    _table_name,
     _view_columns,
 )
 

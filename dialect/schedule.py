@@ -56,7 +56,7 @@ class Schedule:
         if self.kind == "every":
             return after + EVERY_UNITS[self.unit or "HOUR"] * int(self.every or 1)
         if self.kind == "cron":
-            from sluicegate.dialect.cron import next_fire  # noqa: PLC0415 - only cron schedules need the Quartz evaluator
+            from sluicegate.dialect.cron import next_fire
 
             return next_fire(self.cron or "", self.time_zone or "UTC", after)
         return None

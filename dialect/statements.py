@@ -19,8 +19,8 @@ from sluicegate.dialect.commands import AlterSchedule as AlterScheduleNode
 from sluicegate.dialect.commands import CreateFlow as CreateFlowNode
 from sluicegate.dialect.commands import ExplainStreaming as ExplainStreamingNode
 from sluicegate.dialect.commands import RefreshSchedule as RefreshScheduleNode
-from sluicegate.dialect.commands import ShowGrants as ShowGrantsNode
 from sluicegate.dialect.commands import RefreshTable as RefreshTableNode
+from sluicegate.dialect.commands import ShowGrants as ShowGrantsNode
 from sluicegate.dialect.commands import UnsetProperties as UnsetPropertiesNode
 from sluicegate.dialect.commands import Vacuum as VacuumNode
 from sluicegate.dialect.cron import InvalidCronError, InvalidTimeZoneError, parse_cron, time_zone
@@ -676,7 +676,9 @@ def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreaming
     end = tree.meta["keyword_end"]
     blanked = "".join(c if c == "\n" else " " for c in sql[:end]) + sql[end:]
     if isinstance(tree.this, exp.Create) and _materialized(tree.this):
-        from sluicegate.dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
+        from sluicegate.dialect.materialized_views import (
+            create_materialized_view,  # it imports this module's dataclasses
+        )
         return ExplainMaterializedView(create_materialized_view(blanked, tree.this))
     _create_schedule(blanked, tree.this)  # checked as CREATE checks it
     return ExplainStreamingTable(analyze(blanked), blanked)
@@ -929,7 +931,9 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         if kind == "VIEW" and (temporary := _temporary_view(sql, tree)) is not None:
             return temporary
         if kind == "VIEW" and _materialized(tree):
-            from sluicegate.dialect.materialized_views import create_materialized_view  # it imports this module's dataclasses
+            from sluicegate.dialect.materialized_views import (
+                create_materialized_view,  # it imports this module's dataclasses
+            )
             return create_materialized_view(sql, tree)
         if kind in ("DATABASE", "SCHEMA"):
             comment = None

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.engine.cluster.code_archive import build_code_archive
-from sluicegate.storage.masters import is_local
 from sluicegate.engine.java import find_java_home
+from sluicegate.storage.masters import is_local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -9,11 +9,19 @@ from typing import TYPE_CHECKING, Protocol
 import pyarrow as pa
 
 from sluicegate.engine.driver_results import driver_batches
-from sluicegate.storage.spark_errors import from_spark
 from sluicegate.engine.results import (
-    TEXT, ArrowBatchStream, ResultColumn, WireTypes, arrow_schema, collect_single_partition, conform, result_columns,
-    typed_arrow_schema, wire_dataframe,
+    TEXT,
+    ArrowBatchStream,
+    ResultColumn,
+    WireTypes,
+    arrow_schema,
+    collect_single_partition,
+    conform,
+    result_columns,
+    typed_arrow_schema,
+    wire_dataframe,
 )
+from sluicegate.storage.spark_errors import from_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -73,7 +81,7 @@ def run_sql(
     spark.sparkContext.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
     try:
         df = spark.sql(sql)
-    except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
+    except Exception as exc:
         raise from_spark(exc, sql, include_stack_trace=include_stack_trace, original=original,
                          to_original=to_original) from exc
     if check is not None:
@@ -93,7 +101,7 @@ def stream_dataframe(
             return StatementResult(columns, lambda: ListBatchSource(()))
         wire = wire_dataframe(df, columns)
         schema = arrow_schema(columns)
-    except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
+    except Exception as exc:
         raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
 
     def open_wire(wire_df: DataFrame, wire_schema: pa.Schema) -> BatchSource:
@@ -106,14 +114,14 @@ def stream_dataframe(
             if arrow_rdd.getNumPartitions() <= 1:
                 return ListBatchSource(collect_single_partition(wire_df, wire_schema))
             return _TranslatingSource(ArrowBatchStream(spark, arrow_rdd, wire_schema), sql, include_stack_trace)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
 
     def open_typed(types: WireTypes) -> tuple[pa.Schema, BatchSource]:
         try:
             typed = wire_dataframe(df, columns, types)
             typed_schema = typed_arrow_schema(typed)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise from_spark(exc, sql, include_stack_trace=include_stack_trace) from exc
         return typed_schema, open_wire(typed, typed_schema)
 
@@ -131,7 +139,7 @@ class _TranslatingSource:
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         try:
             yield from self._inner
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise from_spark(exc, self._sql, include_stack_trace=self._include_stack_trace) from exc
 
     def close(self) -> None:

@@ -23,13 +23,13 @@ EXIT_JVM_DIED = 3  # for a supervisor: restart the gateway
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from sluicegate.engine.jvm_watchdog import JvmWatchdog
+    from sluicegate.engine.spark import create_spark_session, warm_up
     from sluicegate.gateway.auth.providers import make_authenticator
     from sluicegate.gateway.config import load_config, require_secure_transport
     from sluicegate.gateway.server import GatewayServer
     from sluicegate.gateway.service import GatewayService, open_catalog
     from sluicegate.gateway.tls import server_context
-    from sluicegate.engine.jvm_watchdog import JvmWatchdog
-    from sluicegate.engine.spark import create_spark_session, warm_up
 
     config = load_config(args.conf, host=args.host, port=args.port, http_port=args.http_port,
                          warehouse=args.warehouse)

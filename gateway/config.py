@@ -16,13 +16,13 @@ from typing import Any
 from sluicegate.catalog.events import EventRetention
 from sluicegate.catalog.uris import Location, ObjectLocation, as_location
 from sluicegate.dialect.errors import SqlError
-from sluicegate.gateway.errors import ConfigError
-from sluicegate.storage.masters import is_local, is_loopback, is_loopback_cluster
-from sluicegate.policy import SecuritySettings
 from sluicegate.engine.spark import SparkSettings
-from sluicegate.storage.settings import ObjectStoreSettings
 from sluicegate.engine.streams.checkpoint_mirror import CheckpointStore
 from sluicegate.engine.streams.settings import StreamSettings
+from sluicegate.gateway.errors import ConfigError
+from sluicegate.policy import SecuritySettings
+from sluicegate.storage.masters import is_local, is_loopback, is_loopback_cluster
+from sluicegate.storage.settings import ObjectStoreSettings
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -29,7 +29,10 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TTransportException
 
 from sluicegate.gateway.auth.transport import (
-    BufferedSocketTransport, FramedSocketTransport, ProtocolMismatch, SaslServerTransport,
+    BufferedSocketTransport,
+    FramedSocketTransport,
+    ProtocolMismatch,
+    SaslServerTransport,
 )
 from sluicegate.gateway.config import ServerSettings, require_secure_transport
 from sluicegate.gateway.errors import GatewayError, LimitExceededError
@@ -219,7 +222,6 @@ class GatewayServer:
     def _serve_connection(self, conn_id: int, conn: socket.socket, address: tuple,
                           refusal: GatewayError | None) -> None:
         from sluicegate.gateway.thrift.generated import Processor
-
         from sluicegate.gateway.thrift.handler import TCLIServiceHandler
 
         peer = f"{address[0]}:{address[1]}"

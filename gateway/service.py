@@ -13,20 +13,26 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.dialect import catalogs
+from sluicegate.engine.results import ResultColumn
 from sluicegate.gateway.auth.providers import Authenticator
 from sluicegate.gateway.auth.throttle import LoginThrottle
 from sluicegate.gateway.config import GatewayConfig
 from sluicegate.gateway.errors import AuthenticationError, ConfigError, InvalidRequestError
 from sluicegate.gateway.handles import OperationHandle, SessionHandle
+from sluicegate.gateway.operation import metadata
 from sluicegate.gateway.operation.base import (
-    COLUMNS, ArrowBlock, FetchOrientation, Operation, OperationStatus, ResultFormat, RowBlock,
+    COLUMNS,
+    ArrowBlock,
+    FetchOrientation,
+    Operation,
+    OperationStatus,
+    ResultFormat,
+    RowBlock,
 )
 from sluicegate.gateway.operation.execute_statement import ExecuteStatement
 from sluicegate.gateway.operation.manager import OperationManager
-from sluicegate.gateway.operation import metadata
 from sluicegate.gateway.session import Session, SessionManager
 from sluicegate.policy import Policy
-from sluicegate.engine.results import ResultColumn
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -310,7 +316,7 @@ class GatewayService:
             try:
                 self.sessions.close_idle()
                 self.operations.close_idle()
-            except Exception:  # noqa: BLE001 - the sweeper must survive a bad session
+            except Exception:
                 log.exception("closing idle sessions failed")
 
     def shutdown(self, grace: float) -> None:

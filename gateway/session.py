@@ -9,13 +9,13 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from sluicegate.engine.sessions import new_user_session
 from sluicegate.gateway.errors import InvalidRequestError, LimitExceededError, SessionNotFoundError
 from sluicegate.gateway.handles import SessionHandle
 from sluicegate.gateway.operation.state import TERMINAL
-from sluicegate.engine.sessions import new_user_session
 from sluicegate.policy.settings import is_client_hint
-from sluicegate.warehouse.databases import spark_has_database
 from sluicegate.warehouse.binding.session_views import SessionViews
+from sluicegate.warehouse.databases import spark_has_database
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -205,6 +205,6 @@ def _set_conf(session: Session, key: str, value: str, policy: Policy, principal:
         key = key[len("hivevar:"):]
     try:
         session.spark.conf.set(key, value)
-    except Exception as exc:  # noqa: BLE001 - Spark refuses some values: the client is told which and why
+    except Exception as exc:
         raise InvalidRequestError(f"the setting {key}={value} was refused by Spark: {exc}",
                                   error_class="INVALID_CONF_VALUE", sqlstate="22023") from exc

@@ -93,7 +93,7 @@ class PathPolicy:
             if type(root) is not type(path) or not _within(path, root):
                 continue
             if all(type(guarded) is not type(path) or not _within(path, guarded)
-                   or _within(root, guarded) and root != guarded for guarded in self.protected):
+                   or (_within(root, guarded) and root != guarded) for guarded in self.protected):
                 return True
         return False
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sluicegate.storage.spark_errors import from_spark
 from sluicegate.policy.errors import StatementNotAllowedError
+from sluicegate.storage.spark_errors import from_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -29,28 +29,13 @@ _EXPRESSIONS = "org.apache.spark.sql.catalyst.expressions."
 _ANALYSIS = "org.apache.spark.sql.catalyst.analysis."
 
 # Relational operators a query may use (parsed or analysed form).
-QUERY_OPERATORS = frozenset("""
-Project Filter Aggregate Join Union Sort GlobalLimit LocalLimit Offset Distinct Deduplicate SubqueryAlias UnresolvedWith
-WithCTE CTERelationDef CTERelationRef Window WithWindowDefinition Generate Pivot Unpivot Sample Intersect Except
-OneRowRelation LocalRelation Range RepartitionByExpression Repartition RebalancePartitions UnresolvedHint ResolvedHint
-Expand Tail LateralJoin Subquery View ColumnDefinition UnresolvedTableSpec OptionList SerdeInfo QualifiedColType
-DefaultValueExpression
-""".split())
+QUERY_OPERATORS = frozenset(["Project", "Filter", "Aggregate", "Join", "Union", "Sort", "GlobalLimit", "LocalLimit", "Offset", "Distinct", "Deduplicate", "SubqueryAlias", "UnresolvedWith", "WithCTE", "CTERelationDef", "CTERelationRef", "Window", "WithWindowDefinition", "Generate", "Pivot", "Unpivot", "Sample", "Intersect", "Except", "OneRowRelation", "LocalRelation", "Range", "RepartitionByExpression", "Repartition", "RebalancePartitions", "UnresolvedHint", "ResolvedHint", "Expand", "Tail", "LateralJoin", "Subquery", "View", "ColumnDefinition", "UnresolvedTableSpec", "OptionList", "SerdeInfo", "QualifiedColType", "DefaultValueExpression"])
 # Names still to be resolved, from Spark's analysis package: each is judged again on the analysed plan.
-UNRESOLVED_FORMS = frozenset("""
-ExpressionWithUnresolvedIdentifier PlanWithUnresolvedIdentifier NamedParameter PosParameter CurrentNamespace
-""".split())
+UNRESOLVED_FORMS = frozenset(["ExpressionWithUnresolvedIdentifier", "PlanWithUnresolvedIdentifier", "NamedParameter", "PosParameter", "CurrentNamespace"])
 
 # Commands a user may hand to Spark as typed, each at the root of the statement only. The warehouse's own
 # statements (catalog tables, views, DML, streaming tables, grants) never get here.
-USER_COMMANDS = frozenset("""
-SetCommand ResetCommand SetCatalogAndNamespace ShowFunctions DescribeFunction ExplainCommand DescribeQueryCommand
-CreateViewCommand CreateTempViewUsing ShowTables ShowTableExtended ShowViews ShowNamespaces ShowColumns
-ShowTableProperties ShowPartitions ShowCreateTable DescribeRelation DescribeRelationJsonCommand DescribeColumn
-DescribeNamespace ShowCurrentNamespace ShowCatalogs ShowTablesExtended CreateTable CreateTableAsSelect DropTable
-DropView InsertIntoStatement RenameTable
-AddColumns CreateVariable DropVariable SetVariable
-""".split())
+USER_COMMANDS = frozenset(["SetCommand", "ResetCommand", "SetCatalogAndNamespace", "ShowFunctions", "DescribeFunction", "ExplainCommand", "DescribeQueryCommand", "CreateViewCommand", "CreateTempViewUsing", "ShowTables", "ShowTableExtended", "ShowViews", "ShowNamespaces", "ShowColumns", "ShowTableProperties", "ShowPartitions", "ShowCreateTable", "DescribeRelation", "DescribeRelationJsonCommand", "DescribeColumn", "DescribeNamespace", "ShowCurrentNamespace", "ShowCatalogs", "ShowTablesExtended", "CreateTable", "CreateTableAsSelect", "DropTable", "DropView", "InsertIntoStatement", "RenameTable", "AddColumns", "CreateVariable", "DropVariable", "SetVariable"])
 
 # Refused outright, with the reason a user reads.
 REFUSED = {
@@ -79,10 +64,7 @@ REFUSED = {
     "TryReflect": "reflection (java_method, reflect, try_reflect) calls Java methods in the server",
 }
 REFLECTION_NAMES = frozenset({"java_method", "reflect", "try_reflect"})
-TABLE_FUNCTIONS = frozenset("""
-range explode explode_outer inline inline_outer json_tuple posexplode posexplode_outer stack variant_explode
-variant_explode_outer sql_keywords collations
-""".split())
+TABLE_FUNCTIONS = frozenset(["range", "explode", "explode_outer", "inline", "inline_outer", "json_tuple", "posexplode", "posexplode_outer", "stack", "variant_explode", "variant_explode_outer", "sql_keywords", "collations"])
 FORBIDDEN_ANALYZED = frozenset({
     "ScriptTransformation", "HiveScriptTransformation", "CallMethodViaReflection", "TryReflect", "InsertIntoDir",
     "InsertIntoDataSourceDirCommand", "InsertIntoHiveDirCommand",
@@ -117,7 +99,7 @@ def plan_nodes(jplan: Any) -> list[Node]:
     """Every node of a JVM logical plan, pre-order (the root first), expressions and subqueries included."""
     try:
         return list(nodes_in(json.loads(jplan.toJSON())))
-    except Exception as exc:  # noqa: BLE001 - a plan we cannot read is a plan we do not run
+    except Exception as exc:
         log.warning("could not read a plan for the policy check: %s", exc)
         raise StatementNotAllowedError("the statement's plan could not be checked, so it is not run",
                                        hint=_HINT) from exc
@@ -160,7 +142,7 @@ def parse(spark: SparkSession, sql: str, original: str | None = None,
     """Spark's parsed (unresolved) plan of `sql`: nothing is looked up or run. Raises Spark's own syntax error."""
     try:
         return spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
-    except Exception as exc:  # noqa: BLE001 - Spark's syntax error, with its position
+    except Exception as exc:
         raise from_spark(exc, sql, original=original, to_original=to_original) from exc
 
 
@@ -182,7 +164,7 @@ def analyzed_without_running(spark: SparkSession, jplan: Any, sql: str, original
     mode = spark._jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
     try:
         return spark._jsparkSession.sessionState().executePlan(jplan, mode).analyzed()
-    except Exception as exc:  # noqa: BLE001 - Spark's own analysis error, with its position
+    except Exception as exc:
         raise from_spark(exc, sql, original=original, to_original=to_original) from exc
 
 

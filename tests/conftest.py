@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from sluicegate.engine.spark import create_spark_session, warm_up
 from sluicegate.gateway.auth.providers import make_authenticator
 from sluicegate.gateway.config import GatewayConfig, load_config
 from sluicegate.gateway.server import GatewayServer
 from sluicegate.gateway.service import GatewayService, open_catalog
-from sluicegate.engine.spark import create_spark_session, warm_up
 
 
 @dataclass

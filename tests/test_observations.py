@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from sluicegate.engine.sessions import REFLECTION_FUNCTIONS, new_user_session
 from sluicegate.storage.delta.errors import DeltaFilesNotVisibleError
 from sluicegate.storage.delta.verify import committed_rows, written_and_counted
 from sluicegate.storage.delta.write import _write_local_files
 from sluicegate.storage.observations import observable
-from sluicegate.engine.sessions import REFLECTION_FUNCTIONS, new_user_session
 
 
 def _listeners(spark: Any) -> int:

@@ -9,13 +9,13 @@ import pyarrow as pa
 import pytest
 from lz4 import frame as lz4_frame
 
+from sluicegate.engine.results import ResultColumn, WireTypes
+from sluicegate.engine.sql import ListBatchSource, StatementResult
 from sluicegate.gateway.errors import InvalidRequestError
 from sluicegate.gateway.operation.base import ArrowBlock, FetchOrientation, Operation, ResultFormat
 from sluicegate.gateway.thrift import convert, protocol
 from sluicegate.gateway.thrift.generated import ttypes as T
 from sluicegate.policy.settings import is_client_hint
-from sluicegate.engine.results import ResultColumn, WireTypes
-from sluicegate.engine.sql import ListBatchSource, StatementResult
 
 V = T.TProtocolVersion
 

@@ -10,9 +10,9 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.references import parse
 from sluicegate.dialect.statements import _column_specs, _table_name
-from sluicegate.dialect.streaming.expectations import expectation_specs
 from sluicegate.dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
 from sluicegate.dialect.streaming.errors import UnsupportedOutputMode
+from sluicegate.dialect.streaming.expectations import expectation_specs
 from sluicegate.dialect.streaming.kafka import kafka_description
 from sluicegate.dialect.streaming.keys import distinct_keys, group_keys
 from sluicegate.dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join

@@ -3,9 +3,9 @@ questions several rules ask of the tree (is this SELECT an aggregation? which co
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator
 
 from sqlglot import exp
 from sqlglot.tokens import Token

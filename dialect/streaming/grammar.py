@@ -17,7 +17,7 @@ class Watermark(exp.Expression):
 
 def watermark_sql(generator: object, node: Watermark) -> str:
     """Databricks' spelling, so a tree prints back as the user could have written it."""
-    sql = getattr(generator, "sql")
+    sql = generator.sql
     name = sql(node, "name")
     column = f"{sql(node, 'column')} AS {name}" if name else sql(node, "column")
     text = f"{sql(node, 'this')} WATERMARK {column} DELAY OF {sql(node, 'delay')}"
@@ -38,4 +38,4 @@ EXPECTATION_ACTIONS = {"warn": "", "drop": " ON VIOLATION DROP ROW", "fail": " O
 
 
 def expectation_sql(generator: object, node: Expectation) -> str:
-    return f"EXPECT ({getattr(generator, 'sql')(node, 'this')}){EXPECTATION_ACTIONS[node.args['action']]}"
+    return f"EXPECT ({generator.sql(node, 'this')}){EXPECTATION_ACTIONS[node.args['action']]}"

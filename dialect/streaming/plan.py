@@ -9,7 +9,6 @@ from typing import Any
 
 from sluicegate.dialect.statements import ColumnSpec
 
-
 SKIP_CHANGE_COMMITS = "skipChangeCommits"
 
 

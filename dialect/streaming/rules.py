@@ -4,23 +4,53 @@ sqlglot's optimizer rules): each raises one typed error at the offending node, w
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from sqlglot import exp
 
 from sluicegate.dialect.streaming.context import (
-    Context, TRIGGER_KEY, aggregates, function_name, is_aggregating, left_of,
+    TRIGGER_KEY,
+    Context,
+    aggregates,
+    function_name,
+    is_aggregating,
+    left_of,
 )
 from sluicegate.dialect.streaming.errors import (
-    ChainedAggregationNotSupported, CreateOrReplaceNotAllowed, DistinctAggregateNotSupported, DuplicateExpectationName,
-    ExpectationNotDeterministic, ExpectationWithAggregate, ExpectationWithSubquery, GroupKeyNotInOutput,
-    InvalidKafkaOption, InvalidTriggerInterval, LimitNotSupported, MissingSourceFormat, NonDeterministicFunction,
-    NonTimeWindowNotSupported, NoStreamingSource, OuterJoinWithoutWatermark, PartitioningNotSupported,
-    QuarantineNameTooLong, RewrittenSource, SortNotSupported, UnknownSourceFormat, UnknownSourceFunction,
-    UnsupportedOutputMode, UnsupportedSetOperation, UnsupportedStreamingJoin, WatermarkNotOnColumn,
+    ChainedAggregationNotSupported,
+    CreateOrReplaceNotAllowed,
+    DistinctAggregateNotSupported,
+    DuplicateExpectationName,
+    ExpectationNotDeterministic,
+    ExpectationWithAggregate,
+    ExpectationWithSubquery,
+    GroupKeyNotInOutput,
+    InvalidKafkaOption,
+    InvalidTriggerInterval,
+    LimitNotSupported,
+    MissingSourceFormat,
+    NonDeterministicFunction,
+    NonTimeWindowNotSupported,
+    NoStreamingSource,
+    OuterJoinWithoutWatermark,
+    PartitioningNotSupported,
+    QuarantineNameTooLong,
+    RewrittenSource,
+    SortNotSupported,
+    UnknownSourceFormat,
+    UnknownSourceFunction,
+    UnsupportedOutputMode,
+    UnsupportedSetOperation,
+    UnsupportedStreamingJoin,
+    WatermarkNotOnColumn,
 )
 from sluicegate.dialect.streaming.expectations import (
-    MAX_NAME_LENGTH, QUARANTINE_SUFFIX, expectation_specs, found_expectations, needs_quarantine, quarantine_name,
+    MAX_NAME_LENGTH,
+    QUARANTINE_SUFFIX,
+    expectation_specs,
+    found_expectations,
+    needs_quarantine,
+    quarantine_name,
 )
 from sluicegate.dialect.streaming.kafka import KafkaOptionError, parse_options
 from sluicegate.dialect.streaming.keys import group_keys

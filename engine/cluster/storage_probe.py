@@ -128,7 +128,7 @@ def probe_shared_folders(spark: SparkSession, folders: Sequence[Path], *, execut
                 _probe_task(paths, token))
             try:
                 round_reports = job.collect()
-            except Exception as exc:  # noqa: BLE001 - the cause is kept; the likely one is named
+            except Exception as exc:
                 raise ExecutorsUnavailableError(
                     f"the storage probe could not run on the executors: {str(exc).strip().splitlines()[0][:300]}",
                     hint="executors need the gateway's Python (spark.pyspark.python) with pyarrow, deltalake and "

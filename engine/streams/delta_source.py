@@ -25,9 +25,9 @@ from urllib.parse import unquote
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from sluicegate.catalog.uris import is_object_uri
-from sluicegate.storage.settings import ObjectStoreSettings
 from sluicegate.engine.streams.errors import SourceRewrittenError
 from sluicegate.engine.streams.store_sources import register_carrying
+from sluicegate.storage.settings import ObjectStoreSettings
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -175,10 +175,10 @@ class DeltaStreamReader(DataSourceStreamReader):
         self.reader = reader
         self.store = store
 
-    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
+    def initialOffset(self) -> dict[str, Any]:
         return {"version": START}
 
-    def latestOffset(self) -> dict[str, Any]:  # noqa: N802
+    def latestOffset(self) -> dict[str, Any]:
         return {"version": latest_version(self.table_path)}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
@@ -226,7 +226,7 @@ class DeltaStreamSource(DataSource):
         snapshot = load_snapshot(self.options["path"])
         return spark_schema(pa.schema([f for f in snapshot.schema if f.name not in snapshot.hidden]))
 
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         skip = self.options.get(SKIP_OPTION, "false").lower() == "true"
         self._adopt_store()
         return DeltaStreamReader(self.options["path"], schema, skip, self.options.get(READER_OPTION), self.store)

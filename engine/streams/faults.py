@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 def crash_point(name: str) -> None:
     """Die here if this point is the armed one (a crash test); otherwise nothing."""
-    if _ARMED is not None and _ARMED == name:
+    if _ARMED is not None and name == _ARMED:
         log.critical("crash point %s reached: exiting with 137 (%s is set: a crash test)", name, FAULT_VARIABLE)
         sys.stderr.flush()
         os._exit(137)

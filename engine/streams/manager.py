@@ -166,7 +166,7 @@ class StreamManager:
     def _execute(self, command: _Command) -> None:
         try:
             result = command.handler(*command.args)
-        except BaseException as exc:  # noqa: BLE001 - the command's caller gets it; the supervisor goes on
+        except BaseException as exc:
             if command.reply is not None:
                 command.reply.set_exception(exc)
             else:
@@ -416,7 +416,7 @@ class StreamManager:
                 continue
             try:
                 self.resume(entry)
-            except Exception:  # noqa: BLE001 - recording one stream's failure failed: the others still start
+            except Exception:
                 log.exception("resuming stream %s.%s failed", entry.database, entry.name)
         return len(entries)
 
@@ -746,7 +746,7 @@ class StreamManager:
                 return
             try:
                 self._tick_one(record, now, check_inputs)
-            except Exception:  # noqa: BLE001 - one stream's bad look must not stop the others' ticks
+            except Exception:
                 log.exception("stream supervisor: the tick of %s failed", named(record.key))
 
     def _tick_one(self, record: Supervised, now: dt.datetime, check_inputs: bool) -> None:

@@ -32,10 +32,10 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.catalog.uris import ObjectLocation
-from sluicegate.storage.settings import ObjectStoreSettings
 from sluicegate.engine.streams.checkpoint_offsets import INTERNAL_OPTIONS, RunStart, tagged, untagged
 from sluicegate.engine.streams.errors import SourceNotFoundError, SourceSchemaError
 from sluicegate.engine.streams.store_sources import register_carrying
+from sluicegate.storage.settings import ObjectStoreSettings
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -89,12 +89,12 @@ def list_files(fs: FileSystem, folder: str, options: Mapping[str, str]) -> list[
 def taken(file: ObjectFile, offset: Mapping[str, Any]) -> bool:
     """Whether `offset` has taken `file`."""
     mtime = int(offset["mtime"])
-    return file.mtime < mtime or file.mtime == mtime and file.name in offset["names"]
+    return file.mtime < mtime or (file.mtime == mtime and file.name in offset["names"])
 
 
 def _later(end: Mapping[str, Any], than: Mapping[str, Any]) -> bool:
     return int(end["mtime"]) > int(than["mtime"]) or \
-        int(end["mtime"]) == int(than["mtime"]) and set(end["names"]) > set(than["names"])
+        (int(end["mtime"]) == int(than["mtime"]) and set(end["names"]) > set(than["names"]))
 
 
 def next_offset(files: list[ObjectFile], position: Mapping[str, Any] | None,
@@ -204,10 +204,10 @@ class ObjectFilesReader(FilesReading, DataSourceStreamReader):
         self.resumed = False      # whether this run's start was looked up in the checkpoint
         self.position: dict[str, Any] | None = None   # the end returned last (None: unknown since this run began)
 
-    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
+    def initialOffset(self) -> dict[str, Any]:
         return tagged(START, self.run.tag)
 
-    def latestOffset(self) -> dict[str, Any]:  # noqa: N802
+    def latestOffset(self) -> dict[str, Any]:
         if self.position is None and not self.resumed:
             self.resumed = True
             self.position = self.run.start(lambda: dict(START), f"read_files({self.folder})")
@@ -242,7 +242,7 @@ class ObjectFilesSource(DataSource):
             raise SourceNotFoundError("read_files on an object store: the gateway registered no store for it")
         return self.store
 
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return ObjectFilesReader(self.options, schema, self._store())
 
     def reader(self, schema: StructType) -> DataSourceReader:

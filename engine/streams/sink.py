@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.names import quote_identifier
-from sluicegate.storage.delta.write import AppTransaction, committed_version
-from sluicegate.storage.observations import observable
 from sluicegate.engine.streams.expectations import TOTALS, BatchChecks, Counts
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.write import AppTransaction, committed_version
+from sluicegate.storage.observations import observable
 
 if TYPE_CHECKING:
     import pyarrow as pa

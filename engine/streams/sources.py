@@ -97,7 +97,7 @@ CAP_OPTIONS = {"kafka": "maxoffsetspertrigger", "files": "maxfilespertrigger"}
 def capped_python_source(spec: SourceSpec) -> bool:
     """Whether the source is one of ours with a per-batch cap: it needs the query's checkpoint to cap a run's first
     batch (engine/streams/checkpoint_offsets.py)."""
-    python = spec.kind == "kafka" or spec.kind == "files" and is_object_uri(spec.path)
+    python = spec.kind == "kafka" or (spec.kind == "files" and is_object_uri(spec.path))
     return python and any(key.lower() == CAP_OPTIONS[spec.kind] for key in spec.options)
 
 

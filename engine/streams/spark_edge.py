@@ -203,22 +203,22 @@ class _Listener(StreamingQueryListener):
                  terminated: Callable[[str, str | None], None]) -> None:
         self.progress, self.terminated = progress, terminated
 
-    def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's names
+    def onQueryStarted(self, event: Any) -> None:
         pass
 
-    def onQueryProgress(self, event: Any) -> None:  # noqa: N802
+    def onQueryProgress(self, event: Any) -> None:
         try:
             self.progress(str(event.progress.runId), json.loads(event.progress.json))
-        except Exception:  # noqa: BLE001 - a listener that raises is dropped by Spark; log and keep listening
+        except Exception:
             log.exception("recording stream progress failed")
 
-    def onQueryIdle(self, event: Any) -> None:  # noqa: N802
+    def onQueryIdle(self, event: Any) -> None:
         pass
 
-    def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
+    def onQueryTerminated(self, event: Any) -> None:
         try:
             self.terminated(str(event.runId), event.exception)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("handling a stream's end failed")
 
 

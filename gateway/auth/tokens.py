@@ -20,7 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sluicegate.gateway.auth.providers import (
-    _DUMMY_HASH, WatchedSecretFile, check_file_mode, hash_password, verify_password,
+    _DUMMY_HASH,
+    WatchedSecretFile,
+    check_file_mode,
+    hash_password,
+    verify_password,
 )
 from sluicegate.gateway.errors import AuthenticationError, ConfigError
 

@@ -58,7 +58,7 @@ class _LinearReadable(TTransportBase, CReadableTransport):
         """At least `at_least` further bytes (and maybe more) from the peer."""
         raise NotImplementedError
 
-    def isOpen(self) -> bool:  # noqa: N802 - Thrift's name
+    def isOpen(self) -> bool:
         return True
 
     def read(self, sz: int) -> bytes:
@@ -68,7 +68,7 @@ class _LinearReadable(TTransportBase, CReadableTransport):
         self._rbuf = BytesIO(self._more(1))
         return self._rbuf.read(sz)
 
-    def readAll(self, sz: int) -> bytes:  # noqa: N802 - Thrift's name; its own version is quadratic
+    def readAll(self, sz: int) -> bytes:
         data = self._rbuf.read(sz)
         if len(data) == sz:
             return data

@@ -18,14 +18,18 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from sluicegate.gateway.errors import (
-    FeatureNotSupportedError, InternalError, InvalidOperationStateError, OperationCanceledError, QueryTimeoutError,
-)
-from sluicegate.gateway.handles import OperationHandle
-from sluicegate.gateway.operation.state import TERMINAL, OperationState, check_transition
 from sluicegate.dialect.errors import SqlError
 from sluicegate.engine.results import TEXT, ResultColumn, WireTypes
 from sluicegate.engine.sql import BatchSource, StatementResult
+from sluicegate.gateway.errors import (
+    FeatureNotSupportedError,
+    InternalError,
+    InvalidOperationStateError,
+    OperationCanceledError,
+    QueryTimeoutError,
+)
+from sluicegate.gateway.handles import OperationHandle
+from sluicegate.gateway.operation.state import TERMINAL, OperationState, check_transition
 
 if TYPE_CHECKING:
     from sluicegate.gateway.session import Session
@@ -226,7 +230,7 @@ class Operation(ABC):
         except SqlError as exc:
             self._fail(exc)
             return
-        except Exception as exc:  # noqa: BLE001 - a gateway bug must end this operation, not the server
+        except Exception as exc:
             log.exception("operation %s failed inside the gateway", self.handle.hex)
             self._fail(InternalError(f"internal error in the gateway: {type(exc).__name__}: {exc}"))
             return
@@ -288,7 +292,7 @@ class Operation(ABC):
     def _stop_work(self) -> None:
         try:
             self.cancel_work()
-        except Exception:  # noqa: BLE001 - cancel is best effort; the state already says the operation ended
+        except Exception:
             log.exception("cancelling the work of operation %s failed", self.handle.hex)
 
     def _release(self) -> None:
@@ -296,7 +300,7 @@ class Operation(ABC):
         if source is not None:
             try:
                 source.close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("releasing the result of operation %s failed", self.handle.hex)
 
     # -- results -------------------------------------------------------------------------------------------------

@@ -7,20 +7,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sluicegate.dialect.statements import classify
+from sluicegate.engine.sessions import set_current_user
+from sluicegate.engine.sql import StatementResult, cancel_job_group
 from sluicegate.gateway.operation.base import COLUMNS, Operation, OperationType, ResultFormat
 from sluicegate.gateway.operation.state import TERMINAL
-from sluicegate.engine.sessions import set_current_user
-from sluicegate.policy.settings import is_client_hint
-from sluicegate.engine.sql import StatementResult, cancel_job_group
 from sluicegate.gateway.variables import require_bound, substitute
-from sluicegate.warehouse.executor import execute
+from sluicegate.policy.settings import is_client_hint
 from sluicegate.warehouse.context import StatementContext
+from sluicegate.warehouse.executor import execute
 
 if TYPE_CHECKING:
     from sluicegate.catalog.store import CatalogStore
-    from sluicegate.policy import Policy
     from sluicegate.engine.streams.manager import StreamManager
     from sluicegate.gateway.session import Session
+    from sluicegate.policy import Policy
 
 
 class ExecuteStatement(Operation):

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from sluicegate.dialect import catalogs
+from sluicegate.engine.results import ResultColumn, wire_arrow_type
+from sluicegate.engine.sql import ListBatchSource, StatementResult
 from sluicegate.gateway import types as hive_types
 from sluicegate.gateway.operation.base import Operation, OperationType
 from sluicegate.warehouse.listings import catalog_view
-from sluicegate.engine.results import ResultColumn, wire_arrow_type
-from sluicegate.engine.sql import ListBatchSource, StatementResult
 
 if TYPE_CHECKING:
-    from sluicegate.policy import Policy
     from sluicegate.catalog.store import CatalogStore
     from sluicegate.gateway.session import Session
+    from sluicegate.policy import Policy
 
 TABLE_TYPES = ("TABLE", "VIEW")
 

@@ -11,23 +11,28 @@ from __future__ import annotations
 
 import logging
 
-from lz4 import frame as lz4_frame
 import numpy as np
 import pyarrow as pa
+from lz4 import frame as lz4_frame
 
-from sluicegate.gateway import types as hive_types
 from sluicegate.dialect.errors import SqlError
+from sluicegate.engine.results import ResultColumn, WireTypes, conform
+from sluicegate.gateway import types as hive_types
 from sluicegate.gateway.errors import InvalidRequestError
 from sluicegate.gateway.handles import OperationHandle, SessionHandle
 from sluicegate.gateway.operation.base import (
-    ArrowBlock, FetchOrientation, Operation, OperationType, ResultFormat, RowBlock,
+    ArrowBlock,
+    FetchOrientation,
+    Operation,
+    OperationType,
+    ResultFormat,
+    RowBlock,
 )
 from sluicegate.gateway.operation.state import OperationState
 from sluicegate.gateway.service import InfoType
 from sluicegate.gateway.thrift import protocol as versions
 from sluicegate.gateway.thrift.generated import ttypes as T
 from sluicegate.storage.spark_errors import short_message
-from sluicegate.engine.results import ResultColumn, WireTypes, conform
 
 log = logging.getLogger(__name__)
 

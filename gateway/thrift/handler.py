@@ -26,8 +26,7 @@ from sluicegate.gateway.handles import OperationHandle, SessionHandle
 from sluicegate.gateway.operation.base import FetchOrientation, Operation
 from sluicegate.gateway.operation.state import OperationState
 from sluicegate.gateway.service import GatewayService
-from sluicegate.gateway.thrift import convert
-from sluicegate.gateway.thrift import generated
+from sluicegate.gateway.thrift import convert, generated
 from sluicegate.gateway.thrift import protocol as versions
 from sluicegate.gateway.thrift.generated import ttypes as T
 
@@ -133,7 +132,7 @@ class TCLIServiceHandler:
     # -- sessions ------------------------------------------------------------------------------------------------
 
     @rpc(T.TOpenSessionResp)
-    def OpenSession(self, req: T.TOpenSessionReq) -> T.TOpenSessionResp:  # noqa: N802
+    def OpenSession(self, req: T.TOpenSessionReq) -> T.TOpenSessionResp:
         if self._refusal is not None:
             raise self._refusal
         protocol = versions.negotiate(versions.client_version(req.client_protocol, req.client_protocol_i64))
@@ -158,7 +157,7 @@ class TCLIServiceHandler:
         return resp
 
     @rpc(T.TCloseSessionResp)
-    def CloseSession(self, req: T.TCloseSessionReq) -> T.TCloseSessionResp:  # noqa: N802
+    def CloseSession(self, req: T.TCloseSessionReq) -> T.TCloseSessionResp:
         handle = convert.to_session_handle(req.sessionHandle)
         with self._lock:
             self._sessions.discard(handle)
@@ -166,14 +165,14 @@ class TCLIServiceHandler:
         return T.TCloseSessionResp()
 
     @rpc(T.TGetInfoResp)
-    def GetInfo(self, req: T.TGetInfoReq) -> T.TGetInfoResp:  # noqa: N802
+    def GetInfo(self, req: T.TGetInfoReq) -> T.TGetInfoResp:
         value = self.service.get_info(convert.to_session_handle(req.sessionHandle), convert.to_info_type(req.infoType))
         return T.TGetInfoResp(infoValue=convert.to_tget_info_value(value))
 
     # -- statements and metadata ---------------------------------------------------------------------------------
 
     @rpc(T.TExecuteStatementResp)
-    def ExecuteStatement(self, req: T.TExecuteStatementReq) -> T.TExecuteStatementResp:  # noqa: N802
+    def ExecuteStatement(self, req: T.TExecuteStatementReq) -> T.TExecuteStatementResp:
         session_handle = convert.to_session_handle(req.sessionHandle)
         protocol = self.service.sessions.get(session_handle).protocol
         if req.parameters:
@@ -199,50 +198,50 @@ class TCLIServiceHandler:
         return self._started(T.TExecuteStatementResp, operation, req)
 
     @rpc(T.TGetTypeInfoResp)
-    def GetTypeInfo(self, req: T.TGetTypeInfoReq) -> T.TGetTypeInfoResp:  # noqa: N802
+    def GetTypeInfo(self, req: T.TGetTypeInfoReq) -> T.TGetTypeInfoResp:
         operation = self.service.get_type_info(convert.to_session_handle(req.sessionHandle))
         return self._started(T.TGetTypeInfoResp, operation, req)
 
     @rpc(T.TGetCatalogsResp)
-    def GetCatalogs(self, req: T.TGetCatalogsReq) -> T.TGetCatalogsResp:  # noqa: N802
+    def GetCatalogs(self, req: T.TGetCatalogsReq) -> T.TGetCatalogsResp:
         operation = self.service.get_catalogs(convert.to_session_handle(req.sessionHandle))
         return self._started(T.TGetCatalogsResp, operation, req)
 
     @rpc(T.TGetSchemasResp)
-    def GetSchemas(self, req: T.TGetSchemasReq) -> T.TGetSchemasResp:  # noqa: N802
+    def GetSchemas(self, req: T.TGetSchemasReq) -> T.TGetSchemasResp:
         operation = self.service.get_schemas(convert.to_session_handle(req.sessionHandle), req.schemaName)
         return self._started(T.TGetSchemasResp, operation, req)
 
     @rpc(T.TGetTablesResp)
-    def GetTables(self, req: T.TGetTablesReq) -> T.TGetTablesResp:  # noqa: N802
+    def GetTables(self, req: T.TGetTablesReq) -> T.TGetTablesResp:
         operation = self.service.get_tables(convert.to_session_handle(req.sessionHandle), req.schemaName,
                                             req.tableName, list(req.tableTypes) if req.tableTypes else None)
         return self._started(T.TGetTablesResp, operation, req)
 
     @rpc(T.TGetTableTypesResp)
-    def GetTableTypes(self, req: T.TGetTableTypesReq) -> T.TGetTableTypesResp:  # noqa: N802
+    def GetTableTypes(self, req: T.TGetTableTypesReq) -> T.TGetTableTypesResp:
         operation = self.service.get_table_types(convert.to_session_handle(req.sessionHandle))
         return self._started(T.TGetTableTypesResp, operation, req)
 
     @rpc(T.TGetColumnsResp)
-    def GetColumns(self, req: T.TGetColumnsReq) -> T.TGetColumnsResp:  # noqa: N802
+    def GetColumns(self, req: T.TGetColumnsReq) -> T.TGetColumnsResp:
         operation = self.service.get_columns(convert.to_session_handle(req.sessionHandle), req.schemaName,
                                              req.tableName, req.columnName)
         return self._started(T.TGetColumnsResp, operation, req)
 
     @rpc(T.TGetFunctionsResp)
-    def GetFunctions(self, req: T.TGetFunctionsReq) -> T.TGetFunctionsResp:  # noqa: N802
+    def GetFunctions(self, req: T.TGetFunctionsReq) -> T.TGetFunctionsResp:
         operation = self.service.get_functions(convert.to_session_handle(req.sessionHandle), req.schemaName,
                                                req.functionName)
         return self._started(T.TGetFunctionsResp, operation, req)
 
     @rpc(T.TGetPrimaryKeysResp)
-    def GetPrimaryKeys(self, req: T.TGetPrimaryKeysReq) -> T.TGetPrimaryKeysResp:  # noqa: N802
+    def GetPrimaryKeys(self, req: T.TGetPrimaryKeysReq) -> T.TGetPrimaryKeysResp:
         operation = self.service.get_primary_keys(convert.to_session_handle(req.sessionHandle))
         return self._started(T.TGetPrimaryKeysResp, operation, req)
 
     @rpc(T.TGetCrossReferenceResp)
-    def GetCrossReference(self, req: T.TGetCrossReferenceReq) -> T.TGetCrossReferenceResp:  # noqa: N802
+    def GetCrossReference(self, req: T.TGetCrossReferenceReq) -> T.TGetCrossReferenceResp:
         operation = self.service.get_cross_reference(convert.to_session_handle(req.sessionHandle))
         return self._started(T.TGetCrossReferenceResp, operation, req)
 
@@ -274,7 +273,7 @@ class TCLIServiceHandler:
     # -- operations ----------------------------------------------------------------------------------------------
 
     @rpc(T.TGetOperationStatusResp)
-    def GetOperationStatus(self, req: T.TGetOperationStatusReq) -> T.TGetOperationStatusResp:  # noqa: N802
+    def GetOperationStatus(self, req: T.TGetOperationStatusReq) -> T.TGetOperationStatusResp:
         return self._status(convert.to_operation_handle(req.operationHandle))
 
     def _status(self, handle: OperationHandle) -> T.TGetOperationStatusResp:
@@ -305,17 +304,17 @@ class TCLIServiceHandler:
         return None
 
     @rpc(T.TCancelOperationResp)
-    def CancelOperation(self, req: T.TCancelOperationReq) -> T.TCancelOperationResp:  # noqa: N802
+    def CancelOperation(self, req: T.TCancelOperationReq) -> T.TCancelOperationResp:
         self.service.cancel_operation(convert.to_operation_handle(req.operationHandle))
         return T.TCancelOperationResp()
 
     @rpc(T.TCloseOperationResp)
-    def CloseOperation(self, req: T.TCloseOperationReq) -> T.TCloseOperationResp:  # noqa: N802
+    def CloseOperation(self, req: T.TCloseOperationReq) -> T.TCloseOperationResp:
         self.service.close_operation(convert.to_operation_handle(req.operationHandle))
         return T.TCloseOperationResp()
 
     @rpc(T.TGetResultSetMetadataResp)
-    def GetResultSetMetadata(self, req: T.TGetResultSetMetadataReq) -> T.TGetResultSetMetadataResp:  # noqa: N802
+    def GetResultSetMetadata(self, req: T.TGetResultSetMetadataReq) -> T.TGetResultSetMetadataResp:
         return self._metadata(self.service.operation(convert.to_operation_handle(req.operationHandle)))
 
     def _metadata(self, operation: Operation) -> T.TGetResultSetMetadataResp:
@@ -331,7 +330,7 @@ class TCLIServiceHandler:
         return operation.result_format.arrow and bool(operation.result_columns())
 
     @rpc(T.TFetchResultsResp)
-    def FetchResults(self, req: T.TFetchResultsReq) -> T.TFetchResultsResp:  # noqa: N802
+    def FetchResults(self, req: T.TFetchResultsReq) -> T.TFetchResultsResp:
         handle = convert.to_operation_handle(req.operationHandle)
         orientation = convert.to_fetch_orientation(req.orientation)
         operation = self.service.operation(handle)
@@ -356,7 +355,7 @@ class TCLIServiceHandler:
                                    results=convert.to_trowset(block, operation.session.protocol))
 
     @rpc(generated.TGetLogResp)
-    def GetLog(self, req: generated.TGetLogReq) -> generated.TGetLogResp:  # noqa: N802
+    def GetLog(self, req: generated.TGetLogReq) -> generated.TGetLogResp:
         lines = self.service.fetch_log(convert.to_operation_handle(req.operationHandle),
                                        convert.to_fetch_orientation(None), 1_000_000)
         return generated.TGetLogResp(log="\n".join(lines))
@@ -367,17 +366,17 @@ class TCLIServiceHandler:
         raise FeatureNotSupportedError("delegation tokens need Kerberos, which this gateway does not offer")
 
     @rpc(T.TGetDelegationTokenResp)
-    def GetDelegationToken(self, req: T.TGetDelegationTokenReq) -> T.TGetDelegationTokenResp:  # noqa: N802
+    def GetDelegationToken(self, req: T.TGetDelegationTokenReq) -> T.TGetDelegationTokenResp:
         self._no_tokens()
         return T.TGetDelegationTokenResp()
 
     @rpc(T.TCancelDelegationTokenResp)
-    def CancelDelegationToken(self, req: T.TCancelDelegationTokenReq) -> T.TCancelDelegationTokenResp:  # noqa: N802
+    def CancelDelegationToken(self, req: T.TCancelDelegationTokenReq) -> T.TCancelDelegationTokenResp:
         self._no_tokens()
         return T.TCancelDelegationTokenResp()
 
     @rpc(T.TRenewDelegationTokenResp)
-    def RenewDelegationToken(self, req: T.TRenewDelegationTokenReq) -> T.TRenewDelegationTokenResp:  # noqa: N802
+    def RenewDelegationToken(self, req: T.TRenewDelegationTokenReq) -> T.TRenewDelegationTokenResp:
         self._no_tokens()
         return T.TRenewDelegationTokenResp()
 

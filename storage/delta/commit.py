@@ -116,8 +116,8 @@ def replace_with_arrow(location: str, read_version: int, rows: Any, operation: s
 
     import pyarrow.parquet as pq
 
-    from sluicegate.storage.delta.write import list_written_files
     from sluicegate.storage.delta.tables import open_table
+    from sluicegate.storage.delta.write import list_written_files
 
     if is_object_uri(location):
         from sluicegate.storage.delta.object_write import write_arrow_files

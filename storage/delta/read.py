@@ -21,7 +21,9 @@ import pyarrow as pa
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.catalog.uris import is_object_uri
 from sluicegate.storage.delta.errors import (
-    DeltaTableNotFoundError, DeltaUnsupportedFeatureError, DeltaVersionNotFoundError,
+    DeltaTableNotFoundError,
+    DeltaUnsupportedFeatureError,
+    DeltaVersionNotFoundError,
 )
 
 if TYPE_CHECKING:

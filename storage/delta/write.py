@@ -187,7 +187,7 @@ def _write_local_files(df: DataFrame, table_path: str, partition_by: Sequence[st
         writer = writer.partitionBy(*partition_by)
     try:
         writer.parquet(os.path.join(table_path, staging))
-    except Exception as exc:  # noqa: BLE001 - translated below, the cause kept
+    except Exception as exc:
         raise write_error(exc, table_path) from exc
     return list_written_files(table_path, staging)
 

@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from sluicegate.catalog.errors import (
-    CatalogVersionError, SchemaAlreadyExistsError, SchemaNotEmptyError, SchemaNotFoundError, TableAlreadyExistsError,
+    CatalogVersionError,
+    SchemaAlreadyExistsError,
+    SchemaNotEmptyError,
+    SchemaNotFoundError,
+    TableAlreadyExistsError,
     TableNotFoundError,
 )
 from sluicegate.catalog.migrations import MIGRATIONS
@@ -176,7 +180,7 @@ def test_a_catalog_newer_than_the_code_is_refused(tmp_path):
     assert refused.value.sqlstate == "55000" and "99" in refused.value.message
 
 
-def _race(warehouse: str, names: list[str], results: "multiprocessing.Queue[tuple[str, str]]") -> None:
+def _race(warehouse: str, names: list[str], results: multiprocessing.Queue[tuple[str, str]]) -> None:
     store = CatalogStore.for_warehouse(warehouse)
     for name in names:
         try:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from sluicegate.engine.cluster.code_archive import build_code_archive
+from sluicegate.engine.spark import python_for_workers, spark_conf, with_code_archive
 from sluicegate.gateway.config import load_config
 from sluicegate.gateway.errors import ConfigError
-from sluicegate.engine.cluster.code_archive import build_code_archive
-from sluicegate.storage.masters import is_local, is_loopback_cluster, standalone_hosts
 from sluicegate.storage.delta.errors import DeltaFilesNotVisibleError
 from sluicegate.storage.delta.verify import require_all_rows_visible
 from sluicegate.storage.delta.write import WrittenFile
-from sluicegate.engine.spark import python_for_workers, spark_conf, with_code_archive
+from sluicegate.storage.masters import is_local, is_loopback_cluster, standalone_hosts
 
 SECURE = {"spark.authenticate": "true", "spark.authenticate.secret": "s3cret"}
 

@@ -9,7 +9,13 @@ from sqlglot import exp
 
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.incremental_views import (
-    EXTREME_REMOVED, ROWS, SIGN, analyse, change_query, key_column, merge_query,
+    EXTREME_REMOVED,
+    ROWS,
+    SIGN,
+    analyse,
+    change_query,
+    key_column,
+    merge_query,
 )
 
 GOLD = ("SELECT c.region, count(*) AS orders, sum(s.units) AS units, avg(s.amount) AS mean_amount, "
@@ -20,7 +26,7 @@ COLUMNS = ["region", "orders", "units", "mean_amount", "last_id"]
 def _merge(query: str, columns: list[str], one_task: bool = False) -> tuple[str, exp.Expression]:
     found = analyse(query)
     hidden = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
-    types = {c: "bigint" for c in [*columns, *hidden]}
+    types = dict.fromkeys([*columns, *hidden], "bigint")
     avg_types = {a.index: "decimal(16,6)" for a in found.aggregates if a.function == "AVG"}
     sql = merge_query(found, "(\nSELECT 1\n)", "old_rows", columns, hidden, types, avg_types, one_task)
     return sql, sqlglot.parse_one(sql, dialect=StreamingSpark)

@@ -10,7 +10,12 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import SqlError, StatementSyntaxError
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.statements import (
-    CreateMaterializedView, DropMaterializedView, Query, ShowMaterializedViews, TableName, classify,
+    CreateMaterializedView,
+    DropMaterializedView,
+    Query,
+    ShowMaterializedViews,
+    TableName,
+    classify,
 )
 
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import sqlglot
 import pytest
+import sqlglot
 
 from sluicegate.dialect.commands import AlterSchedule as AlterScheduleNode
 from sluicegate.dialect.commands import RefreshSchedule as RefreshScheduleNode
@@ -12,7 +12,11 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.statements import (
-    AlterSchedule, CreateStreamingTable, ExplainStreamingTable, TableName, classify,
+    AlterSchedule,
+    CreateStreamingTable,
+    ExplainStreamingTable,
+    TableName,
+    classify,
 )
 
 QUERY = "AS SELECT * FROM STREAM(src)"

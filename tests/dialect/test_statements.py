@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
 from sluicegate.dialect.statements import (
-    AddColumns, ColumnSpec, CreateDatabase, CreateTable, CreateTemporaryView, CreateView, Delete, DescribeHistory,
-    DescribeStreamingTable, DescribeTable, DropDatabase, DropStreamingTable, DropTable, Grant, Insert, Merge,
-    Passthrough, Query, RenameTable, Revoke, SecurableObject, SelectQuery, ShowCreateTable, ShowDatabases, ShowGrants,
-    ShowStreamingTables, ShowTables, ShowViews, TableName, Update, UseDatabase, Vacuum, classify,
+    AddColumns,
+    ColumnSpec,
+    CreateDatabase,
+    CreateTable,
+    CreateTemporaryView,
+    CreateView,
+    Delete,
+    DescribeHistory,
+    DescribeStreamingTable,
+    DescribeTable,
+    DropDatabase,
+    DropStreamingTable,
+    DropTable,
+    Grant,
+    Insert,
+    Merge,
+    Passthrough,
+    Query,
+    RenameTable,
+    Revoke,
+    SecurableObject,
+    SelectQuery,
+    ShowCreateTable,
+    ShowDatabases,
+    ShowGrants,
+    ShowStreamingTables,
+    ShowTables,
+    ShowViews,
+    TableName,
+    Update,
+    UseDatabase,
+    Vacuum,
+    classify,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

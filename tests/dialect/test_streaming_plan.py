@@ -6,8 +6,13 @@ from __future__ import annotations
 import pytest
 
 from sluicegate.dialect.statements import (
-    CreateStreamingTable, DescribeStreamingTable, DropStreamingTable, ExplainStreamingTable, ShowStreamingTables,
-    TableName, classify,
+    CreateStreamingTable,
+    DescribeStreamingTable,
+    DropStreamingTable,
+    ExplainStreamingTable,
+    ShowStreamingTables,
+    TableName,
+    classify,
 )
 from sluicegate.dialect.streaming import errors
 from sluicegate.dialect.streaming.analyze import analyze

@@ -13,8 +13,8 @@ import pytest
 from sluicegate.catalog.errors import PathOutsideWarehouseError
 from sluicegate.catalog.names import owned_table_folder, table_folder
 from sluicegate.catalog.uris import ObjectLocation, as_location, is_object_uri
-from sluicegate.storage.delta import tables as delta
 from sluicegate.storage import files, registry
+from sluicegate.storage.delta import tables as delta
 from sluicegate.storage.errors import ObjectStoreUnavailableError, UnknownObjectStoreError
 from sluicegate.storage.settings import ObjectStoreSettings
 from tests.object_store import S3Store, seaweed_s3

@@ -10,10 +10,9 @@ import time
 from typing import Any
 
 import pytest
+from security_helpers import answers, sasl_login
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport.TTransport import TMemoryBuffer
-
-from security_helpers import answers, sasl_login
 
 
 def _closed_within(sock: socket.socket, seconds: float) -> bool:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from security_helpers import LDAP_USERS, PEOPLE_DN, Slapd, answers, sasl_login
+
 from sluicegate.gateway.auth.ldap import user_dn
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from security_helpers import sasl_login
+
 from sluicegate.gateway.auth.providers import PasswordFileAuthentication, set_password
 from sluicegate.gateway.config import load_config
 from sluicegate.gateway.errors import AuthenticationError, ConfigError

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from security_helpers import TlsFiles, answers, client_context, pyhive_tls, sasl_login, tls_overrides
+
 from sluicegate.gateway.config import load_config, require_secure_transport
 from sluicegate.gateway.errors import ConfigError
 

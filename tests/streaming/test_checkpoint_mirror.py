@@ -11,9 +11,9 @@ import pytest
 from object_store import S3Store, seaweed_s3
 from pyarrow.fs import FileSelector, FileType
 
+from sluicegate.engine.streams.checkpoint_mirror import CheckpointMirror, CheckpointStore
 from sluicegate.storage.registry import register, unregister
 from sluicegate.storage.settings import ObjectStoreSettings
-from sluicegate.engine.streams.checkpoint_mirror import CheckpointMirror, CheckpointStore
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +79,10 @@ def test_uploads_follow_the_order_spark_wrote_in_and_removals_follow(store: S3St
     original = fs.open_output_stream
 
     class Spy:
-        def __getattr__(self, name: str):  # noqa: ANN204
+        def __getattr__(self, name: str):
             return getattr(fs, name)
 
-        def open_output_stream(self, path: str):  # noqa: ANN201
+        def open_output_stream(self, path: str):
             calls.append(path.rsplit("ordered/", 1)[1])
             return original(path)
 

@@ -13,7 +13,15 @@ from kafka_broker import MockKafka
 from sluicegate.dialect.streaming.plan import SourceSpec
 from sluicegate.engine.streams import kafka_lag, kafka_source
 from sluicegate.engine.streams.checkpoint_offsets import (
-    CHECKPOINT_OPTION, TAG_FIELD, TAG_OPTION, LoggedStart, RunStart, logged_start, newest_batch, tagged, untagged,
+    CHECKPOINT_OPTION,
+    TAG_FIELD,
+    TAG_OPTION,
+    LoggedStart,
+    RunStart,
+    logged_start,
+    newest_batch,
+    tagged,
+    untagged,
 )
 from sluicegate.engine.streams.sources import capped_python_source, run_options
 

@@ -13,9 +13,9 @@ import pytest
 from deltalake import DeltaTable
 
 from sluicegate.dialect.streaming.plan import ExpectationSpec
-from sluicegate.storage.delta.write import commit_files
 from sluicegate.engine.streams.expectations import BatchChecks, ExpectationViolationError, quarantine_schema
 from sluicegate.engine.streams.sink import BatchWritten, DeltaSink, QuarantineMissingError
+from sluicegate.storage.delta.write import commit_files
 
 STREAM = "0123456789abcdef0123456789abcdef"
 DROP = (ExpectationSpec("positive", "amount > 0", "drop"), ExpectationSpec("named", "name IS NOT NULL", "warn"))

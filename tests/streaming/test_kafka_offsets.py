@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from sluicegate.engine.streams.kafka_lag import committed_offsets
+from sluicegate.engine.streams.kafka_source import capped, from_json, to_json
 from sluicegate.policy.errors import StatementNotAllowedError
 from sluicegate.policy.grants import Principal
 from sluicegate.policy.policy import Policy, SecuritySettings
-from sluicegate.engine.streams.kafka_lag import committed_offsets
-from sluicegate.engine.streams.kafka_source import capped, from_json, to_json
 
 
 def test_the_cap_shares_the_batch_by_backlog_and_never_moves_back():

@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from object_store import S3Store, seaweed_s3
 
-from sluicegate.storage.settings import ObjectStoreSettings
 from sluicegate.engine.streams import object_files
 from sluicegate.engine.streams.errors import SourceSchemaError
 from sluicegate.engine.streams.object_files import START, ObjectFile, between, next_offset, taken
+from sluicegate.storage.settings import ObjectStoreSettings
 
 
 def _file(name: str, mtime: int) -> ObjectFile:

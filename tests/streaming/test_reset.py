@@ -13,8 +13,8 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from sluicegate.dialect.streaming.analyze import analyze
-from sluicegate.storage.delta.write import AppTransaction, commit_files
 from sluicegate.engine.streams.reset import RESET_VERSION, empty_for_stream, empty_table
+from sluicegate.storage.delta.write import AppTransaction, commit_files
 
 SCHEMA = StructType([StructField("k", StringType()), StructField("n", LongType(), False)])
 PLAN = analyze("CREATE STREAMING TABLE t AS SELECT k, count(*) AS n FROM STREAM "

@@ -13,9 +13,9 @@ from deltalake import DeltaTable
 from pyhive_helpers import poll_until
 
 from sluicegate.dialect.streaming.analyze import analyze
-from sluicegate.storage.delta.write import commit_files
 from sluicegate.engine.streams.runner import build, merge_keys
 from sluicegate.engine.streams.sink import DeltaSink
+from sluicegate.storage.delta.write import commit_files
 
 
 class CrashAfterCommit(DeltaSink):

@@ -32,7 +32,7 @@ CAST_ERROR = ("[CAST_INVALID_INPUT] The value 'abc' of the type \"STRING\" canno
 # -- the pure policy ------------------------------------------------------------------------------------------------
 
 def test_transition_table_has_one_terminal_state_and_rejects_the_rest() -> None:
-    assert lifecycle.TERMINAL == {StreamState.DROPPED}
+    assert {StreamState.DROPPED} == lifecycle.TERMINAL
     assert lifecycle.TRANSITIONS[StreamState.DROPPED] == frozenset()
     assert set(lifecycle.TRANSITIONS) == set(StreamState)
     for state in StreamState:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+
 from delta_log import txn_actions
 from pyhive_helpers import poll_until
 

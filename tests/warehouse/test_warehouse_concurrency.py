@@ -5,10 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import pytest
 from deltalake import DeltaTable
 from pyhive import exc as hive_exc
-
 from pyhive import hive
 
 DB = "wh_conc"

@@ -15,7 +15,6 @@ from deltalake import DeltaTable
 from pyhive_helpers import error_status as _error
 from pyhive_helpers import sorted_rows as _select
 
-
 DB = "wh_sql"
 
 
