@@ -55,11 +55,11 @@ def dbt_run(project: Path) -> tuple[float, float]:
 
 
 def bench(key: str, runs: int, env: dict[str, str]) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix=f"dbt_bench_{key}_") as folder:
-        with running(key, Path(folder), env, start_timeout=300) as server:
-            project = write_project(Path(folder), server.port)
-            dbt_run(project)  # warm-up: the first run creates the schema and warms Spark
-            samples = [dbt_run(project) for _ in range(runs)]
+    with (tempfile.TemporaryDirectory(prefix=f"dbt_bench_{key}_") as folder,
+          running(key, Path(folder), env, start_timeout=300) as server):
+        project = write_project(Path(folder), server.port)
+        dbt_run(project)  # warm-up: the first run creates the schema and warms Spark
+        samples = [dbt_run(project) for _ in range(runs)]
     return {"wall_s": statistics.median(s[0] for s in samples), "models_s": statistics.median(s[1] for s in samples)}
 
 

@@ -24,8 +24,9 @@ so the connector refuses it):
                     `fetchall_arrow()`, and as rows through `fetchmany(100000)`; rows/s. A second table sets these
                     against Spark's Thrift server with its best client of the run (issue 15's aims).
 
-(a)-(c) and the connector's fetches are medians over 3 runs. Alongside, the CPU seconds used by the server's processes (for sluicegate: its Python
-process and its JVM) and by the client are recorded for each fetch, which tells where the time goes.
+(a)-(c) and the connector's fetches are medians over 3 runs. Alongside, the CPU seconds used by the server's processes
+(for sluicegate: its Python process and its JVM) and by the client are recorded for each fetch, which tells where the
+time goes.
 The table is printed; everything, raw samples included, is written as JSON to bench/out/.
 """
 
@@ -226,7 +227,8 @@ class Server:
 def bench_token(workdir: Path, env: dict[str, str]) -> tuple[Path, str]:
     """A token file with one token of user `bench` (the connector sends it as Bearer), and a conf naming it."""
     tokens = workdir / "tokens"
-    made = subprocess.run([sys.executable, "-m", "sluicegate.gateway", "token", "create", "bench", "--file", str(tokens)],
+    made = subprocess.run([sys.executable, "-m", "sluicegate.gateway", "token", "create", "bench",
+                           "--file", str(tokens)],
                           capture_output=True, text=True, cwd=workdir, env=env, check=True)
     conf = workdir / "bench.toml"
     conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n')
@@ -293,10 +295,12 @@ def start_sts(workdir: Path, env: dict[str, str], deadline: float) -> Server:
 
     while True:
         if proc.poll() is not None:
-            raise RuntimeError(f"the Spark Thrift Server exited with {proc.returncode}; its log ends with:\n{tail(log)}")
+            raise RuntimeError(f"the Spark Thrift Server exited with {proc.returncode}; its log ends with:\n"
+                               f"{tail(log)}")
         if time.monotonic() > deadline:
             server.stop()
-            raise RuntimeError(f"the Spark Thrift Server did not accept sessions in time; its log ends with:\n{tail(log)}")
+            raise RuntimeError("the Spark Thrift Server did not accept sessions in time; its log ends with:\n"
+                               f"{tail(log)}")
         try:
             with closing(socket.create_connection((HOST, port), timeout=2)):
                 pass
@@ -362,7 +366,8 @@ def fetch_pyhive(server: Server, sql: str, expected: int) -> dict[str, float]:
     if len(rows) != expected:
         raise RuntimeError(f"stock PyHive fetched {len(rows)} rows, expected {expected}")
     del rows
-    return {"seconds": seconds, "rows_per_s": expected / seconds, "client_cpu_s": client_cpu, "server_cpu_s": server_cpu}
+    return {"seconds": seconds, "rows_per_s": expected / seconds, "client_cpu_s": client_cpu,
+            "server_cpu_s": server_cpu}
 
 
 def fast_fetch_worker(port: int, sql: str, runs: int, status_calls: int) -> dict[str, Any]:
@@ -702,9 +707,8 @@ def table(results: dict[str, dict[str, Any]], rows: int) -> str:
             ratio_text = f"{ratio:.2f}x ({'sluicegate' if ratio >= 1 else 'STS'} better)"
         else:
             ratio_text = "n/a"
-        if unit == "rows/s":
-            label = f"{label} ({rows:,} rows x 5 cols)"
-        lines.append([label, fmt(a, unit) if sg else "-", fmt(b, unit) if sts else "-", ratio_text])
+        shown = f"{label} ({rows:,} rows x 5 cols)" if unit == "rows/s" else label
+        lines.append([shown, fmt(a, unit) if sg else "-", fmt(b, unit) if sts else "-", ratio_text])
     for label, get, unit in SUPPLEMENT:
         lines.append([label, fmt(get(sg), unit) if sg else "-", fmt(get(sts), unit) if sts else "-", ""])
     widths = [max(len(str(row[i])) for row in [head, *lines]) for i in range(4)]

@@ -27,9 +27,10 @@ the hand-written pipelines. Three figures:
                 marker - end of the rename (so it includes up to one poll round trip, reported alongside);
                 p50/p95 over 40 files.
 (c) batch time  One micro-batch of 10,000 new rows into a streaming table whose Delta table already holds 1,000,000,
-    vs size     then 50,000,000 rows (pre-filled with the runtime's own write path, sluicegate.storage.delta.commit.append,
-                in files of 1,000,000 rows). Median of durationMs.triggerExecution (and .addBatch, the Delta sink's
-                share) over 10 batches, after one discarded. Two tables:
+    vs size     then 50,000,000 rows (pre-filled with the gateway's own write path,
+                sluicegate.storage.delta.commit.append, in files of 1,000,000 rows). Median of
+                durationMs.triggerExecution (and .addBatch, the Delta sink's share) over 10 batches, after one
+                discarded. Two tables:
                   append  SELECT k, v, s FROM STREAM read_files(...)
                   update  SELECT k, count(*), sum(v) ... GROUP BY k; each batch holds 10,000 distinct keys at the
                           recent end of the key range (half already in the table, half new), as windowed or
@@ -211,7 +212,7 @@ def generate_yahoo(folder: Path, files: int, rows_per_file: int, seed: int = 4) 
                 views += 1
                 expected[(campaign_of[ad], BASE_EPOCH + ms // 10_000 * 10)] += 1
         land_text(folder, f"events-{f:05d}.json", "".join(lines))
-    return Backlog(folder, total, views, expected, list(zip(ads, campaign_of)))
+    return Backlog(folder, total, views, expected, list(zip(ads, campaign_of, strict=False)))
 
 
 def copy_backlog(backlog: Backlog, folder: Path, files: int) -> Path:

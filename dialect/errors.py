@@ -1,8 +1,8 @@
 """The project's one error root, and the errors found in a statement before anything runs.
 
-`SqlError` lives here because `dialect` is the lowest layer: `catalog`, `runtime` and `gateway` all subclass it (this
-module imports nothing but the standard library), so one `isinstance` tells a user's error from a gateway bug, and
-`gateway/thrift/convert.py` maps every one of them to the wire at one place.
+`SqlError` lives here because `dialect` is the lowest layer: every layer above, and the clients in `gateway/shell`,
+subclass it (this module imports nothing but the standard library), so one `isinstance` tells a user's error from a
+gateway bug, and `gateway/thrift/convert.py` maps every one of them to the wire at one place.
 """
 
 from __future__ import annotations

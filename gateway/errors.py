@@ -1,6 +1,6 @@
 """The gateway's errors: each carries a stable error class, a SQLSTATE and, where it has one, a position and a hint.
 
-`gateway/thrift/convert.py` turns any of these (and the errors of `runtime`, `dialect` and `catalog`: all of them
+`gateway/thrift/convert.py` turns any of these (and the errors of every layer below: all of them
 `dialect.errors.SqlError`) into a TStatus at one place; nothing else formats errors for the wire.
 """
 

@@ -228,7 +228,7 @@ def test_jdbc_metadata_reports_the_catalog(connect: Any, schema: str) -> None:
                                                              maxRows=1000))
         columns = result.results.columns
         values = [next(v for v in vars(c).values() if v is not None).values for c in columns]
-        return [list(row) for row in zip(*values)]
+        return [list(row) for row in zip(*values, strict=True)]
 
     assert fetched(conn.client.GetCatalogs(T.TGetCatalogsReq(sessionHandle=session))) == [["main"]]
     assert [schema, "main"] in fetched(conn.client.GetSchemas(T.TGetSchemasReq(sessionHandle=session,

@@ -94,7 +94,7 @@ def test_every_type_with_nulls_as_arrow(dbx_gateway: Any, token: str, options: d
     with dbx_cursor(dbx_gateway, token, **options) as cursor:
         cursor.execute(ALL_TYPES)
         assert result_queue(cursor) == "ArrowQueue"
-        assert [(d[0], d[1]) for d in cursor.description] == list(zip(NAMES, TYPE_NAMES))
+        assert [(d[0], d[1]) for d in cursor.description] == list(zip(NAMES, TYPE_NAMES, strict=True))
         assert cursor.description[6][4:6] == (10, 2)  # the decimal's precision and scale
         first, second = (row.asDict() for row in cursor.fetchall())
     assert {name: first[name] for name in SCALARS} == SCALARS

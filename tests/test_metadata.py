@@ -55,7 +55,7 @@ def row_value(value: T.TColumnValue) -> Any:
 def decode(rowset: T.TRowSet) -> list[tuple[Any, ...]]:
     if rowset.columns:
         assert not rowset.rows, "a row set is either columnar or row-based, not both"
-        return list(zip(*(column_values(c) for c in rowset.columns)))
+        return list(zip(*(column_values(c) for c in rowset.columns), strict=True))
     return [tuple(row_value(v) for v in row.colVals) for row in rowset.rows or []]
 
 
@@ -90,7 +90,7 @@ def records(client: Any, resp: Any) -> list[dict[str, Any]]:
     """A metadata operation's rows as dicts keyed by the result's column names."""
     handle = ok(resp).operationHandle
     names = column_names(client, handle)
-    return [dict(zip(names, row)) for row in fetch_all(client, handle)]
+    return [dict(zip(names, row, strict=True)) for row in fetch_all(client, handle)]
 
 
 def execute(client: Any, session: T.TSessionHandle, sql: str) -> T.TOperationHandle:
@@ -241,7 +241,7 @@ def test_get_columns_describes_each_column_as_jdbc_does(raw, objects):
     assert column_types(client, handle)[:7] == ["STRING_TYPE", "STRING_TYPE", "STRING_TYPE", "STRING_TYPE",
                                                "INT_TYPE", "STRING_TYPE", "INT_TYPE"]
     names = column_names(client, handle)
-    columns = {row[3]: dict(zip(names, row)) for row in fetch_all(client, handle)}
+    columns = {row[3]: dict(zip(names, row, strict=True)) for row in fetch_all(client, handle)}
     assert list(columns) == ["id", "name", "amount", "ts", "d", "flag", "big", "tags"]
     wanted = ("DATA_TYPE", "TYPE_NAME", "COLUMN_SIZE", "DECIMAL_DIGITS", "NUM_PREC_RADIX", "NULLABLE",
               "ORDINAL_POSITION", "IS_NULLABLE")
@@ -288,7 +288,7 @@ def test_get_type_info(raw):
     names = column_names(client, handle)
     assert names[:3] == ["TYPE_NAME", "DATA_TYPE", "PRECISION"] and names[-1] == "NUM_PREC_RADIX"
     assert len(names) == 18
-    types = {row[0]: dict(zip(names, row)) for row in fetch_all(client, handle)}
+    types = {row[0]: dict(zip(names, row, strict=True)) for row in fetch_all(client, handle)}
     assert {name: types[name]["DATA_TYPE"] for name in (
         "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL", "STRING", "BINARY", "DATE",
         "TIMESTAMP", "ARRAY", "MAP", "STRUCT")} == {

@@ -131,7 +131,7 @@ def test_beeline_reports_schedule_already_exists_and_stops(beeline_run: Any,
 def shell_sections(stdout: str) -> dict[str, str]:
     """The shell's output by marker: each marker query prints a one-row table of its name."""
     parts = re.split(r"(?m)^ +section *\n-+\n (\w+) *\n\(1 row\)\n\n", stdout)
-    return dict(zip(parts[1::2], parts[2::2]))
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
 def shell_script_sections(run: Any, expected: list[str]) -> dict[str, str]:

@@ -3,8 +3,8 @@
 The suite's `apache_spark` profile points at Spark's Thrift server on `spark_db:10000`; here it points at a gateway
 this plugin starts on 127.0.0.1 (port 0, a fresh warehouse), with dbt-spark's default `poll_interval`. Classes that
 the suite skips on `apache_spark` only because Spark's Thrift server lacks them (Delta Lake above all) run here, with
-their reasons in `RUN_HERE`; the tests expected to fail are in `KNOWN_FAILURES` and those skipped here in `SKIPPED_HERE`, each with its reason
-(printed by `-ra`); every other skip is the suite's own, with its own reason.
+their reasons in `RUN_HERE`; the tests expected to fail are in `KNOWN_FAILURES` and those skipped here in
+`SKIPPED_HERE`, each with its reason (printed by `-ra`); every other skip is the suite's own, with its own reason.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def kafka_rows(plan: StreamingPlan, checkpoint: str | None) -> list[tuple[str, s
         rows.append(("Kafka offsets", _listed(read)))
         try:
             latest = _latest(options, read)
-        except Exception as exc:  # DESCRIBE reports what it can; the text says why
+        except Exception as exc:  # noqa: BLE001 - DESCRIBE reports what it can; the text says why
             rows.append(("Kafka backlog", f"unknown: the brokers did not answer ({type(exc).__name__})"))
             continue
         behind = {t: {p: max(0, latest[t][p] - o) for p, o in parts.items()} for t, parts in read.items()}

@@ -305,7 +305,7 @@ class KafkaStreamReader(DataSourceStreamReader):
             self.consumer.poll(0)          # the outcome of the previous batch's commit reaches `_committed`
             if offsets:                    # asynchronous: a broker that does not answer must not hold the stream
                 self.consumer.commit(offsets=offsets, asynchronous=True)
-        except Exception as exc:  # see `_committed`
+        except Exception as exc:  # noqa: BLE001 - see `_committed`
             log.warning("could not record the offsets of %s in group %s: %s", self.reader, self.group_id, exc)
 
     def stop(self) -> None:

@@ -359,7 +359,8 @@ class StreamManager:
             drained = threading.Event()
             failures: list[BaseException] = []
 
-            def drain(current: LiveQuery = live) -> None:
+            def drain(current: LiveQuery = live, failures: list[BaseException] = failures,
+                      drained: threading.Event = drained) -> None:
                 try:
                     self.edge.process_all_available(current)
                 except BaseException as exc:  # noqa: BLE001 - reported below, after a restart check

@@ -71,8 +71,8 @@ def check_file_mode(path: Path) -> None:
 
 def read_password_file(path: Path) -> dict[str, str]:
     users: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = line.strip()
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
         user, sep, stored = line.partition(":")

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 
@@ -32,9 +32,25 @@ from sluicegate.gateway.handles import OperationHandle
 from sluicegate.gateway.operation.state import TERMINAL, OperationState, check_transition
 
 if TYPE_CHECKING:
-    from sluicegate.gateway.session import Session
+    from pyspark.sql import SparkSession
+
+    from sluicegate.warehouse.binding.session_views import SessionViews
 
 log = logging.getLogger(__name__)
+
+
+class Session(Protocol):
+    """What an operation needs of the session that started it (gateway/session.py's Session, which tracks its
+    operations: the session sits above them, as Kyuubi's does)."""
+
+    user: str
+    protocol: int
+    spark: SparkSession
+    views: SessionViews
+
+    def touch(self) -> None: ...
+
+    def forget(self, operation: Operation) -> None: ...
 
 
 class OperationType(Enum):
@@ -162,7 +178,7 @@ class Operation(ABC):
     def execute(self) -> StatementResult:
         """Do the work; return the result's columns and a way to open its batches."""
 
-    def cancel_work(self) -> None:
+    def cancel_work(self) -> None:  # noqa: B027 - a no-op unless the operation runs Spark jobs
         """Stop work in flight (Spark jobs). Called at most once per cancel, without locks held."""
 
     # -- state ---------------------------------------------------------------------------------------------------

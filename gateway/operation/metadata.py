@@ -200,7 +200,7 @@ class GetTypeInfo(MetadataOperation):
 
     def execute(self) -> StatementResult:
         rows = []
-        for spark_name, hive in hive_types.all_types():
+        for _spark_name, hive in hive_types.all_types():
             precision = hive.column_size
             rows.append((
                 hive.hive_name, hive.jdbc_code, precision, None, None, None, 1, hive.hive_name in ("STRING", "CHAR",

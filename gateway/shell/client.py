@@ -286,7 +286,7 @@ class HiveClient:
                 rowset = resp.results
                 if rowset.columns:
                     columns = [_column_values(column) for column in rowset.columns]
-                    rows = list(zip(*columns)) if len(columns) == width else []
+                    rows = list(zip(*columns, strict=False)) if len(columns) == width else []
                 else:  # a server speaking the row-based protocol (V1 to V5)
                     rows = [tuple(_row_value(value) for value in row.colVals) for row in rowset.rows or []]
                 if rows:

@@ -4,12 +4,28 @@ metadata calls (GetTables, GetSchemas, GetColumns), as JDBC tools read it, not f
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TextIO
 
-from sluicegate.gateway.shell.client import Column, Result
+from sluicegate.gateway.shell.client import Column, HiveClient, Result
 from sluicegate.gateway.shell.errors import CommandError
 from sluicegate.gateway.shell.render import write_table
-from sluicegate.gateway.shell.runner import Shell
+
+
+class Shell(Protocol):
+    """What a command reads and changes of the shell running it (runner.Shell): the commands sit below the runner,
+    which dispatches to them."""
+
+    client: HiveClient
+    out: TextIO
+    timing: bool
+    quit: bool
+
+    @property
+    def database(self) -> str: ...
+
+    def refresh_database(self) -> None: ...
+
+    def message(self, text: str) -> None: ...
 
 HELP = """\
   \\q              quit (also Ctrl-D)

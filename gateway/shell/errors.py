@@ -1,13 +1,14 @@
 """The shell's typed errors: the same fields as the server's (error_class, sqlstate, message, line, column, hint), so
-a failure reads the same whether the server or the shell found it."""
+a failure reads the same whether the server or the shell found it. The shell is a client: it shares the project's
+error root (a standard-library module) and nothing else of the server."""
 
 from __future__ import annotations
 
-from sluicegate.gateway.errors import GatewayError
+from sluicegate.dialect.errors import SqlError
 
 
-class ShellError(GatewayError):
-    """Base of the shell's errors: the gateway's error type, so both read the same. Subclasses fix the class."""
+class ShellError(SqlError):
+    """Base of the shell's errors: the project's error type, so both read the same. Subclasses fix the class."""
 
     error_class = "SHELL_ERROR"
     sqlstate = "XX000"

@@ -7,6 +7,7 @@ import time
 from typing import TextIO
 
 from sluicegate.gateway.shell.client import HiveClient, Result
+from sluicegate.gateway.shell.commands import run_command
 from sluicegate.gateway.shell.errors import ConnectError, ShellError, StatementCanceled
 from sluicegate.gateway.shell.render import write_table
 from sluicegate.gateway.shell.report import format_error
@@ -32,8 +33,6 @@ class Shell:
 
     def run(self, statement: Statement) -> bool:
         """Run one statement or command; False when it failed (the error is printed)."""
-        from sluicegate.gateway.shell.commands import run_command
-
         started = time.perf_counter()
         try:
             if statement.kind == "command":

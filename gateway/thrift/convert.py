@@ -227,7 +227,8 @@ def to_trowset(block: RowBlock, protocol: int) -> T.TRowSet:
 
 def to_arrow_schema(columns: list[ResultColumn], schema: pa.Schema) -> pa.Schema:
     """The batches' schema named as the result's columns (names may repeat), every column nullable."""
-    return pa.schema([pa.field(col.name, field.type, nullable=True) for col, field in zip(columns, schema)])
+    fields = zip(columns, schema, strict=True)
+    return pa.schema([pa.field(col.name, field.type, nullable=True) for col, field in fields])
 
 
 def to_arrow_rowset(block: ArrowBlock, schema: pa.Schema, lz4: bool) -> T.TRowSet:

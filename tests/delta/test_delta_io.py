@@ -64,13 +64,14 @@ def test_partitioned_table_restores_partition_values(spark, tmp_path):
     table = DeltaTable(path)
     assert table.metadata().partition_columns == ["bucket", "day"]
     outside = table.to_pyarrow_table()
-    assert sorted(zip(outside.column("id").to_pylist(), outside.column("bucket").to_pylist())) == [
+    assert sorted(zip(outside.column("id").to_pylist(), outside.column("bucket").to_pylist(), strict=True)) == [
         (i, str(i % 3)) for i in range(9)
     ]
     inside = snapshot_dataframe(spark, load_snapshot(path))
     assert inside.columns == ["id", "bucket", "day"]
-    assert _rows(inside.where("bucket = '1'")) == [(1, "1", datetime.date(2024, 5, 1)), (4, "1", datetime.date(2024, 5, 1)),
-                                                   (7, "1", datetime.date(2024, 5, 1))]
+    first_of_may = datetime.date(2024, 5, 1)
+    assert _rows(inside.where("bucket = '1'")) == [(1, "1", first_of_may), (4, "1", first_of_may),
+                                                   (7, "1", first_of_may)]
 
 
 def test_statistics_let_readers_skip_files(spark, tmp_path):

@@ -82,7 +82,8 @@ def test_partitioned_ctas_and_insert(cursor: Any, s3: S3Store) -> None:
     assert table.metadata().partition_columns == ["k"]
     read = table.to_pyarrow_table().to_pylist()
     assert len(read) == 11 and {"id": 101, "k": 1, "v": "a:b"} in read and {"id": 100, "k": None, "v": "none"} in read
-    assert sum(table.get_add_actions(flatten=True).column("num_records").to_pylist()) == 11                          # every file carries Delta statistics
+    # every file carries Delta statistics
+    assert sum(table.get_add_actions(flatten=True).column("num_records").to_pylist()) == 11
 
 
 def test_update_delete_merge(cursor: Any, s3: S3Store) -> None:
@@ -185,7 +186,8 @@ def test_a_name_cannot_leave_the_prefix(cursor: Any, s3: S3Store) -> None:
         assert status.sqlState == "42602", status.errorMessage
     status = error_status(cursor, "CREATE TABLE `..`.t (id INT) USING DELTA")
     assert status.sqlState == "42602"
-    assert keys_under(s3, "") == sorted(k for k in keys_under(s3, "") if k.startswith(f"{s3.bucket}/{WAREHOUSE_PREFIX}/"))
+    inside = f"{s3.bucket}/{WAREHOUSE_PREFIX}/"
+    assert keys_under(s3, "") == sorted(k for k in keys_under(s3, "") if k.startswith(inside))
 
 
 def test_credentials_are_never_shown(cursor: Any, s3: S3Store, s3_gateway: RunningGateway, spark: Any,

@@ -167,7 +167,7 @@ def slapd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slapd]:
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"slapd did not start: {(folder / 'slapd.log').read_text()[-2000:]}")
+                    raise AssertionError(f"slapd did not start: {(folder / 'slapd.log').read_text()[-2000:]}") from None
                 time.sleep(0.05)
         yield Slapd(url)
     finally:

@@ -68,7 +68,7 @@ def test_event_log_shows_create_start_and_one_flow_progress_per_batch(stream_cur
     kinds = [(row[9], json.loads(row[8]).get("update_progress", {}).get("state")) for row in events]
     assert kinds[0] == ("create_update", None) and ("update_progress", "RUNNING") in kinds
     sequences = [json.loads(row[1])["control_plane_seq_no"] for row in events]
-    assert sequences == sorted(sequences) and len(set(row[0] for row in events)) == len(events)
+    assert sequences == sorted(sequences) and len({row[0] for row in events}) == len(events)
     assert json.loads(events[0][2])["dataset_name"] == f"{cur.database}.clicks"
 
     cur.execute("SELECT typeof(max(timestamp)), max(timestamp) BETWEEN current_timestamp() - INTERVAL 10 MINUTES "

@@ -93,7 +93,7 @@ def test_complete_mode_replaces_the_quarantine_with_the_current_rejects(spark: A
 
 
 def test_a_missing_quarantine_table_stops_the_batch_before_any_commit(spark: Any, tmp_path: Path) -> None:
-    table, quarantine, schema = _tables(spark, tmp_path)
+    table, _quarantine, schema = _tables(spark, tmp_path)
     gone = str(tmp_path / "db.db" / "t__quarantine")  # a quarantine table dropped by hand
     sink = DeltaSink(table, STREAM, "append", (), None, BatchChecks(DROP, "db.t"), gone)
     with pytest.raises(QuarantineMissingError, match="db.t__quarantine is missing"):

@@ -45,7 +45,7 @@ def test_stateful_stream_stopped_in_its_first_batch_starts_again(stream_cursor, 
     cur.execute(f"CREATE STREAMING TABLE per_key AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
                 f"read_files('{source}', format => 'json', schema => 'id INT, k STRING') GROUP BY k")
     checkpoint = Path(streams.store.get_stream(cur.database, "per_key").checkpoint)
-    _wait(lambda: (checkpoint / "state").is_dir(), "batch 0 to reach its state store")
+    _wait((checkpoint / "state").is_dir, "batch 0 to reach its state store")
     # a schedule stops the continuous query on its checkpoint mid-batch; REFRESH runs a pass on the same checkpoint
     cur.execute("ALTER STREAMING TABLE per_key ADD SCHEDULE EVERY 1 HOUR")
     committed = (checkpoint / "commits" / "0").exists()

@@ -51,7 +51,7 @@ def _source(kafka: MockKafka, topic: str, extra: str = "") -> str:
 
 def _described(cursor: Any, table: str) -> dict[str, str]:
     cursor.execute(f"DESCRIBE STREAMING TABLE {table}")
-    return {name: value for name, value in cursor.fetchall()}
+    return dict(cursor.fetchall())
 
 
 def _batches(streams: Any, database: str, name: str) -> list[int]:

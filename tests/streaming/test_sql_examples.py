@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pytest
 
@@ -59,7 +59,7 @@ class Expect:
     line: int = 0
 
 
-Step = Union[Statement, Land, Produce, Wait, Expect]
+Step = Statement | Land | Produce | Wait | Expect
 
 
 def parse(text: str, source: str) -> list[Step]:

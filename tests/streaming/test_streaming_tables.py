@@ -96,7 +96,7 @@ def test_windowed_count_with_watermark_update_and_append(stream_cursor, streams,
               ("2026-01-01 00:00:10", "2026-01-01 00:00:20", "b", 1)]
     assert _rows(cur, select.format("closed_windows")) == closed  # watermark 00:00:26 closed both
     assert _rows(cur, select.format("live_windows")) == sorted(
-        closed + [("2026-01-01 00:00:30", "2026-01-01 00:00:40", "c", 1)], key=repr)
+        [*closed, ("2026-01-01 00:00:30", "2026-01-01 00:00:40", "c", 1)], key=repr)
     land(source, [{"ts": "2026-01-01 00:00:03", "k": "late"}])
     settle()
     assert "late" not in [row[2] for row in _rows(cur, select.format("live_windows"))]

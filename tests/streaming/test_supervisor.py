@@ -17,7 +17,7 @@ from pyhive_helpers import error_status
 def _show(cur: Any, name: str) -> dict[str, Any]:
     cur.execute(f"SHOW STREAMING TABLES LIKE '{name}'")
     columns = [d[0] for d in cur.description]
-    rows = [dict(zip(columns, row)) for row in cur.fetchall()]
+    rows = [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
     assert len(rows) == 1, rows
     return rows[0]
 

@@ -333,7 +333,7 @@ def test_trigger_on_update_runs_a_pass_when_an_input_changes_at_most_so_often(wo
 
 
 def test_reschedule_switches_between_continuous_and_passes_on_one_checkpoint(world) -> None:
-    manager, edge, clock, store = world
+    manager, edge, _clock, store = world
     manager.start(_persist(store, manager, "switch"))
     continuous, checkpoint = edge.launched[-1]
     assert not continuous.available_now

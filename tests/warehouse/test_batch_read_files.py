@@ -24,7 +24,8 @@ def landed(landing_root: Path) -> Path:
 
 def test_read_files_in_a_batch_query(connect: Any, landed: Path) -> None:
     cursor = connect().cursor()
-    rows = sorted_rows(cursor, f"SELECT k, v FROM read_files('{landed}', format => 'json', schema => 'k STRING, v INT')")
+    rows = sorted_rows(cursor,
+                       f"SELECT k, v FROM read_files('{landed}', format => 'json', schema => 'k STRING, v INT')")
     assert rows == [("x", 1), ("y", 2)]
     rows = sorted_rows(cursor, f"SELECT f.k FROM read_files('{landed}', format => 'json') AS f WHERE f.v > 1")
     assert rows == [("y",)]  # schema inferred, as Spark's reader does

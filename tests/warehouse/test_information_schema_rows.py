@@ -22,7 +22,7 @@ TABLES = [
 def _named(view: str, row: tuple) -> dict:
     names = [name for name, _ in VIEWS[view]]
     assert len(row) == len(names), view
-    return dict(zip(names, row))
+    return dict(zip(names, row, strict=True))
 
 
 def test_tables_report_databricks_table_types_and_formats() -> None:

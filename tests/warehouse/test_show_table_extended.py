@@ -56,7 +56,7 @@ def test_patterns_and_temporary_views(cursor: Any) -> None:
     assert _listed(cursor, f"SHOW TABLE EXTENDED IN {DB} LIKE 'nothing*'") == {}
     cursor.execute("CREATE OR REPLACE TEMPORARY VIEW mine AS SELECT * FROM d")
     mine = _listed(cursor, "SHOW TABLE EXTENDED LIKE 'mine'")["mine"]
-    assert mine[2] is True and [c[:2] for c in COLUMNS.findall(mine[3])][0] == ("id", "integer")
+    assert mine[2] is True and next(c[:2] for c in COLUMNS.findall(mine[3])) == ("id", "integer")
 
 
 def test_a_missing_schema_is_sparks_error(cursor: Any) -> None:

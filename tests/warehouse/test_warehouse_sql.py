@@ -232,7 +232,7 @@ def test_metadata_calls_list_catalog_tables_views_and_columns(cursor, gateway):
                                                          orientation=T.TFetchOrientation.FETCH_NEXT, maxRows=100))
         columns = fetched.results.columns
         names, kinds = columns[2].stringVal.values, columns[3].stringVal.values
-        assert dict(zip(names, kinds)) == {"meta_delta": "TABLE", "meta_delta_v": "VIEW"}
+        assert dict(zip(names, kinds, strict=True)) == {"meta_delta": "TABLE", "meta_delta_v": "VIEW"}
         response = client.GetColumns(T.TGetColumnsReq(sessionHandle=session, schemaName=DB, tableName="meta_delta"))
         fetched = client.FetchResults(T.TFetchResultsReq(operationHandle=response.operationHandle,
                                                          orientation=T.TFetchOrientation.FETCH_NEXT, maxRows=100))
