@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sluicegate.dialect.commands import RefreshPolicy
 from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.expressions import RefreshPolicy
 from sluicegate.dialect.statements import (
     CreateMaterializedView,
     Query,

@@ -15,20 +15,22 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from sluicegate.dialect.commands import AlterSchedule as AlterScheduleNode
-from sluicegate.dialect.commands import CreateFlow as CreateFlowNode
-from sluicegate.dialect.commands import ExplainStreaming as ExplainStreamingNode
-from sluicegate.dialect.commands import RefreshSchedule as RefreshScheduleNode
-from sluicegate.dialect.commands import RefreshTable as RefreshTableNode
-from sluicegate.dialect.commands import ShowGrants as ShowGrantsNode
-from sluicegate.dialect.commands import UnsetProperties as UnsetPropertiesNode
-from sluicegate.dialect.commands import Vacuum as VacuumNode
 from sluicegate.dialect.cron import InvalidCronError, InvalidTimeZoneError, parse_cron, time_zone
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
-from sluicegate.dialect.references import parse
+from sluicegate.dialect.expressions import (
+    AlterScheduleCommand,
+    CreateFlowCommand,
+    ExplainStreaming,
+    RefreshSchedule,
+    RefreshTable,
+    ShowGrantsCommand,
+    UnsetProperties,
+    VacuumCommand,
+)
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.positions import line_column, start_of
 from sluicegate.dialect.schedule import EVERY_BOUNDS, Schedule
-from sluicegate.dialect.streaming.positions import line_column, start_of
 
 if TYPE_CHECKING:
     from sluicegate.dialect.streaming.plan import StreamingPlan
@@ -665,12 +667,12 @@ def _altered_table(tree: exp.Alter) -> Statement | None:
                  if isinstance(p, exp.Property)]
         if len(pairs) == len(action.expressions[0].expressions):
             return SetTableProperties(table, tuple(pairs))
-    if isinstance(action, UnsetPropertiesNode):
+    if isinstance(action, UnsetProperties):
         return UnsetTableProperties(table, tuple(k.name for k in action.expressions), bool(action.args.get("exists")))
     return None
 
 
-def _explain_streaming(sql: str, tree: ExplainStreamingNode) -> ExplainStreamingTable | ExplainMaterializedView:
+def _explain_streaming(sql: str, tree: ExplainStreaming) -> ExplainStreamingTable | ExplainMaterializedView:
     # EXPLAIN is blanked out rather than cut off, so that positions in errors still point into the text as typed.
     from sluicegate.dialect.streaming.analyze import analyze  # the analysis imports this module's dataclasses
     end = tree.meta["keyword_end"]
@@ -752,7 +754,7 @@ def _grant(sql: str, tree: exp.Grant | exp.Revoke) -> Grant | Revoke:
                 _principals(sql, tree.args.get("principals") or []))
 
 
-def _show_grants(sql: str, tree: ShowGrantsNode) -> ShowGrants:
+def _show_grants(sql: str, tree: ShowGrantsCommand) -> ShowGrants:
     principal = tree.args.get("principal")
     table = tree.args.get("this")
     securable = _securable(sql, tree.args.get("kind"), table) if table is not None else None
@@ -802,7 +804,7 @@ def _positioned(sql: str, node: exp.Expression, error: DialectError) -> DialectE
     return error
 
 
-def _schedule(sql: str, node: RefreshScheduleNode) -> Schedule:
+def _schedule(sql: str, node: RefreshSchedule) -> Schedule:
     """A schedule clause as a checked Schedule: EVERY within Databricks' bounds, a valid Quartz expression, a known
     time zone, AT MOST EVERY at least a minute; every error at the clause's value."""
     kind = node.args["kind"]
@@ -846,7 +848,7 @@ def _schedule(sql: str, node: RefreshScheduleNode) -> Schedule:
 
 def _create_schedule(sql: str, tree: exp.Create) -> Schedule | None:
     container = tree.args.get("properties")
-    clauses = [p for p in (container.expressions if container else []) if isinstance(p, RefreshScheduleNode)]
+    clauses = [p for p in (container.expressions if container else []) if isinstance(p, RefreshSchedule)]
     if len(clauses) > 1:
         raise _positioned(sql, clauses[1], InvalidScheduleError(
             "a table has one schedule: SCHEDULE ... and TRIGGER ON UPDATE cannot be combined or repeated",
@@ -888,7 +890,7 @@ def _streaming_schema(sql: str, tree: exp.Create, schedule: Schedule | None) -> 
     return CreateStreamingTableSchema(table, columns, comment, properties, bool(tree.args.get("exists")), sql)
 
 
-def _create_flow(sql: str, tree: CreateFlowNode) -> CreateFlow:
+def _create_flow(sql: str, tree: CreateFlowCommand) -> CreateFlow:
     from sluicegate.dialect.streaming.analyze import analyze_flow  # the analysis imports this module's dataclasses
     flow = tree.this
     if not isinstance(flow, exp.Table) or flow.args.get("catalog") is not None or not flow.name:
@@ -899,7 +901,7 @@ def _create_flow(sql: str, tree: CreateFlowNode) -> CreateFlow:
                       comment.name if comment is not None else None, analyze_flow(sql), sql)
 
 
-def _alter_schedule(sql: str, tree: AlterScheduleNode) -> AlterSchedule:
+def _alter_schedule(sql: str, tree: AlterScheduleCommand) -> AlterSchedule:
     node = tree.args.get("schedule")
     return AlterSchedule(_table_name(tree.this), tree.args["kind"], tree.args["action"],
                          _schedule(sql, node) if node is not None else None)
@@ -910,21 +912,21 @@ def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
         return SelectQuery(Query(sql))
     if isinstance(tree, exp.Show):
         return _show(tree)
-    if isinstance(tree, VacuumNode):
+    if isinstance(tree, VacuumCommand):
         retain = tree.args.get("retain")
         return Vacuum(_table_name(tree.this), float(retain.name) if retain is not None else None)
-    if isinstance(tree, ExplainStreamingNode):
+    if isinstance(tree, ExplainStreaming):
         return _explain_streaming(sql, tree)
-    if isinstance(tree, AlterScheduleNode):
+    if isinstance(tree, AlterScheduleCommand):
         return _alter_schedule(sql, tree)
-    if isinstance(tree, CreateFlowNode):
+    if isinstance(tree, CreateFlowCommand):
         return _create_flow(sql, tree)
-    if isinstance(tree, RefreshTableNode):
+    if isinstance(tree, RefreshTable):
         return Refresh(_table_name(tree.this), tree.args["kind"], bool(tree.args.get("full")),
                        tree.args.get("mode") == "ASYNC")
     if isinstance(tree, (exp.Grant, exp.Revoke)):
         return _grant(sql, tree)
-    if isinstance(tree, ShowGrantsNode):
+    if isinstance(tree, ShowGrantsCommand):
         return _show_grants(sql, tree)
     if isinstance(tree, exp.Create):
         kind = (tree.args.get("kind") or "").upper()

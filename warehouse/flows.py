@@ -32,7 +32,7 @@ from sluicegate.dialect.statements import ColumnSpec
 from sluicegate.dialect.streaming.analyze import analyze_flow
 from sluicegate.dialect.streaming.kafka import redact_sql
 from sluicegate.dialect.streaming.plan import StreamingPlan
-from sluicegate.dialect.streaming.positions import line_column
+from sluicegate.dialect.positions import line_column
 from sluicegate.storage.delta.write import commit_files
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 from sluicegate.engine.sql import StatementResult

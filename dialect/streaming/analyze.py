@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sluicegate.dialect.commands import CreateFlow
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
-from sluicegate.dialect.references import parse
+from sluicegate.dialect.expressions import CreateFlowCommand
+from sluicegate.dialect.parse import parse
 from sluicegate.dialect.statements import _column_specs, _table_name
 from sluicegate.dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
 from sluicegate.dialect.streaming.errors import UnsupportedOutputMode
@@ -138,7 +138,7 @@ def analyze_flow(sql: str, table_kind: TableKindLookup | None = None) -> Streami
     plan it as an append flow into its target: a flow adds rows, so an aggregation must be closed by a watermark
     (its rows are final once appended) and SELECT DISTINCT is refused."""
     tree = parse(sql)
-    if not isinstance(tree, CreateFlow):
+    if not isinstance(tree, CreateFlowCommand):
         raise DialectError("expected CREATE FLOW f AS INSERT INTO t BY NAME SELECT ...")
     query = tree.expression
     target = tree.args["table"]

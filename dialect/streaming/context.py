@@ -10,9 +10,9 @@ from functools import cached_property
 from sqlglot import exp
 from sqlglot.tokens import Token
 
+from sluicegate.dialect.expressions import Watermark
+from sluicegate.dialect.positions import position
 from sluicegate.dialect.streaming.errors import StreamingQueryError
-from sluicegate.dialect.streaming.grammar import Watermark
-from sluicegate.dialect.streaming.positions import position
 from sluicegate.dialect.streaming.sources import FoundSource, cte_names
 
 # Tells the analysis how a catalog table changes: "append" (rows only added), or "complete" / "update" /

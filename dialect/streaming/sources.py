@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sluicegate.dialect.streaming.grammar import Watermark
+from sluicegate.dialect.expressions import Watermark
+from sluicegate.dialect.positions import start_of
 from sluicegate.dialect.streaming.kafka import canonical_name
 from sluicegate.dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
-from sluicegate.dialect.streaming.positions import start_of
 
 SOURCE_FUNCTIONS = ("read_files", "rate", "read_kafka")
 FILE_FORMATS = ("json", "csv", "parquet")

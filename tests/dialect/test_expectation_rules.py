@@ -10,7 +10,7 @@ import pytest
 
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
-from sluicegate.dialect.references import parse
+from sluicegate.dialect.parse import parse
 from sluicegate.dialect.statements import CreateStreamingTable, classify
 from sluicegate.dialect.streaming import errors
 from sluicegate.dialect.streaming.analyze import analyze

@@ -7,7 +7,7 @@ import pytest
 
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.errors import DialectError
-from sluicegate.dialect.references import parse
+from sluicegate.dialect.parse import parse
 from sluicegate.dialect.statements import ColumnSpec, TableName, classify
 
 FILES = "read_files('/in', format => 'json', schema => 'id INT, ts TIMESTAMP, k STRING')"
