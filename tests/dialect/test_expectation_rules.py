@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
 from sluicegate.dialect.parse import parse
-from sluicegate.dialect.statements import CreateStreamingTable, classify
+from sluicegate.dialect.statements import CreateStreamingTable
 from sluicegate.dialect.streaming import errors
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name

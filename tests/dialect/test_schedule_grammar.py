@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
 from sluicegate.dialect.expressions import AlterScheduleCommand, RefreshSchedule
@@ -15,7 +16,6 @@ from sluicegate.dialect.statements import (
     CreateStreamingTable,
     ExplainStreamingTable,
     TableName,
-    classify,
 )
 
 QUERY = "AS SELECT * FROM STREAM(src)"

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from sluicegate.dialect.classify import classify
+from sluicegate.dialect.columns import ColumnSpec
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
 from sluicegate.dialect.statements import (
     AddColumns,
-    ColumnSpec,
     CreateDatabase,
     CreateTable,
     CreateTemporaryView,
@@ -40,7 +41,6 @@ from sluicegate.dialect.statements import (
     Update,
     UseDatabase,
     Vacuum,
-    classify,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.statements import (
     CreateStreamingTable,
     DescribeStreamingTable,
@@ -12,7 +13,6 @@ from sluicegate.dialect.statements import (
     ExplainStreamingTable,
     ShowStreamingTables,
     TableName,
-    classify,
 )
 from sluicegate.dialect.streaming import errors
 from sluicegate.dialect.streaming.analyze import analyze
