@@ -12,7 +12,7 @@ from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.expressions import CreateFlowCommand
 from sluicegate.dialect.parse import parse
 from sluicegate.dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
-from sluicegate.dialect.streaming.errors import UnsupportedOutputMode
+from sluicegate.dialect.streaming.errors import UnsupportedOutputModeError
 from sluicegate.dialect.streaming.expectations import expectation_specs
 from sluicegate.dialect.streaming.kafka import kafka_description
 from sluicegate.dialect.streaming.keys import distinct_keys, group_keys
@@ -157,7 +157,7 @@ def analyze_flow(sql: str, table_kind: TableKindLookup | None = None, *,
     keyed = ctx.aggregation or ctx.distinct
     if keyed is not None and (ctx.aggregation is None or not closed_by_watermark(ctx)):
         raise ctx.error(
-            UnsupportedOutputMode,
+            UnsupportedOutputModeError,
             "Invalid streaming output mode: append. A flow appends rows to its table, and this query's rows "
             + ("would change after they were appended (an aggregation without a watermark)." if ctx.aggregation
                is not None else "would be deduplicated again as input arrives (SELECT DISTINCT)."),

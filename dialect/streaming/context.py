@@ -117,9 +117,9 @@ class Context:
         names = cte_names(self.query)
         for table in ([node] if isinstance(node, exp.Table) else []) + list(node.find_all(exp.Table)):
             name = table.name.lower()
-            if not table.db and name in names and name not in seen and name in self.ctes:
-                if self.is_streaming(self.ctes[name], seen | {name}):
-                    return True
+            if (not table.db and name in names and name not in seen and name in self.ctes
+                    and self.is_streaming(self.ctes[name], seen | {name})):
+                return True
         return False
 
     def has_watermark(self, node: exp.Expression) -> bool:

@@ -110,7 +110,8 @@ def test_view_and_dml():
     assert classify("CREATE VIEW v COMMENT 'it\\'s -- x' AS SELECT 1").comment == "it's -- x"
     assert isinstance(classify("DELETE FROM t WHERE a = 1"), Delete)
     assert isinstance(classify("UPDATE t SET b = 'z' WHERE a = 1"), Update)
-    merge = classify("MERGE INTO db.t USING s ON t.a = s.a WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    merge = classify("MERGE INTO db.t USING s ON t.a = s.a "
+                     "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
     assert isinstance(merge, Merge) and merge.table == TableName("db", "t")
     assert classify("SELECT 1") == SelectQuery(classify("SELECT 1").query)
 
