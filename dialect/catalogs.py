@@ -6,7 +6,7 @@ The catalog is named by the configuration (`catalog.name`, `main` by default, Un
 defaults to `hive_metastore`) reach the same schemas. The `system` catalog holds `information_schema` only (the
 catalog's views, warehouse/listings/information_schema.py); `<catalog>.information_schema` is the same schema.
 
-The root (`drop_catalogs`) runs on every tree `dialect.references.parse` makes, so no statement kind checks or drops
+The root (`drop_catalogs`) runs on every tree `dialect.parse.parse` makes, so no statement kind checks or drops
 catalogs on its own: a table reference keeps its first offset (the catalog's) in `meta["start"]`, so that the binder
 still replaces the whole name in the text, and `meta["catalog"]` says a catalog was written.
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sluicegate.dialect.commands import ShowGrants
 from sluicegate.dialect.errors import DialectError
-from sluicegate.dialect.streaming.positions import line_column
+from sluicegate.dialect.expressions import ShowGrantsCommand
+from sluicegate.dialect.positions import line_column
 
 DEFAULT = "main"
 ALIASES = ("hive_metastore", "spark_catalog")
@@ -126,7 +126,7 @@ def _names_schema(node: exp.Expression) -> bool:
     DESCRIBE SCHEMA s, SHOW <kind> IN s."""
     if isinstance(node, exp.Use):
         return node.text("kind").upper() != "CATALOG"
-    if isinstance(node, (exp.Grant, exp.Revoke, ShowGrants, exp.Describe)):
+    if isinstance(node, (exp.Grant, exp.Revoke, ShowGrantsCommand, exp.Describe)):
         return str(node.args.get("kind") or "").upper() in ("SCHEMA", "DATABASE")
     return False
 

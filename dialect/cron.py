@@ -207,7 +207,7 @@ def parse_cron(expression: str) -> CronSchedule:
     if len(parts) not in (6, 7):
         raise InvalidCronError(f"invalid cron expression {expression!r}: it has {len(parts)} fields, a Quartz "
                                "expression has 6 or 7", hint=_HINT)
-    values = dict(zip(FIELDS, parts))
+    values = dict(zip(FIELDS, parts, strict=False))  # six fields: no year
     for field in ("seconds", "minutes", "hours", "month", "year"):
         if field in values and values[field] == "?":
             raise _fail(field, "?", "? is only for day-of-month or day-of-week")

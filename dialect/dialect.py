@@ -13,19 +13,22 @@ from sqlglot.dialects.databricks import Databricks
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
-from sluicegate.dialect.commands import (
-    AlterSchedule,
-    CreateFlow,
+from sluicegate.dialect.expressions import (
+    AlterScheduleCommand,
+    CreateFlowCommand,
+    Expectation,
     ExplainQuery,
     ExplainStreaming,
     RefreshPolicy,
     RefreshSchedule,
     RefreshTable,
-    ShowGrants,
+    ShowGrantsCommand,
     UnsetProperties,
-    Vacuum,
+    VacuumCommand,
+    Watermark,
     alter_schedule_sql,
     create_flow_sql,
+    expectation_sql,
     explain_streaming_sql,
     refresh_policy_sql,
     refresh_schedule_sql,
@@ -34,8 +37,8 @@ from sluicegate.dialect.commands import (
     show_sql,
     unset_properties_sql,
     vacuum_sql,
+    watermark_sql,
 )
-from sluicegate.dialect.streaming.grammar import Expectation, Watermark, expectation_sql, watermark_sql
 
 
 class StreamingSpark(Databricks):
@@ -192,7 +195,7 @@ class StreamingSpark(Databricks):
             kind = " ".join(words)
             table = self._parse_table_parts()
             if self._match_text_seq("DROP", "SCHEDULE"):
-                return self.expression(AlterSchedule(this=table, kind=kind, action="DROP"))
+                return self.expression(AlterScheduleCommand(this=table, kind=kind, action="DROP"))
             if not self._match_texts(("ADD", "ALTER")):
                 self.raise_error(f"Expected ADD, ALTER or DROP SCHEDULE after ALTER {kind} name")
             action = self._prev.text.upper()
@@ -202,7 +205,7 @@ class StreamingSpark(Databricks):
                 schedule = self._parse_trigger_on_update()
             else:
                 self.raise_error(f"Expected SCHEDULE or TRIGGER ON UPDATE after {action}")
-            return self.expression(AlterSchedule(this=table, kind=kind, action=action, schedule=schedule))
+            return self.expression(AlterScheduleCommand(this=table, kind=kind, action=action, schedule=schedule))
 
         def _parse_expectation(self) -> Expectation:
             """`CONSTRAINT name EXPECT (bool_expr) [ON VIOLATION DROP ROW | FAIL UPDATE]` (Databricks' expectations)."""
@@ -254,7 +257,7 @@ class StreamingSpark(Databricks):
                 self.raise_error("Expected a quoted pattern after LIKE")
             return self.expression(exp.Show(this=kind, db=db, like=like))
 
-        def _parse_show_grants(self) -> ShowGrants:
+        def _parse_show_grants(self) -> ShowGrantsCommand:
             """`SHOW GRANT[S] [principal] [ON [TABLE|VIEW|MATERIALIZED VIEW|SCHEMA|DATABASE] name]` (Databricks)."""
             principal = None
             if self._curr and self._curr.token_type != TokenType.ON:
@@ -265,7 +268,7 @@ class StreamingSpark(Databricks):
             if self._match(TokenType.ON):
                 kind = self._parse_securable_kind()
                 securable = self._parse_table_parts()
-            return self.expression(ShowGrants(principal=principal, kind=kind, this=securable))
+            return self.expression(ShowGrantsCommand(principal=principal, kind=kind, this=securable))
 
         def _parse_show_columns(self) -> exp.Show:
             """`SHOW COLUMNS {IN | FROM} t [{IN | FROM} db]` (Spark's; `t` may be `catalog.schema.table`)."""
@@ -323,7 +326,7 @@ class StreamingSpark(Databricks):
                 return None
             return self.expression(UnsetProperties(expressions=keys, exists=exists))
 
-        def _parse_vacuum(self) -> Vacuum:
+        def _parse_vacuum(self) -> VacuumCommand:
             """`VACUUM table [RETAIN n HOURS]` (Delta)."""
             table = self._parse_table_parts()
             retain = None
@@ -331,7 +334,7 @@ class StreamingSpark(Databricks):
                 retain = self._parse_number()
                 if retain is None or not self._match_text_seq("HOURS"):
                     self.raise_error("Expected RETAIN <number> HOURS")
-            return self.expression(Vacuum(this=table, retain=retain))
+            return self.expression(VacuumCommand(this=table, retain=retain))
 
         def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | None:
             """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` and `EXPLAIN CREATE [OR REFRESH | OR REPLACE]
@@ -397,7 +400,7 @@ class StreamingSpark(Databricks):
             query = self._parse_select(nested=True)
             if query is None:
                 self.raise_error("Expected the flow's query (SELECT ... FROM STREAM ...) after INSERT INTO table")
-            return self.expression(CreateFlow(this=flow, table=table, expression=query, comment=comment,
+            return self.expression(CreateFlowCommand(this=flow, table=table, expression=query, comment=comment,
                                               by_name=by_name))
 
         def _parse_drop(self, exists: bool = False, kind: str | None = None) -> exp.Drop | exp.Command:
@@ -456,15 +459,15 @@ class StreamingSpark(Databricks):
             **Databricks.Generator.TRANSFORMS,
             Watermark: watermark_sql,
             Expectation: expectation_sql,
-            Vacuum: vacuum_sql,
+            VacuumCommand: vacuum_sql,
             RefreshTable: refresh_table_sql,
             UnsetProperties: unset_properties_sql,
-            ShowGrants: show_grants_sql,
+            ShowGrantsCommand: show_grants_sql,
             ExplainStreaming: explain_streaming_sql,
-            CreateFlow: create_flow_sql,
+            CreateFlowCommand: create_flow_sql,
             RefreshSchedule: refresh_schedule_sql,
             RefreshPolicy: refresh_policy_sql,
-            AlterSchedule: alter_schedule_sql,
+            AlterScheduleCommand: alter_schedule_sql,
             exp.Show: show_sql,
         }
         PROPERTIES_LOCATION = {

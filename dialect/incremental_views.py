@@ -25,7 +25,8 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from sluicegate.dialect.dialect import StreamingSpark
-from sluicegate.dialect.references import TableReference, parse, splice, table_references
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.references import TableReference, splice, table_references
 
 PREFIX = "__sg_mv_"
 ROWS = f"{PREFIX}rows"                  # the number of input rows in a group (a group with none is gone)

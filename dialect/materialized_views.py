@@ -8,19 +8,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sluicegate.dialect.commands import RefreshPolicy
 from sluicegate.dialect.errors import DialectError
-from sluicegate.dialect.statements import (
-    CreateMaterializedView,
-    Query,
-    _create_schedule,
-    _end_of,
-    _error,
-    _properties,
-    _query_offset,
-    _table_name,
-    _view_columns,
-)
+from sluicegate.dialect.expressions import RefreshPolicy
+from sluicegate.dialect.schedule import create_schedule
+from sluicegate.dialect.statements import CreateMaterializedView, Query
+from sluicegate.dialect.trees import create_properties, end_of, error_at, query_offset, table_name, view_columns
 
 
 class StreamingRelationError(DialectError):
@@ -36,9 +28,9 @@ class ExpectationsNotSupportedError(DialectError):
 def _refuse_streams(sql: str, query: exp.Expression) -> None:
     stream = query.find(exp.Stream)
     if stream is not None:
-        error = _error(sql, stream, "Streaming relations cannot be used in the query of a materialized view: STREAM "
-                                    "reads a source incrementally, a materialized view recomputes a batch query",
-                       "remove STREAM(...) to read the table's current rows, or CREATE STREAMING TABLE instead")
+        error = error_at(sql, stream, "Streaming relations cannot be used in the query of a materialized view: "
+                         "STREAM reads a source incrementally, a materialized view recomputes a batch query",
+                         "remove STREAM(...) to read the table's current rows, or CREATE STREAMING TABLE instead")
         raise StreamingRelationError(error.message, hint=error.hint, line=error.line, column=error.column)
 
 
@@ -47,25 +39,27 @@ def _refuse_expectations(sql: str, target: exp.Expression) -> None:
         return
     for column in target.expressions:
         if isinstance(column, exp.Constraint) or column.find(exp.Constraint) is not None:
-            error = _error(sql, column, "materialized views take no expectations (CONSTRAINT ... EXPECT) yet",
-                           "leave the CONSTRAINT out, or put the expectation on a streaming table that feeds the view")
+            error = error_at(sql, column, "materialized views take no expectations (CONSTRAINT ... EXPECT) yet",
+                             "leave the CONSTRAINT out, or put the expectation on a streaming table that feeds the "
+                             "view")
             raise ExpectationsNotSupportedError(error.message, hint=error.hint, line=error.line, column=error.column)
 
 
 def create_materialized_view(sql: str, tree: exp.Create) -> CreateMaterializedView:
     query = tree.args.get("expression")
     if query is None:
-        raise _error(sql, tree.this, "a materialized view needs a query", "write CREATE MATERIALIZED VIEW mv AS SELECT")
+        raise error_at(sql, tree.this, "a materialized view needs a query",
+                       "write CREATE MATERIALIZED VIEW mv AS SELECT")
     _refuse_expectations(sql, tree.this)
     _refuse_streams(sql, query)
-    offset = _query_offset(sql, _end_of(tree.this), require_as=True)
-    partition_by, comment, properties, _ = _properties(tree)
+    offset = query_offset(sql, end_of(tree.this), require_as=True)
+    partition_by, comment, properties, _ = create_properties(tree)
     container = tree.args.get("properties")
     props = container.expressions if container else []
     policies = [p.this for p in props if isinstance(p, RefreshPolicy)]
     properties = {k: v for k, v in properties.items() if k and k != "None"}  # MaterializedProperty has no key
     return CreateMaterializedView(
-        table=_table_name(tree.this), query=Query(sql[offset:], offset), replace=bool(tree.args.get("replace")),
+        table=table_name(tree.this), query=Query(sql[offset:], offset), replace=bool(tree.args.get("replace")),
         or_refresh=bool(tree.args.get("refresh")), if_not_exists=bool(tree.args.get("exists")),
-        columns=_view_columns(tree.this), partition_by=partition_by, comment=comment, properties=properties,
-        refresh_policy=policies[0] if policies else "AUTO", schedule=_create_schedule(sql, tree))
+        columns=view_columns(tree.this), partition_by=partition_by, comment=comment, properties=properties,
+        refresh_policy=policies[0] if policies else "AUTO", schedule=create_schedule(sql, tree))

@@ -12,15 +12,13 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from sluicegate.dialect.catalogs import drop_catalogs
 from sluicegate.dialect.dialect import StreamingSpark
-from sluicegate.dialect.errors import DialectError, StatementSyntaxError
-from sluicegate.dialect.streaming.positions import line_column, start_of
+from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.positions import line_column, start_of
 
 
 class TimeTravelSpecError(DialectError):
@@ -39,23 +37,6 @@ class TableReference:
     node: exp.Table | None = field(default=None, compare=False, repr=False)   # the node in the tree it came from
     alias_at: int | None = None  # where an alias goes when the reference has none: after a TABLESAMPLE clause
     needs_alias: bool = True     # False: replaced inside an expression, where no alias may follow
-
-
-def parse(sql: str) -> exp.Expression:
-    """`sql`'s tree, every catalog part of a name checked and dropped (dialect/catalogs.py)."""
-    try:
-        tree = sqlglot.parse_one(sql, read=StreamingSpark)
-    except ParseError as exc:
-        first = exc.errors[0] if exc.errors else {}
-        raise StatementSyntaxError(
-            str(first.get("description") or exc).split(". Line")[0],
-            line=first.get("line"), column=first.get("col"),
-        ) from exc
-    except TokenError as exc:  # an unterminated quote or comment: sqlglot gives no position
-        raise StatementSyntaxError(str(exc), hint="check the quotes and comments") from exc
-    if tree is None:
-        raise StatementSyntaxError("the statement is empty")
-    return drop_catalogs(sql, tree)
 
 
 def _cte_names(tree: exp.Expression) -> set[str]:

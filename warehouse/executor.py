@@ -15,7 +15,7 @@ from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.references import table_references
-from sluicegate.dialect.streaming.positions import line_column
+from sluicegate.dialect.positions import line_column
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 from sluicegate.policy.statements import authorize
 from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe

@@ -28,11 +28,12 @@ from sluicegate.catalog.names import check_name
 from sluicegate.catalog.store import StreamEntry, TableEntry, pattern_matcher
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.errors import SqlError
-from sluicegate.dialect.statements import ColumnSpec
+from sluicegate.dialect.columns import ColumnSpec
 from sluicegate.dialect.streaming.analyze import analyze_flow
 from sluicegate.dialect.streaming.kafka import redact_sql
 from sluicegate.dialect.streaming.plan import StreamingPlan
-from sluicegate.dialect.streaming.positions import line_column
+from sluicegate.dialect.positions import line_column
+from sluicegate.dialect.trees import query_offset
 from sluicegate.storage.delta.write import commit_files
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 from sluicegate.engine.sql import StatementResult
@@ -111,7 +112,7 @@ def create_streaming_table_schema(ctx: StatementContext, statement: st.CreateStr
 
 def _query_position(ctx: StatementContext) -> tuple[int | None, int | None]:
     """Where the flow's query starts (after INSERT INTO t [BY NAME]): column errors point at it."""
-    offset = st._query_offset(ctx.sql)
+    offset = query_offset(ctx.sql)
     return line_column(ctx.sql, offset)
 
 

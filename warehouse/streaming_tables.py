@@ -20,7 +20,7 @@ from sluicegate.catalog.store import StreamEntry, TableEntry, pattern_matcher
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.errors import SqlError
-from sluicegate.dialect.references import parse
+from sluicegate.dialect.parse import parse
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.dialect.streaming.expectations import found_expectations, needs_quarantine, position_in, quarantine_name
 from sluicegate.dialect.streaming.explain import explain

@@ -1,17 +1,18 @@
-"""`analyze(sql)`: parse a CREATE STREAMING TABLE, run every rule of `RULES` over it, and describe what passes as a
-`StreamingPlan` (sources, output mode and why, keys, operators, state) before anything runs."""
+"""`analyze(sql)`: check a CREATE STREAMING TABLE with every rule of `RULES`, and describe what passes as a
+`StreamingPlan` (sources, output mode and why, keys, operators, state) before anything runs; `analyze_flow` does the
+same for a CREATE FLOW's query. The classifier hands over the tree it parsed (`create=`, `flow=`); the text alone is
+parsed here only for callers that hold nothing else (the warehouse's second pass with the catalog's table kinds)."""
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from sluicegate.dialect.commands import CreateFlow
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
-from sluicegate.dialect.references import parse
-from sluicegate.dialect.statements import _column_specs, _table_name
+from sluicegate.dialect.expressions import CreateFlowCommand
+from sluicegate.dialect.parse import parse
 from sluicegate.dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
-from sluicegate.dialect.streaming.errors import UnsupportedOutputMode
+from sluicegate.dialect.streaming.errors import UnsupportedOutputModeError
 from sluicegate.dialect.streaming.expectations import expectation_specs
 from sluicegate.dialect.streaming.kafka import kafka_description
 from sluicegate.dialect.streaming.keys import distinct_keys, group_keys
@@ -19,6 +20,7 @@ from sluicegate.dialect.streaming.modes import chosen_mode, closed_by_watermark,
 from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan
 from sluicegate.dialect.streaming.rules import RULES, trigger_seconds
 from sluicegate.dialect.streaming.sources import find_sources, rewrite
+from sluicegate.dialect.trees import column_specs, table_name
 
 
 def _properties(create: exp.Create) -> tuple[str | None, dict[str, str], dict[str, exp.Expression]]:
@@ -36,16 +38,20 @@ def _properties(create: exp.Create) -> tuple[str | None, dict[str, str], dict[st
     return comment, properties, values
 
 
-def _streaming_create(tree: exp.Expression) -> exp.Create:
-    container = tree.args.get("properties") if isinstance(tree, exp.Create) else None
-    streaming = container is not None and any(isinstance(p, exp.StreamingTableProperty)
-                                              for p in container.expressions)
-    if not streaming:
+def _parsed_create(sql: str) -> exp.Create:
+    """The tree of a statement's text the caller knows is a CREATE STREAMING TABLE (the classifier said so)."""
+    tree = parse(sql)
+    if not isinstance(tree, exp.Create):
         raise DialectError("expected CREATE [OR REFRESH] STREAMING TABLE ... AS SELECT ...")
-    if not isinstance(tree.args.get("expression"), exp.Query):
-        raise DialectError("a streaming table needs its query",
-                           hint="write CREATE STREAMING TABLE t AS SELECT ... FROM STREAM(source)")
-    return tree  # type: ignore[return-value]
+    return tree
+
+
+def _parsed_flow(sql: str) -> CreateFlowCommand:
+    """The tree of a statement's text the caller knows is a CREATE FLOW (the classifier said so)."""
+    tree = parse(sql)
+    if not isinstance(tree, CreateFlowCommand):
+        raise DialectError("expected CREATE FLOW f AS INSERT INTO t BY NAME SELECT ...")
+    return tree
 
 
 def _operators(ctx: Context, sources: tuple[SourceSpec, ...]) -> tuple[str, ...]:
@@ -107,11 +113,15 @@ def _keys(ctx: Context) -> tuple[str, ...]:
     return ()
 
 
-def analyze(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPlan:
+def analyze(sql: str, table_kind: TableKindLookup | None = None, *, create: exp.Create | None = None) -> StreamingPlan:
     """Check a CREATE STREAMING TABLE statement and plan it. Raises a DialectError subclass naming what cannot
-    run incrementally, where, and what to write instead. `table_kind` tells how a catalog table changes."""
-    create = _streaming_create(parse(sql))
-    query = create.args["expression"]
+    run incrementally, where, and what to write instead. `table_kind` tells how a catalog table changes; `create` is
+    the statement's tree (parsed from `sql` when not given), whose positions are offsets in `sql`."""
+    create = create if create is not None else _parsed_create(sql)
+    query = create.args.get("expression")
+    if not isinstance(query, exp.Query):
+        raise DialectError("a streaming table needs its query",
+                           hint="write CREATE STREAMING TABLE t AS SELECT ... FROM STREAM(source)")
     comment, properties, values = _properties(create)
     ctx = Context(sql, StreamingSpark().tokenize(sql), create, query, find_sources(query), properties, values,
                   table_kind)
@@ -119,11 +129,11 @@ def analyze(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPla
         rule(ctx)
     query_sql, sources, statics = rewrite(query)
     mode, reason = chosen_mode(ctx)
-    table = _table_name(create.this)
+    table = table_name(create.this)
     trigger = properties.get(TRIGGER_KEY)
     return StreamingPlan(
         database=table.database, name=table.name,
-        columns=_column_specs(create.this) if isinstance(create.this, exp.Schema) else (),
+        columns=column_specs(create.this) if isinstance(create.this, exp.Schema) else (),
         comment=comment, properties=properties, query_sql=query_sql, sources=sources, static_tables=statics,
         output_mode=mode, mode_reason=reason, keys=_keys(ctx),
         trigger_seconds=trigger_seconds(trigger) if trigger is not None else None,
@@ -133,13 +143,13 @@ def analyze(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPla
     )
 
 
-def analyze_flow(sql: str, table_kind: TableKindLookup | None = None) -> StreamingPlan:
+def analyze_flow(sql: str, table_kind: TableKindLookup | None = None, *,
+                 flow: CreateFlowCommand | None = None) -> StreamingPlan:
     """Check a CREATE FLOW's query as a streaming table's (the same RULES, positions in the statement as typed) and
     plan it as an append flow into its target: a flow adds rows, so an aggregation must be closed by a watermark
-    (its rows are final once appended) and SELECT DISTINCT is refused."""
-    tree = parse(sql)
-    if not isinstance(tree, CreateFlow):
-        raise DialectError("expected CREATE FLOW f AS INSERT INTO t BY NAME SELECT ...")
+    (its rows are final once appended) and SELECT DISTINCT is refused. `flow` is the statement's tree (parsed from
+    `sql` when not given)."""
+    tree = flow if flow is not None else _parsed_flow(sql)
     query = tree.expression
     target = tree.args["table"]
     create = exp.Create(this=target.copy(), kind="TABLE", expression=query)
@@ -147,7 +157,7 @@ def analyze_flow(sql: str, table_kind: TableKindLookup | None = None) -> Streami
     keyed = ctx.aggregation or ctx.distinct
     if keyed is not None and (ctx.aggregation is None or not closed_by_watermark(ctx)):
         raise ctx.error(
-            UnsupportedOutputMode,
+            UnsupportedOutputModeError,
             "Invalid streaming output mode: append. A flow appends rows to its table, and this query's rows "
             + ("would change after they were appended (an aggregation without a watermark)." if ctx.aggregation
                is not None else "would be deduplicated again as input arrives (SELECT DISTINCT)."),
@@ -157,7 +167,7 @@ def analyze_flow(sql: str, table_kind: TableKindLookup | None = None) -> Streami
     for rule in RULES:
         rule(ctx)
     query_sql, sources, statics = rewrite(query)
-    table = _table_name(target)
+    table = table_name(target)
     reason = ("a flow appends its rows to the table" + (": each window is final once the watermark passes it"
                                                         if ctx.aggregation is not None else ""))
     return StreamingPlan(

@@ -10,9 +10,9 @@ from functools import cached_property
 from sqlglot import exp
 from sqlglot.tokens import Token
 
+from sluicegate.dialect.expressions import Watermark
+from sluicegate.dialect.positions import position
 from sluicegate.dialect.streaming.errors import StreamingQueryError
-from sluicegate.dialect.streaming.grammar import Watermark
-from sluicegate.dialect.streaming.positions import position
 from sluicegate.dialect.streaming.sources import FoundSource, cte_names
 
 # Tells the analysis how a catalog table changes: "append" (rows only added), or "complete" / "update" /
@@ -117,9 +117,9 @@ class Context:
         names = cte_names(self.query)
         for table in ([node] if isinstance(node, exp.Table) else []) + list(node.find_all(exp.Table)):
             name = table.name.lower()
-            if not table.db and name in names and name not in seen and name in self.ctes:
-                if self.is_streaming(self.ctes[name], seen | {name}):
-                    return True
+            if (not table.db and name in names and name not in seen and name in self.ctes
+                    and self.is_streaming(self.ctes[name], seen | {name})):
+                return True
         return False
 
     def has_watermark(self, node: exp.Expression) -> bool:

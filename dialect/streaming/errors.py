@@ -11,136 +11,136 @@ class StreamingQueryError(DialectError):
     sqlstate = "0A000"
 
 
-class NoStreamingSource(StreamingQueryError):
+class NoStreamingSourceError(StreamingQueryError):
     error_class = "INVALID_FLOW_QUERY_TYPE.BATCH_RELATION_FOR_STREAMING_TABLE"
     sqlstate = "42000"
 
 
-class UnknownSourceFunction(StreamingQueryError):
+class UnknownSourceFunctionError(StreamingQueryError):
     error_class = "UNRESOLVABLE_TABLE_VALUED_FUNCTION"
     sqlstate = "42883"
 
 
-class MissingSourceFormat(StreamingQueryError):
+class MissingSourceFormatError(StreamingQueryError):
     error_class = "STREAMING_SOURCE_FORMAT_REQUIRED"
     sqlstate = "42601"
 
 
-class UnknownSourceFormat(StreamingQueryError):
+class UnknownSourceFormatError(StreamingQueryError):
     error_class = "UNSUPPORTED_STREAMING_SOURCE_FORMAT"
     sqlstate = "0A000"
 
 
-class InvalidKafkaOption(StreamingQueryError):
+class InvalidKafkaOptionError(StreamingQueryError):
     """An option of read_kafka that is unknown, missing, contradicts another or holds a value it cannot take."""
 
     error_class = "INVALID_KAFKA_OPTION"
     sqlstate = "42616"
 
 
-class RewrittenSource(StreamingQueryError):
+class RewrittenSourceError(StreamingQueryError):
     error_class = "STREAMING_SOURCE_NOT_APPEND_ONLY"
     sqlstate = "0A000"
 
 
-class PartitioningNotSupported(StreamingQueryError):
+class PartitioningNotSupportedError(StreamingQueryError):
     """PARTITIONED BY / CLUSTER BY on a streaming table: its exactly-once sink writes unpartitioned files."""
 
     error_class = "UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING"
 
 
-class SortNotSupported(StreamingQueryError):
+class SortNotSupportedError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.SORT"
 
 
-class LimitNotSupported(StreamingQueryError):
+class LimitNotSupportedError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.LIMIT"
 
 
-class DistinctAggregateNotSupported(StreamingQueryError):
+class DistinctAggregateNotSupportedError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.DISTINCT_AGGREGATE"
 
 
-class NonTimeWindowNotSupported(StreamingQueryError):
+class NonTimeWindowNotSupportedError(StreamingQueryError):
     error_class = "NON_TIME_WINDOW_NOT_SUPPORTED_IN_STREAMING"
 
 
-class ChainedAggregationNotSupported(StreamingQueryError):
+class ChainedAggregationNotSupportedError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.CHAINED_AGGREGATION"
 
 
-class UnsupportedStreamingJoin(StreamingQueryError):
+class UnsupportedStreamingJoinError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.JOIN"
 
 
-class OuterJoinWithoutWatermark(StreamingQueryError):
+class OuterJoinWithoutWatermarkError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.OUTER_JOIN_WITHOUT_WATERMARK"
 
 
-class NonDeterministicFunction(StreamingQueryError):
+class NonDeterministicFunctionError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.NON_DETERMINISTIC_FUNCTION"
 
 
-class UnsupportedSetOperation(StreamingQueryError):
+class UnsupportedSetOperationError(StreamingQueryError):
     error_class = "STREAMING_UNSUPPORTED_OPERATION.SET_OPERATION"
 
 
-class InvalidOutputMode(StreamingQueryError):
+class InvalidOutputModeError(StreamingQueryError):
     error_class = "STREAMING_OUTPUT_MODE.INVALID"
     sqlstate = "42KDE"
 
 
-class UnsupportedOutputMode(StreamingQueryError):
+class UnsupportedOutputModeError(StreamingQueryError):
     error_class = "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION"
     sqlstate = "42KDE"
 
 
-class GroupKeyNotInOutput(StreamingQueryError):
+class GroupKeyNotInOutputError(StreamingQueryError):
     error_class = "STREAMING_GROUP_KEY_NOT_IN_OUTPUT"
     sqlstate = "42803"
 
 
-class InvalidTriggerInterval(StreamingQueryError):
+class InvalidTriggerIntervalError(StreamingQueryError):
     error_class = "INVALID_TRIGGER_INTERVAL"
     sqlstate = "22023"
 
 
-class CreateOrReplaceNotAllowed(StreamingQueryError):
+class CreateOrReplaceNotAllowedError(StreamingQueryError):
     error_class = "STREAMING_TABLE_OPERATION_NOT_ALLOWED.CREATE_OR_REPLACE"
     sqlstate = "42601"
 
 
-class WatermarkNotOnColumn(StreamingQueryError):
+class WatermarkNotOnColumnError(StreamingQueryError):
     error_class = "STREAMING_WATERMARK_EXPRESSION_NOT_SUPPORTED"
 
 
-class InvalidExpectation(StreamingQueryError):
+class InvalidExpectationError(StreamingQueryError):
     """An expectation that cannot be checked row by row, the same on every replay."""
 
     error_class = "INVALID_EXPECTATION"
     sqlstate = "42000"
 
 
-class DuplicateExpectationName(InvalidExpectation):
+class DuplicateExpectationNameError(InvalidExpectationError):
     error_class = "INVALID_EXPECTATION.DUPLICATE_NAME"
     sqlstate = "42710"
 
 
-class ExpectationWithSubquery(InvalidExpectation):
+class ExpectationWithSubqueryError(InvalidExpectationError):
     error_class = "INVALID_EXPECTATION.SUBQUERY"
     sqlstate = "0A000"
 
 
-class ExpectationWithAggregate(InvalidExpectation):
+class ExpectationWithAggregateError(InvalidExpectationError):
     error_class = "INVALID_EXPECTATION.AGGREGATE"
     sqlstate = "42903"
 
 
-class ExpectationNotDeterministic(InvalidExpectation):
+class ExpectationNotDeterministicError(InvalidExpectationError):
     error_class = "INVALID_EXPECTATION.NON_DETERMINISTIC"
     sqlstate = "42K0E"
 
 
-class QuarantineNameTooLong(InvalidExpectation):
+class QuarantineNameTooLongError(InvalidExpectationError):
     error_class = "INVALID_EXPECTATION.QUARANTINE_NAME"
     sqlstate = "42602"

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sluicegate.dialect.streaming.grammar import Expectation
+from sluicegate.dialect.expressions import Expectation
+from sluicegate.dialect.positions import line_column, start_of
 from sluicegate.dialect.streaming.plan import ExpectationSpec
-from sluicegate.dialect.streaming.positions import line_column, start_of
 
 QUARANTINE_SUFFIX = "__quarantine"
 QUARANTINE_KEY = "sluicegate.quarantine"

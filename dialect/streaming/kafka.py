@@ -214,8 +214,8 @@ def parse_options(given: dict[str, str]) -> KafkaOptions:
 def server_hosts(bootstrap_servers: str) -> list[tuple[str, str | None]]:
     """'h1:9092, [::1]:9093, h2' -> [(h1, 9092), (::1, 9093), (h2, None)] (a scheme such as PLAINTEXT:// dropped)."""
     hosts = []
-    for item in bootstrap_servers.split(","):
-        item = re.sub(r"^[A-Za-z_]+://", "", item.strip())
+    for listed in bootstrap_servers.split(","):
+        item = re.sub(r"^[A-Za-z_]+://", "", listed.strip())
         if not item:
             continue
         found = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?", item) or re.fullmatch(r"([^:]+)(?::(\d+))?", item)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sluicegate.dialect.streaming.context import Context, function_name, is_time_window, left_of
-from sluicegate.dialect.streaming.errors import InvalidOutputMode, UnsupportedOutputMode
+from sluicegate.dialect.streaming.errors import InvalidOutputModeError, UnsupportedOutputModeError
 
 MODES = ("append", "update", "complete")
 
@@ -59,34 +59,34 @@ def check_output_mode(ctx: Context) -> None:
         return
     node = ctx.property_values.get("sluicegate.output_mode")
     if requested not in MODES:
-        raise ctx.error(InvalidOutputMode, f"Invalid streaming output mode: {requested}.", node,
+        raise ctx.error(InvalidOutputModeError, f"Invalid streaming output mode: {requested}.", node,
                         "write 'append', 'update' or 'complete'")
     keyed = ctx.aggregation is not None or ctx.distinct is not None
     if requested == "append" and keyed and not closed_by_watermark(ctx):
         raise ctx.error(
-            UnsupportedOutputMode,
+            UnsupportedOutputModeError,
             "Invalid streaming output mode: append. This output mode is not supported for streaming aggregations "
             "without watermark: a group's row would change after it was appended.", node,
             "group by window(event_time, ...) on a column with WATERMARK ... DELAY OF, or drop the property to "
             "use update mode")
     if requested == "complete" and ctx.aggregation is None:
         raise ctx.error(
-            UnsupportedOutputMode,
+            UnsupportedOutputModeError,
             "Invalid streaming output mode: complete. Complete output mode not supported when there are no "
             "streaming aggregations: the whole input would be rewritten on every trigger.", node,
             "use append (drop the property), or aggregate with GROUP BY")
     if requested == "update" and ctx.order is not None:
         raise ctx.error(
-            UnsupportedOutputMode,
+            UnsupportedOutputModeError,
             "Invalid streaming output mode: update. Sorting is only possible in complete mode, where the whole "
             "result is rewritten.", node, "set 'sluicegate.output_mode' = 'complete', or remove ORDER BY")
     if requested == "update" and session_windowed(ctx):
         raise ctx.error(
-            UnsupportedOutputMode,
+            UnsupportedOutputModeError,
             "Invalid streaming output mode: update. Update output mode not supported for session window.", node,
             "use append with a WATERMARK on the session column, or complete")
     if requested != "append" and stream_stream_join(ctx) is not None:
         raise ctx.error(
-            UnsupportedOutputMode,
+            UnsupportedOutputModeError,
             f"Invalid streaming output mode: {requested}. A join between two streams only works in append mode.",
             node, "use append (aggregate the joined stream in a downstream streaming table)")

@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sluicegate.dialect.statements import ColumnSpec
+from sluicegate.dialect.columns import ColumnSpec
 
 SKIP_CHANGE_COMMITS = "skipChangeCommits"
 

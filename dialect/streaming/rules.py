@@ -17,32 +17,32 @@ from sluicegate.dialect.streaming.context import (
     left_of,
 )
 from sluicegate.dialect.streaming.errors import (
-    ChainedAggregationNotSupported,
-    CreateOrReplaceNotAllowed,
-    DistinctAggregateNotSupported,
-    DuplicateExpectationName,
-    ExpectationNotDeterministic,
-    ExpectationWithAggregate,
-    ExpectationWithSubquery,
-    GroupKeyNotInOutput,
-    InvalidKafkaOption,
-    InvalidTriggerInterval,
-    LimitNotSupported,
-    MissingSourceFormat,
-    NonDeterministicFunction,
-    NonTimeWindowNotSupported,
-    NoStreamingSource,
-    OuterJoinWithoutWatermark,
-    PartitioningNotSupported,
-    QuarantineNameTooLong,
-    RewrittenSource,
-    SortNotSupported,
-    UnknownSourceFormat,
-    UnknownSourceFunction,
-    UnsupportedOutputMode,
-    UnsupportedSetOperation,
-    UnsupportedStreamingJoin,
-    WatermarkNotOnColumn,
+    ChainedAggregationNotSupportedError,
+    CreateOrReplaceNotAllowedError,
+    DistinctAggregateNotSupportedError,
+    DuplicateExpectationNameError,
+    ExpectationNotDeterministicError,
+    ExpectationWithAggregateError,
+    ExpectationWithSubqueryError,
+    GroupKeyNotInOutputError,
+    InvalidKafkaOptionError,
+    InvalidTriggerIntervalError,
+    LimitNotSupportedError,
+    MissingSourceFormatError,
+    NonDeterministicFunctionError,
+    NonTimeWindowNotSupportedError,
+    NoStreamingSourceError,
+    OuterJoinWithoutWatermarkError,
+    PartitioningNotSupportedError,
+    QuarantineNameTooLongError,
+    RewrittenSourceError,
+    SortNotSupportedError,
+    UnknownSourceFormatError,
+    UnknownSourceFunctionError,
+    UnsupportedOutputModeError,
+    UnsupportedSetOperationError,
+    UnsupportedStreamingJoinError,
+    WatermarkNotOnColumnError,
 )
 from sluicegate.dialect.streaming.expectations import (
     MAX_NAME_LENGTH,
@@ -77,7 +77,7 @@ _UNIT_SECONDS = {"ms": 0.001, "millisecond": 0.001, "s": 1.0, "sec": 1.0, "secon
 
 def check_not_replace(ctx: Context) -> None:
     if ctx.create.args.get("replace"):
-        raise ctx.error(CreateOrReplaceNotAllowed,
+        raise ctx.error(CreateOrReplaceNotAllowedError,
                         "REPLACE is not allowed for streaming tables.", ctx.create.this,
                         "write CREATE OR REFRESH STREAMING TABLE", keyword=("CREATE",))
 
@@ -88,7 +88,7 @@ def check_no_partitioning(ctx: Context) -> None:
     for prop in container.expressions if container else []:
         if isinstance(prop, (exp.PartitionedByProperty, exp.ClusterProperty, exp.ClusteredByProperty)):
             clause = "PARTITIONED BY" if isinstance(prop, exp.PartitionedByProperty) else "CLUSTER BY"
-            raise ctx.error(PartitioningNotSupported, f"{clause} is not supported for streaming tables.", prop,
+            raise ctx.error(PartitioningNotSupportedError, f"{clause} is not supported for streaming tables.", prop,
                             f"leave out {clause}: the table is written unpartitioned (a materialized view over it "
                             "can be partitioned)", keyword=(clause.split()[0],))
 
@@ -97,7 +97,7 @@ def check_source_functions(ctx: Context) -> None:
     for source in ctx.sources:
         name = source.function_name()
         if name is not None and name not in SOURCE_FUNCTIONS:
-            raise ctx.error(UnknownSourceFunction,
+            raise ctx.error(UnknownSourceFunctionError,
                             f"Cannot resolve the streaming source function {name}().", source.function,
                             "read files with STREAM read_files('dir', format => 'json'), Kafka with STREAM "
                             "read_kafka(bootstrapServers => 'host:9092', subscribe => 'topic'), generate rows with "
@@ -110,14 +110,14 @@ def check_source_formats(ctx: Context) -> None:
             continue
         positional, named = source.arguments()
         if not positional and "path" not in named:
-            raise ctx.error(MissingSourceFormat, "read_files needs the directory to read.", source.function,
+            raise ctx.error(MissingSourceFormatError, "read_files needs the directory to read.", source.function,
                             "write STREAM read_files('dir', format => 'json')")
         if "format" not in named:
-            raise ctx.error(MissingSourceFormat, "read_files needs a format for a streaming read.", source.function,
-                            f"add format => one of {', '.join(repr(f) for f in FILE_FORMATS)}")
+            raise ctx.error(MissingSourceFormatError, "read_files needs a format for a streaming read.",
+                            source.function, f"add format => one of {', '.join(repr(f) for f in FILE_FORMATS)}")
         file_format = named["format"].name.lower()
         if file_format not in FILE_FORMATS:
-            raise ctx.error(UnknownSourceFormat, f"read_files cannot stream the format '{file_format}'.",
+            raise ctx.error(UnknownSourceFormatError, f"read_files cannot stream the format '{file_format}'.",
                             named["format"], f"use format => one of {', '.join(repr(f) for f in FILE_FORMATS)}")
 
 
@@ -128,14 +128,14 @@ def check_kafka_options(ctx: Context) -> None:
             continue
         positional, named = source.arguments()
         if positional:
-            raise ctx.error(InvalidKafkaOption, "read_kafka takes only named options.", positional[0],
+            raise ctx.error(InvalidKafkaOptionError, "read_kafka takes only named options.", positional[0],
                             "write read_kafka(bootstrapServers => 'host:9092', subscribe => 'topic')")
         try:
             parse_options({key: literal_text(value) for key, value in named.items()})
         except KafkaOptionError as exc:
             value = named.get(exc.option.lower()) if exc.option is not None else None
             at, name = (value, (exc.option,)) if value is not None else (source.function, ())
-            raise ctx.error(InvalidKafkaOption, exc.message, at, exc.hint, keyword=name) from None
+            raise ctx.error(InvalidKafkaOptionError, exc.message, at, exc.hint, keyword=name) from None
 
 
 def check_watermarks_on_columns(ctx: Context) -> None:
@@ -145,7 +145,7 @@ def check_watermarks_on_columns(ctx: Context) -> None:
             continue
         column, name = source.watermark.args["column"], source.watermark.args.get("name")
         if not isinstance(column, exp.Column) or (name is not None and name.name.lower() != column.name.lower()):
-            raise ctx.error(WatermarkNotOnColumn,
+            raise ctx.error(WatermarkNotOnColumnError,
                             "The WATERMARK clause here must name an existing timestamp column of the source.",
                             column, "compute the event-time column in an upstream streaming table, then write "
                                     "WATERMARK that_column DELAY OF INTERVAL ...", keyword=("WATERMARK",))
@@ -154,7 +154,7 @@ def check_watermarks_on_columns(ctx: Context) -> None:
 def check_has_streaming_source(ctx: Context) -> None:
     if not ctx.sources:
         first = ctx.query.find(exp.Table)
-        raise ctx.error(NoStreamingSource,
+        raise ctx.error(NoStreamingSourceError,
                         "A streaming table needs a streaming source: the query reads only static relations.",
                         first if first is not None else ctx.query,
                         "read the input with STREAM(table) or STREAM read_files(...), or create a plain table "
@@ -169,7 +169,7 @@ def check_sources_append_only(ctx: Context) -> None:
             continue
         kind = ctx.table_kind(source.target.db or None, source.target.name)
         if kind in REWRITTEN_KINDS:
-            raise ctx.error(RewrittenSource,
+            raise ctx.error(RewrittenSourceError,
                             f"Cannot stream from {source.target.sql('spark')}: its rows are rewritten in place "
                             f"({kind}), so a stream would see them again as new rows.", source.target,
                             "read it without STREAM (a stream-static join), stream from the append-only table it "
@@ -192,7 +192,7 @@ def check_deterministic(ctx: Context) -> None:
     func = non_deterministic(ctx.query)
     if func is not None:
         name = function_name(func)
-        raise ctx.error(NonDeterministicFunction,
+        raise ctx.error(NonDeterministicFunctionError,
                             f"{name}() is not deterministic: a replayed micro-batch would produce different rows.",
                         func, "compute the value from the input (an event-time column, a hash of the row's "
                               "columns) instead")
@@ -202,7 +202,7 @@ def check_no_window_functions(ctx: Context) -> None:
     for window in ctx.query.find_all(exp.Window):
         if window.arg_key == "windows":
             continue  # a named WINDOW definition: the OVER that uses it is reported
-        raise ctx.error(NonTimeWindowNotSupported,
+        raise ctx.error(NonTimeWindowNotSupportedError,
                         "Window functions (OVER) are not supported on streaming queries.", window,
                         "group by window(event_time, '10 seconds') or session_window(...) instead")
 
@@ -211,7 +211,7 @@ def check_no_distinct_aggregates(ctx: Context) -> None:
     for select in ctx.selects:
         for aggregate in aggregates(select):
             if isinstance(aggregate.this, exp.Distinct):
-                raise ctx.error(DistinctAggregateNotSupported,
+                raise ctx.error(DistinctAggregateNotSupportedError,
                                 "Distinct aggregations are not supported on streaming queries.", aggregate,
                                 "use approx_count_distinct(x) instead")
 
@@ -232,7 +232,7 @@ def check_no_chained_aggregations(ctx: Context) -> None:
         for inner in _inner_selects(ctx, select):
             if is_aggregating(inner) and ctx.is_streaming(inner):
                 node = next(iter(aggregates(select)), None) or select.args.get("group") or select
-                raise ctx.error(ChainedAggregationNotSupported,
+                raise ctx.error(ChainedAggregationNotSupportedError,
                                 "An aggregation over the result of another streaming aggregation is not supported.",
                                 node, "write the inner aggregation as its own streaming table and aggregate "
                                       "STREAM of it in another, or merge the two GROUP BYs into one")
@@ -257,25 +257,25 @@ def check_joins(ctx: Context) -> None:
                     ctx.has_watermark(join.this)
                 if not both or not _has_range_condition(join.args.get("on")):
                     raise ctx.error(
-                        OuterJoinWithoutWatermark,
+                        OuterJoinWithoutWatermarkError,
                         f"A {side} OUTER join between two streams needs a watermark on both sides and a time-range "
                         "condition, or its state would grow forever and no row could be emitted as unmatched.",
                         join.this, "add WATERMARK col DELAY OF INTERVAL ... to both STREAM sources and a condition "
                                    "such as b.ts BETWEEN a.ts AND a.ts + INTERVAL 1 MINUTE", keyword=(side,))
             continue
         if right_streaming and (side in ("LEFT", "FULL") or kind in ("ANTI", "SEMI")):
-            raise ctx.error(UnsupportedStreamingJoin,
+            raise ctx.error(UnsupportedStreamingJoinError,
                             f"A {side or kind} join with the stream on the right and a static table on the left is "
                             "not supported.", join.this,
                             "put the stream on the left: FROM STREAM(s) LEFT JOIN static ...", keyword=(side or kind,))
         if left_streaming and side in ("RIGHT", "FULL"):
-            raise ctx.error(UnsupportedStreamingJoin,
+            raise ctx.error(UnsupportedStreamingJoinError,
                             f"A {side} OUTER join of a stream with a static table is not supported: a static row "
                             "without a match could never be emitted as final.", join.this,
                             "use an inner or LEFT join with the stream on the left", keyword=(side,))
     join = stream_stream_join(ctx)
     if join is not None and ctx.requested_mode is None and ctx.aggregation is not None:
-        raise ctx.error(UnsupportedOutputMode,
+        raise ctx.error(UnsupportedOutputModeError,
                         "A join between two streams only works in append mode, and this query aggregates its "
                         "result (update mode).", join.this,
                         "write the join as its own streaming table and aggregate STREAM of it in another, or "
@@ -289,16 +289,16 @@ def check_set_operations(ctx: Context) -> None:
         if not (left or right):
             continue
         if not isinstance(operation, exp.Union):
-            raise ctx.error(UnsupportedSetOperation,
+            raise ctx.error(UnsupportedSetOperationError,
                             f"{operation.key.upper()} is not supported on streams.", operation.expression,
                             "express it as a join (LEFT ANTI / SEMI with the stream on the left)")
         if operation.args.get("distinct"):
-            raise ctx.error(UnsupportedSetOperation,
+            raise ctx.error(UnsupportedSetOperationError,
                             "UNION (distinct) of streams would keep every row ever seen to drop duplicates.",
                             operation.expression, "write UNION ALL (and SELECT DISTINCT over it if duplicates "
                                                   "must go)", keyword=("UNION",))
         if left != right:
-            raise ctx.error(UnsupportedSetOperation,
+            raise ctx.error(UnsupportedSetOperationError,
                             "A UNION between a stream and a static relation is not supported.",
                             operation.this if not left else operation.expression,
                             "read both sides with STREAM(...), or join the static table instead",
@@ -308,7 +308,7 @@ def check_set_operations(ctx: Context) -> None:
 def check_sort(ctx: Context) -> None:
     mode, _ = chosen_mode(ctx)
     if ctx.order is not None and mode != "complete":
-        raise ctx.error(SortNotSupported,
+        raise ctx.error(SortNotSupportedError,
                         "Sorting is not supported on streaming queries, unless it is on an aggregation in "
                         "complete output mode.", ctx.order, "remove ORDER BY (sort when you read the table), or "
                         "aggregate and set 'sluicegate.output_mode' = 'complete'", keyword=("ORDER",))
@@ -318,7 +318,7 @@ def check_limit(ctx: Context) -> None:
     mode, _ = chosen_mode(ctx)
     limit = ctx.query.find(exp.Limit)
     if limit is not None and mode != "complete":
-        raise ctx.error(LimitNotSupported,
+        raise ctx.error(LimitNotSupportedError,
                         f"LIMIT is not supported on streaming queries in {mode} output mode.", limit,
                         "remove LIMIT (limit when you read the table), or aggregate and set "
                         "'sluicegate.output_mode' = 'complete'", keyword=("LIMIT",))
@@ -337,7 +337,7 @@ def check_keys_in_output(ctx: Context) -> None:
             how = f"add {key} to the SELECT list (its size varies, so only the whole column identifies it)"
         else:
             how = f"add {key} to the SELECT list (as it is, renamed with AS, or as CAST({key} AS STRING))"
-        raise ctx.error(GroupKeyNotInOutput,
+        raise ctx.error(GroupKeyNotInOutputError,
                         f"The group key {key} is not in the result, so update mode cannot find the row to change.",
                         missing, how)
 
@@ -354,7 +354,7 @@ def trigger_seconds(text: str) -> float | None:
 def check_trigger_interval(ctx: Context) -> None:
     text = ctx.properties.get(TRIGGER_KEY)
     if text is not None and trigger_seconds(text) is None:
-        raise ctx.error(InvalidTriggerInterval, f"'{text}' is not a trigger interval.",
+        raise ctx.error(InvalidTriggerIntervalError, f"'{text}' is not a trigger interval.",
                         ctx.property_values.get(TRIGGER_KEY), "write a duration such as '1 second' or '500 ms'")
 
 
@@ -362,7 +362,7 @@ def check_expectation_names(ctx: Context) -> None:
     seen: set[str] = set()
     for found in found_expectations(ctx.create):
         if found.name.lower() in seen:
-            raise ctx.error(DuplicateExpectationName,
+            raise ctx.error(DuplicateExpectationNameError,
                             f"The expectation name `{found.name}` is used twice: names identify an expectation's "
                             "counts and must be unique in a table.", found.constraint.this,
                             "give each CONSTRAINT ... EXPECT its own name")
@@ -376,7 +376,7 @@ def check_expectation_expressions(ctx: Context) -> None:
         condition = found.node.this
         subquery = condition.find(exp.Select)  # EXISTS (SELECT ...), IN (SELECT ...), (SELECT ...); not exists(arr, f)
         if subquery is not None:
-            raise ctx.error(ExpectationWithSubquery,
+            raise ctx.error(ExpectationWithSubqueryError,
                             f"The expectation `{found.name}` contains a subquery; an expectation reads one row of "
                             "the table.", subquery, "join what the check needs in the query, then test the column "
                                                     "in EXPECT", keyword=("SELECT",))
@@ -384,13 +384,13 @@ def check_expectation_expressions(ctx: Context) -> None:
         aggregate = over if over is not None else condition.find(exp.AggFunc)
         if aggregate is not None:
             what = "a window function" if over is not None else "an aggregate function"
-            raise ctx.error(ExpectationWithAggregate,
+            raise ctx.error(ExpectationWithAggregateError,
                             f"The expectation `{found.name}` uses {what}; an expectation is evaluated on each row "
                             "on its own.", aggregate, "compute the value in the query (a column), then test that "
                                                       "column in EXPECT")
         func = non_deterministic(condition)
         if func is not None:
-            raise ctx.error(ExpectationNotDeterministic,
+            raise ctx.error(ExpectationNotDeterministicError,
                             f"The expectation `{found.name}` calls {function_name(func)}(), which is not "
                             "deterministic: a replayed micro-batch could keep other rows.", func,
                             "test only the row's columns and deterministic functions")
@@ -403,7 +403,7 @@ def check_quarantine_name(ctx: Context) -> None:
     table = ctx.create.this.this if isinstance(ctx.create.this, exp.Schema) else ctx.create.this
     name = quarantine_name(table.name)
     if len(name) > MAX_NAME_LENGTH:
-        raise ctx.error(QuarantineNameTooLong,
+        raise ctx.error(QuarantineNameTooLongError,
                         f"The quarantine table `{name}` of this table's DROP ROW expectations would have a name "
                         f"longer than {MAX_NAME_LENGTH} characters.", table,
                         f"shorten the table's name to at most {MAX_NAME_LENGTH - len(QUARANTINE_SUFFIX)} "

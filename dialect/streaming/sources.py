@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sluicegate.dialect.streaming.grammar import Watermark
+from sluicegate.dialect.expressions import Watermark
+from sluicegate.dialect.positions import start_of
 from sluicegate.dialect.streaming.kafka import canonical_name
 from sluicegate.dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
-from sluicegate.dialect.streaming.positions import start_of
 
 SOURCE_FUNCTIONS = ("read_files", "rate", "read_kafka")
 FILE_FORMATS = ("json", "csv", "parquet")
@@ -163,10 +163,10 @@ def rewrite(query: exp.Expression) -> tuple[str, tuple[SourceSpec, ...], tuple[S
     statics = find_static_tables(query)
     static_specs = tuple(StaticTableSpec(f"__sg_static_{i}", t.db or None, t.name) for i, t in enumerate(statics))
     replacements: list[tuple[exp.Expression, exp.Expression]] = []
-    for found, spec in zip(sources, specs):
+    for found, spec in zip(sources, specs, strict=True):
         alias = found.alias or (found.target.name if spec.kind == "table" else None)
         replacements.append((found.node, _view(spec.view_name, alias)))
-    for table, spec in zip(statics, static_specs):
+    for table, spec in zip(statics, static_specs, strict=True):
         alias = _alias_of(table) or table.name
         replacements.append((table, _view(spec.view_name, alias)))
     for node, replacement in replacements:

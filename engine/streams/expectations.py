@@ -82,7 +82,7 @@ def check_against(result: DataFrame, specs: Sequence[ExpectationSpec]) -> None:
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
-    from sluicegate.dialect.references import parse
+    from sluicegate.dialect.parse import parse
     from sluicegate.dialect.streaming.expectations import found_expectations, unknown_columns
 
     columns = {name.lower() for name in result.columns}

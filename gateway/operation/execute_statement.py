@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sluicegate.dialect.statements import classify
+from sluicegate.dialect.classify import classify
 from sluicegate.engine.sessions import set_current_user
 from sluicegate.engine.sql import StatementResult, cancel_job_group
 from sluicegate.gateway.operation.base import COLUMNS, Operation, OperationType, ResultFormat

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
-from sluicegate.dialect.references import parse
-from sluicegate.dialect.statements import CreateStreamingTable, classify
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.statements import CreateStreamingTable
 from sluicegate.dialect.streaming import errors
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
@@ -77,19 +78,19 @@ def test_malformed_expectations_are_syntax_errors_with_a_position(columns: str, 
 
 
 @pytest.mark.parametrize("columns, kind, error_class, sqlstate, needle", [
-    ("CONSTRAINT c EXPECT (id > 0), CONSTRAINT C EXPECT (id < 9)", errors.DuplicateExpectationName,
+    ("CONSTRAINT c EXPECT (id > 0), CONSTRAINT C EXPECT (id < 9)", errors.DuplicateExpectationNameError,
      "INVALID_EXPECTATION.DUPLICATE_NAME", "42710", "C EXPECT"),
-    ("CONSTRAINT c EXPECT (id IN (SELECT 1))", errors.ExpectationWithSubquery, "INVALID_EXPECTATION.SUBQUERY",
+    ("CONSTRAINT c EXPECT (id IN (SELECT 1))", errors.ExpectationWithSubqueryError, "INVALID_EXPECTATION.SUBQUERY",
      "0A000", "SELECT 1"),
-    ("CONSTRAINT c EXPECT (EXISTS (SELECT 1))", errors.ExpectationWithSubquery, "INVALID_EXPECTATION.SUBQUERY",
+    ("CONSTRAINT c EXPECT (EXISTS (SELECT 1))", errors.ExpectationWithSubqueryError, "INVALID_EXPECTATION.SUBQUERY",
      "0A000", "SELECT 1"),
-    ("CONSTRAINT c EXPECT (sum(id) > 0)", errors.ExpectationWithAggregate, "INVALID_EXPECTATION.AGGREGATE",
+    ("CONSTRAINT c EXPECT (sum(id) > 0)", errors.ExpectationWithAggregateError, "INVALID_EXPECTATION.AGGREGATE",
      "42903", "sum(id)"),
-    ("CONSTRAINT c EXPECT (row_number() OVER (ORDER BY id) > 1)", errors.ExpectationWithAggregate,
+    ("CONSTRAINT c EXPECT (row_number() OVER (ORDER BY id) > 1)", errors.ExpectationWithAggregateError,
      "INVALID_EXPECTATION.AGGREGATE", "42903", "row_number()"),
-    ("CONSTRAINT c EXPECT (id > rand())", errors.ExpectationNotDeterministic,
+    ("CONSTRAINT c EXPECT (id > rand())", errors.ExpectationNotDeterministicError,
      "INVALID_EXPECTATION.NON_DETERMINISTIC", "42K0E", "rand()"),
-    ("CONSTRAINT c EXPECT (ts < current_timestamp())", errors.ExpectationNotDeterministic,
+    ("CONSTRAINT c EXPECT (ts < current_timestamp())", errors.ExpectationNotDeterministicError,
      "INVALID_EXPECTATION.NON_DETERMINISTIC", "42K0E", "current_timestamp()"),
 ])
 def test_rules_refuse_what_is_not_a_row_check(columns: str, kind: type, error_class: str, sqlstate: str,
@@ -106,7 +107,7 @@ def test_rules_refuse_what_is_not_a_row_check(columns: str, kind: type, error_cl
 def test_a_quarantine_name_too_long_is_refused_unless_the_quarantine_is_off() -> None:
     long_name = "t" * 120
     sql = create("CONSTRAINT c EXPECT (id > 0) ON VIOLATION DROP ROW").replace(" t (", f" {long_name} (")
-    with pytest.raises(errors.QuarantineNameTooLong) as raised:
+    with pytest.raises(errors.QuarantineNameTooLongError) as raised:
         analyze(sql)
     assert raised.value.sqlstate == "42602" and "116 characters" in (raised.value.hint or "")
     off = sql.replace(" AS SELECT", " TBLPROPERTIES ('sluicegate.quarantine' = 'false') AS SELECT")

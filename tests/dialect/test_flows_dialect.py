@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from sluicegate.dialect import statements as st
+from sluicegate.dialect.classify import classify
+from sluicegate.dialect.columns import ColumnSpec
 from sluicegate.dialect.errors import DialectError
-from sluicegate.dialect.references import parse
-from sluicegate.dialect.statements import ColumnSpec, TableName, classify
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.statements import TableName
 
 FILES = "read_files('/in', format => 'json', schema => 'id INT, ts TIMESTAMP, k STRING')"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import SqlError, StatementSyntaxError
 from sluicegate.dialect.schedule import Schedule
@@ -15,7 +16,6 @@ from sluicegate.dialect.statements import (
     Query,
     ShowMaterializedViews,
     TableName,
-    classify,
 )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sluicegate.dialect.errors import StatementSyntaxError
-from sluicegate.dialect.references import TimeTravelSpecError, parse, splice, table_references
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.references import TimeTravelSpecError, splice, table_references
 
 QUERY = """WITH c AS (SELECT * FROM sales.orders VERSION AS OF 3)
 SELECT o.id, u.name FROM c o JOIN `default`.`users` TIMESTAMP AS OF '2024-01-01' u ON o.uid = u.id

@@ -6,17 +6,16 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from sluicegate.dialect.commands import AlterSchedule as AlterScheduleNode
-from sluicegate.dialect.commands import RefreshSchedule as RefreshScheduleNode
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
+from sluicegate.dialect.expressions import AlterScheduleCommand, RefreshSchedule
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.statements import (
     AlterSchedule,
     CreateStreamingTable,
     ExplainStreamingTable,
     TableName,
-    classify,
 )
 
 QUERY = "AS SELECT * FROM STREAM(src)"
@@ -42,7 +41,7 @@ def test_create_clauses(clause: str, expected: Schedule) -> None:
     assert isinstance(statement, CreateStreamingTable)
     assert statement.schedule == expected
     assert statement.plan.properties == {"k": "v"} and statement.plan.comment == "c"
-    node = sqlglot.parse_one(sql, read=StreamingSpark).find(RefreshScheduleNode)
+    node = sqlglot.parse_one(sql, read=StreamingSpark).find(RefreshSchedule)
     assert node is not None and sql[node.meta["start"]:].upper().startswith(clause.split()[0].upper())
 
 
@@ -63,7 +62,7 @@ def test_no_clause_no_schedule_and_the_plan_is_the_same() -> None:
 ])
 def test_alter(sql: str, action: str, schedule: Schedule | None) -> None:
     assert classify(sql) == AlterSchedule(TableName("db", "t"), "STREAMING TABLE", action, schedule)
-    assert isinstance(sqlglot.parse_one(sql, read=StreamingSpark), AlterScheduleNode)
+    assert isinstance(sqlglot.parse_one(sql, read=StreamingSpark), AlterScheduleCommand)
 
 
 def test_alter_materialized_view_parses_the_same() -> None:

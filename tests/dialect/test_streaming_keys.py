@@ -70,7 +70,7 @@ UNKEYED = [
 @pytest.mark.parametrize(("sql", "missing", "hint"), [(sql, missing, hint) for _, sql, missing, hint in UNKEYED],
                          ids=[case for case, *_ in UNKEYED])
 def test_what_truly_lacks_a_key_is_refused(sql: str, missing: str, hint: str) -> None:
-    with pytest.raises(errors.GroupKeyNotInOutput) as raised:
+    with pytest.raises(errors.GroupKeyNotInOutputError) as raised:
         analyze(sql)
     error = raised.value
     assert error.error_class == "STREAMING_GROUP_KEY_NOT_IN_OUTPUT" and error.sqlstate == "42803"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.statements import (
     CreateStreamingTable,
     DescribeStreamingTable,
@@ -12,7 +13,6 @@ from sluicegate.dialect.statements import (
     ExplainStreamingTable,
     ShowStreamingTables,
     TableName,
-    classify,
 )
 from sluicegate.dialect.streaming import errors
 from sluicegate.dialect.streaming.analyze import analyze
@@ -89,13 +89,13 @@ def test_explain_statement_keeps_positions_of_the_text_as_typed() -> None:
     statement = classify("EXPLAIN " + FILES)
     assert isinstance(statement, ExplainStreamingTable) and statement.plan == analyze(FILES)
     sql = "EXPLAIN CREATE STREAMING TABLE t AS SELECT k, rand() AS r FROM STREAM(s)"
-    with pytest.raises(errors.NonDeterministicFunction) as raised:
+    with pytest.raises(errors.NonDeterministicFunctionError) as raised:
         classify(sql)
     assert (raised.value.line, raised.value.column) == (1, sql.index("rand()") + 1)
 
 
 def test_create_streaming_table_errors_surface_through_classify() -> None:
-    with pytest.raises(errors.NoStreamingSource):
+    with pytest.raises(errors.NoStreamingSourceError):
         classify("CREATE STREAMING TABLE t AS SELECT * FROM s")
 
 

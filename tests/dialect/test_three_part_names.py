@@ -10,9 +10,11 @@ import pytest
 from sluicegate.dialect import catalogs
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.catalogs import NoSuchCatalogError
+from sluicegate.dialect.classify import classify
 from sluicegate.dialect.errors import DialectError
-from sluicegate.dialect.references import current_catalog_calls, parse, splice, table_references
-from sluicegate.dialect.statements import TableName, classify
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.references import current_catalog_calls, splice, table_references
+from sluicegate.dialect.statements import TableName
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from sluicegate.dialect.references import (
     TableReference, current_catalog_calls, file_reads, parse, splice, table_function_calls, table_references,
 )
 from sluicegate.dialect.statements import Query
-from sluicegate.dialect.streaming.positions import line_column
+from sluicegate.dialect.positions import line_column
 from sluicegate.storage.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 from sluicegate.warehouse.listings.event_log import EventLogReader, event_log_dataframe

@@ -13,8 +13,8 @@ from sluicegate.catalog.uris import display_location
 from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect.statements import (
     DescribeHistory, DescribeTable, ShowColumns, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties,
-    defining_query,
 )
+from sluicegate.dialect.trees import defining_query
 from sluicegate.dialect.streaming.kafka import redact_sql
 from sluicegate.storage.delta.read import table_statistics
 from sluicegate.engine.sql import StatementResult

@@ -29,7 +29,8 @@ from sqlglot import exp
 from sluicegate.catalog.store import StreamEntry, TableEntry
 from sluicegate.dialect import incremental_views
 from sluicegate.dialect.errors import SqlError
-from sluicegate.dialect.references import parse, table_references
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.references import table_references
 from sluicegate.dialect.statements import Query
 from sluicegate.storage.spark_errors import from_spark
 from sluicegate.storage.delta import commit

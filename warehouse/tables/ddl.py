@@ -14,8 +14,9 @@ from sluicegate.catalog.errors import LocationExistsError, SchemaNotFoundError, 
 from sluicegate.catalog.grants import GrantStore, Securable
 from sluicegate.catalog.names import NameKind, check_name, owned_table_folder, quote_identifier
 from sluicegate.catalog.store import TableEntry
+from sluicegate.dialect.columns import ColumnSpec
 from sluicegate.dialect.statements import (
-    AddColumns, ColumnSpec, CreateTable, CreateView, DropTable, RenameTable, SetColumnComment, SetTableComment,
+    AddColumns, CreateTable, CreateView, DropTable, RenameTable, SetColumnComment, SetTableComment,
     SetTableProperties, TableName, UnsetTableProperties,
 )
 from sluicegate.storage.delta.tables import delta_configuration

@@ -1,11 +1,16 @@
-"""Tree nodes for the statements sqlglot's Databricks dialect keeps as an opaque `exp.Command` (SHOW ..., VACUUM,
-EXPLAIN CREATE STREAMING TABLE, SHOW GRANTS), built as sqlglot's own nodes are (`arg_types`), with their generators.
+"""Every tree node the dialect adds to sqlglot's, built as sqlglot's own nodes are (`arg_types`), with their
+generators: one module, as in sqlglot itself (`sqlglot.expressions`).
 
-Parsing them into nodes, rather than matching the text, is what lets one classifier decide what a statement is:
-comments, case, newlines and backticked names are the tokenizer's business, and positions come from the tokens.
-`SHOW` statements use sqlglot's own `exp.Show` (as its MySQL, Snowflake and DuckDB dialects do): `this` names the
-kind ("TABLES", "DATABASES", "VIEWS", "STREAMING TABLES", "CREATE TABLE"), `db` the database of IN/FROM, `like` the
-pattern, `target` the table of SHOW CREATE TABLE.
+Most are statements sqlglot's Databricks dialect keeps as an opaque `exp.Command` (VACUUM, REFRESH, EXPLAIN CREATE
+STREAMING TABLE, SHOW GRANTS, ...). Parsing them into nodes, rather than matching the text, is what lets one
+classifier decide what a statement is: comments, case, newlines and backticked names are the tokenizer's business,
+and positions come from the tokens. `SHOW` statements use sqlglot's own `exp.Show` (as its MySQL, Snowflake and
+DuckDB dialects do): `this` names the kind ("TABLES", "DATABASES", "VIEWS", "STREAMING TABLES", "CREATE TABLE"), `db`
+the database of IN/FROM, `like` the pattern, `target` the table of SHOW CREATE TABLE. The others are clauses of
+Databricks' streaming SQL that sqlglot lacks: WATERMARK in FROM, EXPECT constraints, refresh schedules and policies.
+
+A node whose statement has a dataclass of the same name in `statements.py` is called `...Command` here (VACUUM,
+CREATE FLOW, ALTER ... SCHEDULE, SHOW GRANTS), so that both can be imported side by side.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 
-class Vacuum(exp.Expression):
+class VacuumCommand(exp.Expression):
     """`VACUUM table [RETAIN n HOURS]`: `this` is the exp.Table, `retain` the number literal."""
 
     arg_types = {"this": True, "retain": False}
@@ -39,7 +44,7 @@ class UnsetProperties(exp.Expression):
     arg_types = {"expressions": True, "exists": False}
 
 
-class ShowGrants(exp.Expression):
+class ShowGrantsCommand(exp.Expression):
     """`SHOW GRANT[S] [principal] [ON [kind] name]`: `principal` an identifier, `kind` the securable's kind as
     written (TABLE, VIEW, SCHEMA, DATABASE ...), `this` the securable's exp.Table."""
 
@@ -47,8 +52,9 @@ class ShowGrants(exp.Expression):
 
 
 class ExplainStreaming(exp.Expression):
-    """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` (or `... MATERIALIZED VIEW ...`): `this` is the exp.Create. The node's meta `keyword_end`
-    is the offset just past EXPLAIN, so the statement can be analysed with EXPLAIN blanked out and positions kept."""
+    """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` (or `... MATERIALIZED VIEW ...`): `this` is the exp.Create.
+    The node's meta `keyword_end` is the offset just past EXPLAIN, so the statement can be analysed with EXPLAIN
+    blanked out and positions kept."""
 
     arg_types = {"this": True}
 
@@ -71,21 +77,21 @@ class RefreshPolicy(exp.Expression):
     arg_types = {"this": True}
 
 
-class AlterSchedule(exp.Expression):
+class AlterScheduleCommand(exp.Expression):
     """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule>` or `... DROP SCHEDULE`: `this` the
     exp.Table, `kind` as written, `action` ADD | ALTER | DROP, `schedule` the RefreshSchedule (None for DROP)."""
 
     arg_types = {"this": True, "kind": True, "action": True, "schedule": False}
 
 
-class CreateFlow(exp.Expression):
+class CreateFlowCommand(exp.Expression):
     """`CREATE FLOW f [COMMENT '...'] AS INSERT INTO t [BY NAME] <query>` (Spark 4.1's pipeline SQL): `this` the flow's
     exp.Table name, `table` the target exp.Table, `expression` the query, `by_name` whether BY NAME was written."""
 
     arg_types = {"this": True, "table": True, "expression": True, "comment": False, "by_name": False}
 
 
-def create_flow_sql(generator: object, node: CreateFlow) -> str:
+def create_flow_sql(generator: object, node: CreateFlowCommand) -> str:
     sql = generator.sql
     comment = f" COMMENT {sql(node, 'comment')}" if node.args.get("comment") else ""
     by_name = " BY NAME" if node.args.get("by_name") else ""
@@ -109,14 +115,14 @@ def refresh_policy_sql(_generator: object, node: RefreshPolicy) -> str:
     return f"REFRESH POLICY {node.this}"
 
 
-def alter_schedule_sql(generator: object, node: AlterSchedule) -> str:
+def alter_schedule_sql(generator: object, node: AlterScheduleCommand) -> str:
     sql = generator.sql
     action = node.args["action"]
     what = "SCHEDULE" if action == "DROP" else sql(node, "schedule")
     return f"ALTER {node.args['kind']} {sql(node, 'this')} {action} {what}"
 
 
-def vacuum_sql(generator: object, node: Vacuum) -> str:
+def vacuum_sql(generator: object, node: VacuumCommand) -> str:
     sql = generator.sql
     retain = sql(node, "retain")
     return f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
@@ -135,7 +141,7 @@ def unset_properties_sql(generator: object, node: UnsetProperties) -> str:
     return "UNSET TBLPROPERTIES " + ("IF EXISTS " if node.args.get("exists") else "") + f"({keys})"
 
 
-def show_grants_sql(generator: object, node: ShowGrants) -> str:
+def show_grants_sql(generator: object, node: ShowGrantsCommand) -> str:
     sql = generator.sql
     principal = sql(node, "principal")
     kind = node.args.get("kind")
@@ -156,3 +162,42 @@ def show_sql(generator: object, node: exp.Show) -> str:
     like = sql(node, "like")
     return (f"SHOW {node.name}" + (f" {target}" if target else "") + (f" IN {db}" if db else "")
             + (f" LIKE {like}" if like else ""))
+
+
+# --- clauses of Databricks' streaming SQL -----------------------------------------------------------------------------
+
+
+class Watermark(exp.Expression):
+    """`<relation> WATERMARK col DELAY OF INTERVAL ... [AS alias]`: the event-time column of a FROM item.
+
+    `this` is the relation (usually an exp.Stream), `column` the event-time expression, `name` the column name
+    given to it (`WATERMARK to_timestamp(s) AS ts ...`), `delay` an exp.Interval.
+    """
+
+    arg_types = {"this": True, "column": True, "name": False, "delay": True, "alias": False}
+
+
+def watermark_sql(generator: object, node: Watermark) -> str:
+    """Databricks' spelling, so a tree prints back as the user could have written it."""
+    sql = generator.sql
+    name = sql(node, "name")
+    column = f"{sql(node, 'column')} AS {name}" if name else sql(node, "column")
+    text = f"{sql(node, 'this')} WATERMARK {column} DELAY OF {sql(node, 'delay')}"
+    alias = sql(node, "alias")
+    return f"{text} AS {alias}" if alias else text
+
+
+class Expectation(exp.Expression):
+    """`EXPECT (bool_expr) [ON VIOLATION DROP ROW | FAIL UPDATE]`, the kind of a named `exp.Constraint` in the column
+    list of CREATE STREAMING TABLE (and materialized views): `this` is the condition, `action` "warn" (no ON
+    VIOLATION), "drop" or "fail". The node's meta `text_start`/`text_end` span the condition as typed, which is what
+    Spark evaluates (sqlglot's printing normalises functions)."""
+
+    arg_types = {"this": True, "action": True}
+
+
+EXPECTATION_ACTIONS = {"warn": "", "drop": " ON VIOLATION DROP ROW", "fail": " ON VIOLATION FAIL UPDATE"}
+
+
+def expectation_sql(generator: object, node: Expectation) -> str:
+    return f"EXPECT ({generator.sql(node, 'this')}){EXPECTATION_ACTIONS[node.args['action']]}"
