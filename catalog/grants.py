@@ -2,16 +2,19 @@
 
 A grant is (securable, principal, privilege): a securable is a schema or a table of one (views and streaming tables
 are tables here), a principal a user name or `users` (everybody), a privilege SELECT, MODIFY, CREATE (schemas only),
-REFRESH (materialized views, or a schema's) or ALL PRIVILEGES. A privilege on a schema holds for every table in it, as in Databricks. Deciding what a statement
-needs is the policy's job (`policy/grants.py`); this module only stores and answers.
+REFRESH (materialized views, or a schema's) or ALL PRIVILEGES. A privilege on a schema holds for every table in it, as
+in Databricks. Deciding what a statement needs is the policy's job (`policy/grants.py`); this module only stores and
+answers.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import CursorResult, Delete, and_, delete, or_, select
+from sqlalchemy.orm import Session
 
 from sluicegate.catalog.models import EVERYONE, GrantRow
 from sluicegate.catalog.store import CatalogStore
@@ -74,14 +77,14 @@ class GrantStore:
                              GrantRow.name == securable.name, GrantRow.principal.in_(principals))
             if "ALL PRIVILEGES" not in privileges:
                 condition = and_(condition, GrantRow.privilege.in_(privileges))
-            return session.execute(delete(GrantRow).where(condition)).rowcount or 0
+            return _deleted(session, delete(GrantRow).where(condition))
 
     def clear(self, securable: Securable) -> int:
         """Remove every grant on the securable (a view replaced by CREATE OR REPLACE VIEW is a new object)."""
         with self._store._transaction() as session:
-            return session.execute(delete(GrantRow).where(
+            return _deleted(session, delete(GrantRow).where(
                 GrantRow.kind == securable.kind, GrantRow.database == securable.database,
-                GrantRow.name == securable.name)).rowcount or 0
+                GrantRow.name == securable.name))
 
     def on(self, securable: Securable | None = None, principal: str | None = None) -> list[GrantEntry]:
         with self._store._transaction() as session:
@@ -107,3 +110,9 @@ class GrantStore:
             rows = session.scalars(select(GrantRow.privilege).where(
                 or_(*places), GrantRow.principal.in_((user, EVERYONE)))).all()
             return set(rows)
+
+
+def _deleted(session: Session, statement: Delete) -> int:
+    """How many rows the DELETE removed. A DML statement's result is a CursorResult, which has the count; the ORM
+    session's `execute` is typed as returning any Result, hence the cast."""
+    return cast("CursorResult[Any]", session.execute(statement)).rowcount or 0

@@ -10,7 +10,7 @@ import json
 import uuid
 from collections.abc import Callable
 
-from sqlalchemy import inspect, select, text
+from sqlalchemy import Table, inspect, select, text
 from sqlalchemy.engine import Connection
 
 from sluicegate.catalog.errors import CatalogVersionError
@@ -18,10 +18,15 @@ from sluicegate.catalog.events import shape_of_kind
 from sluicegate.catalog.models import EVERYONE, Base, DatabaseRow, FlowRow, GrantRow, SchemaVersion, StreamEventRow
 
 
+def _table(row: type[Base]) -> Table:
+    """A model's table as a `Table` (the mapped class's `__table__` is typed as any FROM clause)."""
+    return Base.metadata.tables[row.__tablename__]
+
+
 def _v1_create_everything(conn: Connection) -> None:
     Base.metadata.create_all(conn)
-    conn.execute(DatabaseRow.__table__.insert().values(name="default", comment="default database",
-                                                       created_at=dt.datetime.now(dt.timezone.utc)))
+    conn.execute(_table(DatabaseRow).insert().values(name="default", comment="default database",
+                                                     created_at=dt.datetime.now(dt.timezone.utc)))
 
 
 def _v2_owners_and_grants(conn: Connection) -> None:
@@ -29,8 +34,8 @@ def _v2_owners_and_grants(conn: Connection) -> None:
     Hive and Databricks' legacy table ACLs; databases from before have no owner (admins manage them)."""
     if "owner" not in {c["name"] for c in inspect(conn).get_columns(DatabaseRow.__tablename__)}:
         conn.execute(text("ALTER TABLE databases ADD COLUMN owner VARCHAR(128)"))
-    GrantRow.__table__.create(conn, checkfirst=True)
-    conn.execute(GrantRow.__table__.insert().values(
+    _table(GrantRow).create(conn, checkfirst=True)
+    conn.execute(_table(GrantRow).insert().values(
         kind="SCHEMA", database="default", name="", principal=EVERYONE, privilege="CREATE", granted_by=None,
         granted_at=dt.datetime.now(dt.timezone.utc)))
 
@@ -54,7 +59,7 @@ def _v4_event_log(conn: Connection) -> None:
     details). Events already stored are given them from their kind, in the order they were written."""
     table = StreamEventRow.__tablename__
     if not inspect(conn).has_table(table):
-        StreamEventRow.__table__.create(conn)
+        _table(StreamEventRow).create(conn)
     present = {c["name"] for c in inspect(conn).get_columns(table)}
     for column, kind in _V4_COLUMNS:
         if column not in present:
@@ -74,7 +79,7 @@ def _v4_event_log(conn: Connection) -> None:
 
 def _v5_flows(conn: Connection) -> None:
     """Flows (CREATE FLOW f AS INSERT INTO t BY NAME ...) get a table of their own: several per streaming table."""
-    FlowRow.__table__.create(conn, checkfirst=True)
+    _table(FlowRow).create(conn, checkfirst=True)
 
 
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
@@ -107,9 +112,9 @@ def migrate(conn: Connection) -> list[int]:
         if version <= found:
             continue
         if version == 1:
-            SchemaVersion.__table__.create(conn, checkfirst=True)
+            _table(SchemaVersion).create(conn, checkfirst=True)
         step(conn)
-        conn.execute(SchemaVersion.__table__.insert().values(
+        conn.execute(_table(SchemaVersion).insert().values(
             version=version, description=description, applied_at=dt.datetime.now(dt.timezone.utc)))
         applied.append(version)
     return applied

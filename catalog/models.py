@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 EVERYONE = "users"  # the principal every user belongs to, as Databricks' `users` group
+TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE", "MATERIALIZED_VIEW"]
 
 
 class Base(DeclarativeBase):
@@ -40,7 +42,7 @@ class TableRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     database: Mapped[str] = mapped_column(String(128), ForeignKey("databases.name", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(128))
-    kind: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[TableKind] = mapped_column(String(32))
     location: Mapped[str | None] = mapped_column(Text)
     schema_json: Mapped[str | None] = mapped_column(Text)
     definition: Mapped[str | None] = mapped_column(Text)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from sluicegate.catalog.errors import InvalidNameError, PathOutsideWarehouseError
-from sluicegate.catalog.uris import Location, ObjectLocation, as_location, resolved
+from sluicegate.catalog.uris import Location, ObjectLocation, as_location, lies_under, resolved
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def inside(root: Path | str | ObjectLocation, path: Path | str | ObjectLocation)
     Either both are local paths or both object URIs (catalog/uris.py refuses `..`, `//` and escapes in those)."""
     base = resolved(root)
     found = resolved(path)
-    if type(found) is not type(base) or found == base or not found.is_relative_to(base):
+    if found == base or not lies_under(found, base):
         raise PathOutsideWarehouseError(
             f"the folder {found} is not inside {base}; nothing was created, renamed or deleted",
             hint="names map to folders inside the warehouse only; check for a symbolic link or a bad catalog row")

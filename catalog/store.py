@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import create_engine, delete, event, func, or_, select
 from sqlalchemy.engine import Engine
@@ -48,10 +48,9 @@ from sluicegate.catalog.events import (
     shape_of_kind,
 )
 from sluicegate.catalog.migrations import migrate
-from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableRow
+from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableKind, TableRow
 from sluicegate.catalog.names import NameKind, check_name
 
-TableKind = Literal["TABLE", "VIEW", "STREAMING_TABLE", "MATERIALIZED_VIEW"]
 _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
                                     "MATERIALIZED_VIEW": "materialized view"}
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -136,7 +135,7 @@ def _database_entry(row: DatabaseRow) -> DatabaseEntry:
 
 
 def _table_entry(row: TableRow) -> TableEntry:
-    return TableEntry(row.database, row.name, row.kind, row.location, row.schema_json,  # type: ignore[arg-type]
+    return TableEntry(row.database, row.name, row.kind, row.location, row.schema_json,
                       row.definition, dict(row.properties or {}), tuple(row.partition_by or ()), row.comment,
                       row.owner, row.created_at, row.updated_at, row.schedule)
 
@@ -383,10 +382,11 @@ class CatalogStore:
             row = self._require(session, database, name)
             for key, value in changes.items():
                 if key == "partition_by":
-                    value = list(value)
+                    setattr(row, key, list(value))
                 elif key == "properties":
-                    value = dict(value)
-                setattr(row, key, value)
+                    setattr(row, key, dict(value))
+                else:
+                    setattr(row, key, value)
             row.updated_at = _now()
             session.flush()
             return _table_entry(row)

@@ -105,6 +105,14 @@ class ObjectLocation:
 Location = Path | ObjectLocation
 
 
+def lies_under(location: Location, root: Location) -> bool:
+    """Whether `location` is `root` or lies under it; a local path never lies under an object prefix, nor the
+    reverse."""
+    if isinstance(location, ObjectLocation):
+        return location.is_relative_to(root)
+    return isinstance(root, Path) and location.is_relative_to(root)
+
+
 def is_object_uri(location: object) -> bool:
     """Whether `location` (a string, a Path or an ObjectLocation) names an object store rather than a local path."""
     if isinstance(location, ObjectLocation):

@@ -27,7 +27,9 @@ _MAX_BATCH_BYTES = 64 * 1024 * 1024
 
 def _java_class(df: DataFrame, name: str) -> Any:
     """A JVM class by its full name in one step (py4j's `jvm.a.b.C` asks the JVM about every dot)."""
-    return JavaClass(name, df.sparkSession.sparkContext._gateway._gateway_client)
+    gateway = df.sparkSession.sparkContext._gateway
+    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
+    return JavaClass(name, gateway._gateway_client)
 
 
 def _literal_projection(plan: Any) -> bool:

@@ -13,7 +13,7 @@ MINIMUM_JAVA = 17
 
 def java_major_version(java: Path) -> int | None:
     try:
-        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30).stderr
+        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30, check=False).stderr
     except (OSError, subprocess.TimeoutExpired):
         return None
     found = re.search(r'version "(\d+)(?:\.(\d+))?', out)

@@ -99,7 +99,7 @@ def wire_dataframe(df: DataFrame, columns: list[ResultColumn], types: WireTypes 
     positional = [f"_c{i}" for i in range(len(columns))]
     renamed = df.toDF(*positional)
     return renamed.selectExpr(*[f"{_wire_expression(name, col.type, types)} AS {name}"
-                                for name, col in zip(positional, columns)])
+                                for name, col in zip(positional, columns, strict=True)])
 
 
 def typed_arrow_schema(wire_df: DataFrame) -> pa.Schema:
@@ -117,7 +117,7 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     if batch.schema.equals(schema):
         return batch
     columns = [column if column.type.equals(field.type) else column.cast(field.type)
-               for column, field in zip(batch.columns, schema)]
+               for column, field in zip(batch.columns, schema, strict=True)]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
@@ -204,6 +204,7 @@ class ArrowBatchStream:
 def collect_single_partition(wire_df: DataFrame, schema: pa.Schema) -> list[pa.RecordBatch]:
     """A result of one partition in one job: the local iterator would hold that partition whole too, and its job
     per partition plus socket protocol cost ~40 ms more per statement (SELECT 1, a small table)."""
+    # the classic DataFrame's (PandasConversionMixin); pyspark types any attribute it does not declare as a Column
     batches = wire_df._collect_as_arrow()  # type: ignore[operator]
     return [conform(batch, schema) for batch in batches]
 

@@ -18,7 +18,9 @@ _CURRENT_USER: dict[int, tuple[Any, Any]] = {}
 
 def harden(spark: SparkSession) -> SparkSession:
     registry = spark._jsparkSession.sessionState().functionRegistry()
-    identifier = spark._jvm.org.apache.spark.sql.catalyst.FunctionIdentifier
+    jvm = spark._jvm
+    assert jvm is not None  # typed optional; a session always has its JVM
+    identifier = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier
     for name in REFLECTION_FUNCTIONS:
         registry.dropFunction(identifier.apply(name))
     return spark
@@ -33,7 +35,9 @@ def set_current_user(spark: SparkSession, user: str) -> None:
     """`current_user()` and `session_user()` answer the session's user, not the server's OS account (a view that
     filters rows by user must see who asks). Spark reads it from a thread-local of the JVM thread that plans the
     statement: the operation's own thread, which runs the whole statement."""
-    client = spark.sparkContext._gateway._gateway_client
+    gateway = spark.sparkContext._gateway
+    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
+    client = gateway._gateway_client
     cached = _CURRENT_USER.get(id(client))
     if cached is None or cached[0] is not client:  # once per driver: py4j's `jvm.a.b.C` asks about every dot
         cached = (client, JavaClass("org.apache.spark.sql.catalyst.CurrentUserContext", client).CURRENT_USER())

@@ -20,6 +20,7 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sluicegate.catalog.errors import LocationExistsError, PathOutsideWarehouseError
 from sluicegate.catalog.names import NameKind, owned_table_folder, table_folder
@@ -101,6 +102,7 @@ def move_table_folder(warehouse: Location, location: str, new_database: str, new
     if isinstance(target, ObjectLocation):
         _move_prefix(source, target)
         return target
+    assert isinstance(source, Path)  # one warehouse: a local target's source is a local folder too
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(source, target)
     return target

@@ -58,8 +58,10 @@ def observable(df: DataFrame) -> Iterator[DataFrame]:
         _IN_USE.add(key)
     clone = SparkSession(session.sparkContext, jclone)
     try:
+        gateway = session.sparkContext._gateway
+        assert gateway is not None  # typed optional; a running context always has its Py4J gateway
         # one lookup of the class (py4j's `jvm.a.b.C` asks the JVM about every dot)
-        dataset = JavaClass("org.apache.spark.sql.classic.Dataset", session.sparkContext._gateway._gateway_client)
+        dataset = JavaClass("org.apache.spark.sql.classic.Dataset", gateway._gateway_client)
         yield Frame(dataset.ofRows(jclone, df._jdf.logicalPlan()), clone)
     finally:
         with _LOCK:

@@ -25,8 +25,9 @@ def register(prefix: str | ObjectLocation, settings: ObjectStoreSettings) -> Non
 
 def unregister(prefix: str | ObjectLocation) -> None:
     location = as_location(prefix) if isinstance(prefix, str) else prefix
-    with _lock:
-        _stores.pop(location, None)  # type: ignore[arg-type]
+    if isinstance(location, ObjectLocation):  # a local path is never registered
+        with _lock:
+            _stores.pop(location, None)
 
 
 def settings_for(location: str | ObjectLocation) -> ObjectStoreSettings:

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from sluicegate.dialect.errors import SqlError
+
+if TYPE_CHECKING:
+    from pyspark.errors import QueryContext
 
 _PLAN_START = re.compile(r";?\s*\n\s*(?:'|\+-|==|:-|Project |Aggregate |Join |Filter |Relation |JVM stacktrace:"
                          r"|Driver stacktrace:)")
@@ -123,13 +127,14 @@ def _python_error(text: str) -> str | None:
     return lines[-1] if lines else None
 
 
-def _condition(exc: object) -> tuple[str | None, str | None]:
-    """Spark's error class and SQLSTATE of a PySpark exception or a Java SparkThrowable, if it has them."""
+def _condition(exc: Any) -> tuple[str | None, str | None]:
+    """Spark's error class and SQLSTATE of a PySpark exception or a Java SparkThrowable (a Py4J object, untyped), if
+    it has them."""
     get_condition = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
     if get_condition is None:
         return None, None
     try:
-        return get_condition(), exc.getSqlState()  # type: ignore[attr-defined]
+        return get_condition(), exc.getSqlState()
     except Exception:  # noqa: BLE001 - a half-initialised py4j error, or a Java exception without a class
         return None, None
 
@@ -138,7 +143,7 @@ def _java_error(exc: BaseException) -> tuple[str, str | None, str] | None:
     """(error class, SQLSTATE, message) of the first Spark error with a class in the Java exception's cause chain
     (a Py4JJavaError's, or one PySpark captured without a class: "Exception thrown in awaitResult"): Spark's
     message, then the first line of its cause (which says what the record or value was)."""
-    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    java: Any = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)  # a Py4J object: untyped
     error_class = sqlstate = None
     for _ in range(_MAX_CAUSES):
         if java is None:
@@ -162,17 +167,17 @@ def _java_error(exc: BaseException) -> tuple[str, str | None, str] | None:
     return error_class, sqlstate, message
 
 
-def _start_index(context: object) -> int | None:
+def _start_index(context: QueryContext) -> int | None:
     """Where a SQL query context starts in the text Spark ran; None for a DataFrame context (a `df.select` of the
     gateway's own, whose startIndex() raises UNSUPPORTED_CALL) or one that cannot be read."""
     try:
-        start = context.startIndex()  # type: ignore[attr-defined]
+        start = context.startIndex()
     except Exception:  # noqa: BLE001 - the position is a nicety; the error itself must still be reported
         return None
     return start if isinstance(start, int) and start >= 0 else None
 
 
-def _query_contexts(exc: BaseException) -> list[object]:
+def _query_contexts(exc: BaseException) -> list[QueryContext]:
     get_contexts = getattr(exc, "getQueryContext", None)
     if get_contexts is None:
         return []

@@ -15,7 +15,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,7 +55,7 @@ class ProbeResult:
 
 def executor_count(spark: SparkSession) -> int:
     """Executors registered with the driver now (the driver itself not counted)."""
-    return int(spark.sparkContext._jsc.sc().getExecutorIds().size())  # type: ignore[union-attr]
+    return int(spark.sparkContext._jsc.sc().getExecutorIds().size())
 
 
 def wait_for_executors(spark: SparkSession, timeout: float) -> int:
@@ -71,10 +71,10 @@ def wait_for_executors(spark: SparkSession, timeout: float) -> int:
     return count
 
 
-def _probe_task(folders: Sequence[str], token: str) -> object:
+def _probe_task(folders: Sequence[str], token: str) -> Callable[[int, Iterable[int]], Iterator[TaskReport]]:
     """Runs on an executor: reads the driver's file in each folder and writes its own next to it."""
 
-    def run(partition: int, _rows: Iterator[object]) -> Iterator[TaskReport]:
+    def run(partition: int, _rows: Iterable[int]) -> Iterator[TaskReport]:
         executor = f"{socket.gethostname()}:{os.getcwd()}"
         unseen = []
         for folder in folders:

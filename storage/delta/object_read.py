@@ -11,7 +11,7 @@ pushdown into the scan (Spark filters after the read), and the vectorized reader
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.storage.delta.write import partition_values
@@ -41,7 +41,7 @@ class ParquetFileReader:
         self.partition_columns = tuple(partition_columns)
         self.with_source_file = with_source_file
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         fs = None
         for batch in batches:
             for file, folder in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):

@@ -15,7 +15,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.uris import ObjectLocation
@@ -53,7 +53,7 @@ class ParquetFileWriter:
         self.staging = staging
         self.partition_by = tuple(partition_by)
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
         files: dict[tuple[str | None, ...], _OpenFile] = {}

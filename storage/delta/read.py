@@ -103,7 +103,8 @@ def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime 
     unsupported = set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES
     if unsupported:
         raise DeltaUnsupportedFeatureError(
-            f"the table at {path} uses Delta reader features this gateway cannot read: {', '.join(sorted(unsupported))}",
+            f"the table at {path} uses Delta reader features this gateway cannot read: "
+            f"{', '.join(sorted(unsupported))}",
             hint="rewrite the table without them (for example disable deletion vectors and run OPTIMIZE)",
         )
     schema = pa.schema(table.schema().to_arrow())

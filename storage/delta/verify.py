@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.storage.delta.errors import DeltaFilesNotVisibleError
+from sluicegate.storage.masters import is_local
 from sluicegate.storage.observations import observable
 
 if TYPE_CHECKING:
@@ -32,9 +33,8 @@ ROWS = "rows"
 def executors_share_driver_files(df: DataFrame) -> bool:
     """Whether `df`'s tasks run in this process (a local master), on the driver's own filesystem: then what they
     write is what the driver lists, and no count is needed."""
-    from sluicegate.storage.masters import is_local
-
-    return is_local(df.sparkSession.sparkContext.master)
+    master = df.sparkSession.sparkContext.master
+    return master is not None and is_local(master)  # typed optional; a running context always has its master
 
 
 def counting_rows(df: DataFrame) -> tuple[DataFrame, Observation]:
