@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sluicegate.catalog.names import remove_folder
 from sluicegate.catalog.uris import Location, ObjectLocation, as_location, is_object_uri
 from sluicegate.storage.errors import ObjectStoreUnavailableError
 from sluicegate.storage.registry import settings_for
@@ -92,8 +93,6 @@ def delete_prefix(prefix: str | Location, what: str) -> None:
     and the files are left for a person: the statement that asked has already succeeded or failed."""
     found = as_location(prefix)
     if isinstance(found, Path):
-        from sluicegate.catalog.names import remove_folder
-
         remove_folder(found, what)
         return
     try:

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from sluicegate.catalog.uris import as_location, is_object_uri
+from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
+from sluicegate.storage.delta.tables import open_table
+from sluicegate.storage.files import prefix_exists, read_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -49,8 +52,6 @@ def _uri(root: str, path: str) -> str:
 
 def _log_lines(root: str, version: int) -> list[str] | None:
     """The lines of one commit's log entry, local or on the object store; None when it is gone (cleaned up)."""
-    from sluicegate.storage.files import read_bytes
-
     try:
         return read_bytes(f"{root}/_delta_log/{version:020d}.json").decode("utf-8").splitlines()
     except FileNotFoundError:
@@ -58,8 +59,6 @@ def _log_lines(root: str, version: int) -> list[str] | None:
 
 
 def _vacuumed(uri: str) -> bool:
-    from sluicegate.storage.files import prefix_exists
-
     return not prefix_exists(uri.removeprefix("file://"))
 
 
@@ -97,8 +96,6 @@ def table_bytes(location: str, version: int) -> int:
     """The size of a version's data files, from its log (what a full read of the table costs)."""
     import pyarrow as pa
 
-    from sluicegate.storage.delta.tables import open_table
-
     actions = pa.table(open_table(location, version=version).get_add_actions(flatten=True))
     return sum(size or 0 for size in actions.column("size_bytes").to_pylist()) if actions.num_rows else 0
 
@@ -109,8 +106,6 @@ def change_frames(spark: SparkSession, change: TableChange,
     each side without the rows the other has too (a rewritten file's unchanged rows), so a change of 1 row in a
     rewritten file of 1,000 is 1 row; an aggregation does without (the unchanged rows cancel in its sums and counts,
     at less cost than comparing). Both sides have the schema of `after` (the range holds no schema change)."""
-    from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
-
     snapshot = load_snapshot(change.location, change.after)
 
     def rows(files: dict[str, int]) -> DataFrame | None:

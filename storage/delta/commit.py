@@ -16,7 +16,10 @@ from urllib.parse import unquote
 
 from sluicegate.catalog.uris import as_location, is_object_uri
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
-from sluicegate.storage.delta.write import AppTransaction, WrittenFile, write_files
+from sluicegate.storage.delta.files import WrittenFile, list_written_files
+from sluicegate.storage.delta.object_write import write_arrow_files
+from sluicegate.storage.delta.tables import open_table
+from sluicegate.storage.delta.write import AppTransaction, write_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -46,7 +49,6 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
             app_transaction: AppTransaction | None = None) -> int:
     from deltalake.exceptions import CommitFailedError
 
-    from sluicegate.storage.delta.tables import open_table
 
     metadata = table.metadata()
     try:
@@ -65,7 +67,6 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
 def append(location: str, df: DataFrame, operation: str = "WRITE",
            parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
     """Add `df`'s rows (already in the table's schema) as one commit; returns the new version."""
-    from sluicegate.storage.delta.tables import open_table
 
     table = open_table(location)
     files = write_files(df, location, table.metadata().partition_columns)
@@ -75,7 +76,6 @@ def append(location: str, df: DataFrame, operation: str = "WRITE",
 def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
               parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
     """Replace every row of the table by `df`'s as one commit."""
-    from sluicegate.storage.delta.tables import open_table
 
     table = open_table(location)
     files = write_files(df, location, table.metadata().partition_columns)
@@ -88,7 +88,6 @@ def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFr
     checked against what happened since `read_version`."""
     from deltalake.transaction import RemoveAction
 
-    from sluicegate.storage.delta.tables import open_table
 
     table = open_table(location, version=read_version)
     now = int(time.time() * 1000)
@@ -116,12 +115,8 @@ def replace_with_arrow(location: str, read_version: int, rows: Any, operation: s
 
     import pyarrow.parquet as pq
 
-    from sluicegate.storage.delta.tables import open_table
-    from sluicegate.storage.delta.write import list_written_files
 
     if is_object_uri(location):
-        from sluicegate.storage.delta.object_write import write_arrow_files
-
         files = write_arrow_files(location, rows)
         return _commit(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
     staging = f"_sg_write_{uuid.uuid4().hex}"

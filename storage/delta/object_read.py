@@ -14,15 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sluicegate.storage.delta.write import partition_values
+from sluicegate.storage.delta.files import partition_values
 from sluicegate.storage.registry import settings_for
 from sluicegate.storage.settings import ObjectStoreSettings
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
-
-    from sluicegate.storage.delta.read import Snapshot
 
 FILES_PER_PARTITION = 4     # a task reads a few files: fewer tasks for many small files, still parallel for big ones
 BATCH_ROWS = 64 * 1024
@@ -82,17 +80,17 @@ class ParquetFileReader:
         return column if column.type == field.type else column.cast(field.type)
 
 
-def object_snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, spark_schema: Any,
-                              with_source_file: bool = False) -> DataFrame:
-    """The rows of `snapshot` (an object-store table with at least one file) in `spark_schema` (the visible
-    columns, in order, then the file's URI when `with_source_file`)."""
+def object_files_dataframe(spark: SparkSession, table_path: str, files: Sequence[str],
+                           partition_columns: Sequence[str], spark_schema: Any,
+                           with_source_file: bool = False) -> DataFrame:
+    """The rows of `files` (a snapshot of the object-store table at `table_path`, at least one file) in
+    `spark_schema` (the visible columns, in order, then the file's URI when `with_source_file`)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow_schema = to_arrow_schema(spark_schema)
-    reader = ParquetFileReader(settings_for(snapshot.path), arrow_schema, snapshot.partition_columns,
-                               with_source_file)
-    root = snapshot.path.rstrip("/") + "/"
-    rows = [(file, file[len(root):].rpartition("/")[0] if file.startswith(root) else "") for file in snapshot.files]
+    reader = ParquetFileReader(settings_for(table_path), arrow_schema, tuple(partition_columns), with_source_file)
+    root = table_path.rstrip("/") + "/"
+    rows = [(file, file[len(root):].rpartition("/")[0] if file.startswith(root) else "") for file in files]
     slices = max(1, min(len(rows), -(-len(rows) // FILES_PER_PARTITION), spark.sparkContext.defaultParallelism * 4))
     if len(rows) <= spark.sparkContext.defaultParallelism:
         slices = len(rows)   # few files: one task each

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.uris import ObjectLocation
-from sluicegate.storage.delta.write import HIVE_DEFAULT_PARTITION, WrittenFile, metadata_stats, write_error
+from sluicegate.storage.delta.files import HIVE_DEFAULT_PARTITION, WrittenFile, metadata_stats, write_error
 from sluicegate.storage.registry import settings_for
 from sluicegate.storage.settings import ObjectStoreSettings
 

@@ -25,6 +25,8 @@ from sluicegate.storage.delta.errors import (
     DeltaUnsupportedFeatureError,
     DeltaVersionNotFoundError,
 )
+from sluicegate.storage.delta.object_read import object_files_dataframe
+from sluicegate.storage.delta.tables import is_delta_table, open_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,7 +71,6 @@ def table_statistics(path: str, version: int | None = None) -> TableStatistics:
     read); the row count is None when a file has no statistics."""
     import pyarrow as pa
 
-    from sluicegate.storage.delta.tables import open_table
 
     actions = pa.table(open_table(path, version).get_add_actions(flatten=True))
     sizes = actions.column("size_bytes").to_pylist() if "size_bytes" in actions.column_names else []
@@ -82,7 +83,6 @@ def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime 
     """The table at `path` as of `version` or `timestamp` (the latest version when neither is given)."""
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
-    from sluicegate.storage.delta.tables import is_delta_table, open_table
 
     if not is_delta_table(path):
         raise DeltaTableNotFoundError(f"no Delta table at {path}")
@@ -146,12 +146,11 @@ def snapshot_dataframe(spark: SparkSession, snapshot: Snapshot, source_file: str
         empty = spark.createDataFrame([], schema).select(*columns)
         return empty if source_file is None else empty.withColumn(source_file, F.lit(None).cast("string"))
     if is_object_uri(snapshot.path):
-        from sluicegate.storage.delta.object_read import object_snapshot_dataframe
-
         visible = [field for field in schema.fields if field.name not in snapshot.hidden]
         if source_file is not None:
             visible.append(StructField(source_file, StringType(), False))
-        return object_snapshot_dataframe(spark, snapshot, StructType(visible), with_source_file=source_file is not None)
+        return object_files_dataframe(spark, snapshot.path, snapshot.files, snapshot.partition_columns,
+                                      StructType(visible), with_source_file=source_file is not None)
     if source_file is not None:
         return snapshot_dataframe(spark, snapshot).withColumn(source_file, F.input_file_name())
     paths = [uri[len("file://"):] if uri.startswith("file://") else uri for uri in snapshot.files]

@@ -23,7 +23,7 @@ from sluicegate.storage.observations import observable
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Observation
 
-    from sluicegate.storage.delta.write import WrittenFile
+    from sluicegate.storage.delta.files import WrittenFile
 
 SHARED_STORAGE_HINT = ("executors must write where the driver reads: put the warehouse on a filesystem every Spark "
                        "node mounts at the same path (NFS, a cluster filesystem) or on object storage")
