@@ -45,7 +45,8 @@ def qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan 
     inferred = {replace(s, schema=None): s.schema for s in (stored.sources if stored is not None else ())
                 if s.kind == "files"}
     sources = []
-    for source in plan.sources:
+    for given in plan.sources:
+        source = given
         if source.kind == "table":
             source = replace(source, database=(source.database or current).lower(), table=(source.table or "").lower())
         elif source.kind == "files":

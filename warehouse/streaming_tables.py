@@ -452,8 +452,8 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
     status = streams_of(ctx).status(database, name)
     if table.kind == "STREAMING_TABLE" and status is None:   # a table its flows fill, without a query of its own
         info_rows = flow_only_rows(ctx, table) + flow_rows(ctx, database, name)
-        info_rows += [("Event", f"{display_time(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database,
-                                                                                                          name, 5)]
+        info_rows += [("Event", f"{display_time(at)} {kind}: {message}")
+                      for at, kind, message in ctx.store.events(database, name, 5)]
         return rows_result([("info_name", "string"), ("info_value", "string")],
                            [(key, None if value is None else str(value)) for key, value in info_rows])
     if table.kind != "STREAMING_TABLE" or status is None:
@@ -500,7 +500,8 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
     if needs_quarantine(plan.expectations, plan.properties):
         info.append(("Quarantine table", f"{database}.{quarantine_name(name)}"))
     info += flow_rows(ctx, database, name)
-    info += [("Event", f"{display_time(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database, name, 5)]
+    info += [("Event", f"{display_time(at)} {kind}: {message}")
+             for at, kind, message in ctx.store.events(database, name, 5)]
     return rows_result([("info_name", "string"), ("info_value", "string")],
                        [(key, None if value is None else str(value)) for key, value in info])
 

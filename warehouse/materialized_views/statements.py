@@ -27,7 +27,7 @@ from sluicegate.warehouse.materialized_views import background as mv_background
 from sluicegate.warehouse.materialized_views import refresh as mv_refresh
 from sluicegate.warehouse.materialized_views.errors import NotIncrementalizableError, UnversionedInputError
 from sluicegate.warehouse.materialized_views.scheduler import plan_next_run
-from sluicegate.warehouse.object_kinds import refuse_refresh, refuse_schedule
+from sluicegate.warehouse.object_kinds import kind_name, refuse_refresh, refuse_schedule
 from sluicegate.warehouse.output import no_result, rows_result
 from sluicegate.warehouse.schedule_rows import change_schedule, schedule_json
 from sluicegate.warehouse.spark_databases import ensure_spark_database
@@ -92,7 +92,7 @@ def create_materialized_view(ctx: StatementContext, stmt: st.CreateMaterializedV
         if stmt.if_not_exists:
             return no_result()
         if existing.kind != KIND or not (stmt.replace or stmt.or_refresh):
-            what = "a materialized view" if existing.kind == KIND else f"a {existing.kind.lower().replace('_', ' ')}"
+            what = "a materialized view" if existing.kind == KIND else f"a {kind_name(existing.kind)}"
             raise TableAlreadyExistsError(
                 f"Cannot create materialized view `{database}`.`{name}` because {what} of that name already exists.",
                 line=line, column=column,
@@ -200,7 +200,8 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
 def refresh_materialized_view(ctx: StatementContext, statement: st.Refresh, entry: TableEntry) -> StatementResult:
     """`REFRESH MATERIALIZED VIEW mv [FULL] [SYNC | ASYNC]`, with the owner's rights whoever may ask (the owner or a
     REFRESH grant): SYNC (the default) returns when the refresh committed or failed; ASYNC returns at once and the
-    refresh runs in the background (warehouse/materialized_views/background.py), its outcome in DESCRIBE and the event log."""
+    refresh runs in the background (warehouse/materialized_views/background.py), its outcome in DESCRIBE and the
+    event log."""
     if statement.asynchronous:
         mv_background.refresh_async(ctx, entry, statement.full)
     else:
@@ -215,8 +216,7 @@ def drop_materialized_view(ctx: StatementContext, statement: st.DropMaterialized
         return no_result()
     if entry.kind != KIND:
         line, column = ctx.position_of(statement.table)
-        kind = entry.kind.lower().replace("_", " ")
-        raise NotATableError(f"`{database}`.`{name}` is a {kind}, not a materialized view.",
+        raise NotATableError(f"`{database}`.`{name}` is a {kind_name(entry.kind)}, not a materialized view.",
                              error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
                              hint="use DROP VIEW" if entry.kind == "VIEW" else "use DROP TABLE")
     drop(ctx, database, name)

@@ -27,7 +27,7 @@ def named_columns(ctx: StatementContext, stmt: CreateView | CreateMaterializedVi
             f"{len(schema.fields)}", error_class="CREATE_VIEW_COLUMN_ARITY_MISMATCH", sqlstate="21S01",
             line=line, column=column, hint="name as many columns as the query returns, or leave the list out")
     fields = [StructField(name, f.dataType, f.nullable, {**(f.metadata or {}), **({"comment": c} if c else {})})
-              for (name, c), f in zip(stmt.columns, schema.fields)]
+              for (name, c), f in zip(stmt.columns, schema.fields, strict=True)]
     if [name.lower() for name, _ in stmt.columns] != [f.name.lower() for f in schema.fields]:
         names = ", ".join(quote_identifier(name) for name, _ in stmt.columns)
         definition = f"SELECT * FROM (\n{definition}\n) AS __sg_columns({names})"
