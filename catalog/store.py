@@ -27,6 +27,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from sluicegate.catalog.clock import utc_now
 from sluicegate.catalog.errors import (
     CatalogConflictError,
     FlowAlreadyExistsError,
@@ -118,10 +119,6 @@ class FlowEntry:
     created_at: dt.datetime | None
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # stored as naive UTC on every backend
-
-
 def pattern_matcher(pattern: str | None) -> re.Pattern[str] | None:
     """Spark's SHOW pattern: `*` any run, `|` alternatives, case-insensitive; None matches everything."""
     if pattern is None:
@@ -154,7 +151,7 @@ _TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definitio
 def _copy_stream_fields(entry: StreamEntry, row: StreamRow | FlowRow) -> None:
     for key in _STREAM_FIELDS:
         setattr(row, key, getattr(entry, key))
-    row.updated_at = _now()
+    row.updated_at = utc_now()
 
 
 class CatalogStore:
@@ -223,7 +220,7 @@ class CatalogStore:
                         return _database_entry(existing)
                     raise SchemaAlreadyExistsError(f"the schema `{name}` already exists",
                                                    hint="choose another name or add IF NOT EXISTS")
-                row = DatabaseRow(name=name, comment=comment, created_at=_now(), owner=owner)
+                row = DatabaseRow(name=name, comment=comment, created_at=utc_now(), owner=owner)
                 session.add(row)
                 return _database_entry(row)
         except IntegrityError as exc:
@@ -301,7 +298,7 @@ class CatalogStore:
                             hint="choose another name, drop it first, or use IF NOT EXISTS / OR REPLACE")
                     session.delete(existing)
                     session.flush()
-                now = _now()
+                now = utc_now()
                 row = TableRow(database=database, name=name, kind=entry.kind, location=entry.location,
                                schema_json=entry.schema_json, definition=entry.definition,
                                properties=dict(entry.properties), partition_by=list(entry.partition_by),
@@ -365,7 +362,7 @@ class CatalogStore:
                 for grant in session.scalars(select(GrantRow).where(
                         GrantRow.kind == "TABLE", GrantRow.database == row.database, GrantRow.name == row.name)):
                     grant.database, grant.name = new_database.lower(), new_name.lower()  # a renamed table keeps them
-                row.database, row.name, row.updated_at = new_database.lower(), new_name.lower(), _now()
+                row.database, row.name, row.updated_at = new_database.lower(), new_name.lower(), utc_now()
                 if location is not None:
                     row.location = location
                 session.flush()
@@ -387,7 +384,7 @@ class CatalogStore:
                     setattr(row, key, dict(value))
                 else:
                     setattr(row, key, value)
-            row.updated_at = _now()
+            row.updated_at = utc_now()
             session.flush()
             return _table_entry(row)
 
@@ -412,7 +409,7 @@ class CatalogStore:
                 setattr(table, key, dict(value) if key == "properties" else list(value) if key == "partition_by"
                         else value)
             if table_changes:
-                table.updated_at = _now()
+                table.updated_at = utc_now()
             row = self._stream_row(session, table, entry.flow)
             if row is None and entry.flow is not None:
                 raise FlowNotFoundError(f"The flow `{entry.database}`.`{entry.flow}` cannot be found.")
@@ -429,7 +426,7 @@ class CatalogStore:
             with self._transaction() as session:
                 table = self._require(session, entry.database, entry.name)
                 row = FlowRow(table_id=table.id, database=table.database, name=entry.flow, comment=comment,
-                              owner=owner, created_at=_now())
+                              owner=owner, created_at=utc_now())
                 _copy_stream_fields(entry, row)
                 session.add(row)
                 session.flush()
@@ -490,7 +487,7 @@ class CatalogStore:
                                          hint="only streaming tables have streams")
             for key, value in changes.items():
                 setattr(row, key, value)
-            row.updated_at = _now()
+            row.updated_at = utc_now()
             session.flush()
             return _stream_entry(table, row)
 
@@ -517,7 +514,7 @@ class CatalogStore:
             table = self._require(session, database, name)
             last = session.scalar(select(func.max(StreamEventRow.sequence)).where(StreamEventRow.table_id == table.id))
             sequence = (last or 0) + 1
-            now = _now()
+            now = utc_now()
             session.add(StreamEventRow(
                 table_id=table.id, at=now, kind=kind[:32], message=message, event_id=event_id, sequence=sequence,
                 event_type=shape.event_type, level=level, maturity_level=shape.maturity_level,

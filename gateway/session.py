@@ -15,7 +15,7 @@ from sluicegate.gateway.handles import SessionHandle
 from sluicegate.gateway.operation.state import TERMINAL
 from sluicegate.policy.settings import is_client_hint
 from sluicegate.warehouse.binding.session_views import SessionViews
-from sluicegate.warehouse.databases import spark_has_database
+from sluicegate.warehouse.spark_databases import spark_has_database
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from sluicegate.catalog.store import CatalogStore
+    from sluicegate.engine.streams.protocols import Streams
     from sluicegate.policy import Policy, Principal
-    from sluicegate.engine.streams.manager import StreamManager
 
 
 @dataclass
@@ -31,7 +31,7 @@ class StatementContext:
     job_group: str
     policy: Policy                 # the one point that decides what `user` may run
     include_stack_trace: bool = False
-    streams: StreamManager | None = None   # runs the streaming tables' streams
+    streams: Streams | None = None   # runs the streaming tables' streams (engine/streams/manager.py)
     session_views: SessionViews = field(default_factory=SessionViews)  # the client session's query-defined views
     cancelled: Callable[[], bool] = lambda: False  # whether the statement was cancelled or timed out (long waits)
 

@@ -1,41 +1,29 @@
 """CREATE/DROP DATABASE, USE and SHOW DATABASES over the persistent catalog.
 
-Spark's session catalog keeps a shadow of each database (in memory) so that `USE db`, Spark's own non-Delta tables
-and temporary objects keep working; the persistent catalog is the truth and re-creates the shadow when needed.
+Spark's session catalog keeps a shadow of each database (warehouse/spark_databases.py); the persistent catalog is the
+truth and re-creates the shadow when needed. DROP DATABASE ... CASCADE asks each object's kind (warehouse/kinds.py)
+for its part before the catalog drops the rows.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from sluicegate.catalog.errors import SchemaNotFoundError
 from sluicegate.catalog.names import check_name, name_problem, quote_identifier, quote_string
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.statements import (
-    CreateDatabase, DescribeDatabase, DropDatabase, ShowDatabases, TableName, UseDatabase,
+    CreateDatabase,
+    DescribeDatabase,
+    DropDatabase,
+    ShowDatabases,
+    TableName,
+    UseDatabase,
 )
 from sluicegate.engine.sql import StatementResult
-from sluicegate.warehouse.context import StatementContext
 from sluicegate.storage.locations import drop_table_folder
+from sluicegate.warehouse.context import StatementContext
+from sluicegate.warehouse.kinds import kind_of
 from sluicegate.warehouse.output import no_result, rows_result
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-
-def spark_has_database(spark: SparkSession, name: str) -> bool:
-    """Whether Spark's session catalog has the database. Spark parses the argument as an identifier, so it is
-    quoted (an unquoted name with a space or a backtick raised ParseException); a name outside the rule cannot be
-    there (Spark's session catalog has the same rule) and is not handed to Spark at all."""
-    return name_problem(name, "database") is None and bool(spark.catalog.databaseExists(quote_identifier(name)))
-
-
-def ensure_spark_database(ctx: StatementContext, name: str) -> bool:
-    """Create the Spark shadow of a catalog database if missing; True when this call created it."""
-    if spark_has_database(ctx.spark, name):
-        return False
-    ctx.spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(name)}")
-    return True
+from sluicegate.warehouse.spark_databases import ensure_spark_database, spark_has_database
 
 
 def create_database(ctx: StatementContext, stmt: CreateDatabase) -> StatementResult:
@@ -71,7 +59,8 @@ def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
     if in_spark and not stmt.cascade and ctx.spark.catalog.listTables(name):
         ctx.spark.sql(f"DROP DATABASE {quoted}")  # raises Spark's SCHEMA_NOT_EMPTY for its own tables
     if stmt.cascade and ctx.store.get_database(name) is not None:
-        _drop_streams(ctx, name)
+        for entry in ctx.store.list_tables(name):   # what runs for an object stops before its rows and folder go
+            kind_of(entry).before_database_drop(ctx, entry)
     dropped = ctx.store.drop_database(name, if_exists=stmt.if_exists, cascade=stmt.cascade)
     for entry in dropped:
         drop_table_folder(ctx.warehouse, entry.location)
@@ -80,19 +69,6 @@ def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
             ctx.spark.catalog.setCurrentDatabase("default")
         ctx.spark.sql(f"DROP DATABASE IF EXISTS {quoted} CASCADE")
     return no_result()
-
-
-def _drop_streams(ctx: StatementContext, database: str) -> None:
-    """CASCADE drops streaming tables as DROP TABLE does: each stream, and each flow's, stops and its checkpoint goes
-    first (a stream left running would write into a removed folder, and fail the gateway's shutdown on a table it cannot find)."""
-    if ctx.streams is None:
-        return
-    from sluicegate.warehouse.flows import drop_flows_of  # flows.py builds on the streaming-table statements
-
-    for entry in ctx.store.list_tables(database, kinds=["STREAMING_TABLE"]):
-        with ctx.streams.lifecycle(database, entry.name):
-            drop_flows_of(ctx, database, entry.name)   # the flows into it too: each is a stream of its own
-            ctx.streams.drop(database, entry.name)
 
 
 def use_database(ctx: StatementContext, stmt: UseDatabase) -> StatementResult:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from sluicegate.storage.spark_errors import RuntimeQueryError
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sluicegate.dialect.errors import SqlError
+from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 
 
 class WarehouseError(RuntimeQueryError):
@@ -45,3 +49,16 @@ class StreamingTableOperationError(WarehouseError):
 
     error_class = "STREAMING_TABLE_OPERATION_NOT_ALLOWED.UNSUPPORTED_OPERATION"
     sqlstate = "42601"
+
+
+@contextmanager
+def spark_errors(include_stack_trace: bool) -> Iterator[None]:
+    """Errors leaving the block typed: a typed one as it is, any other (Spark's, py4j's) through `from_spark`. For the
+    steps a handler must undo itself before the error leaves it (the executor converts what reaches it, with the
+    statement's positions)."""
+    try:
+        yield
+    except SqlError:
+        raise
+    except Exception as exc:
+        raise from_spark(exc, include_stack_trace=include_stack_trace) from exc

@@ -14,18 +14,19 @@ from typing import Any
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.errors import SqlError
-from sluicegate.dialect.references import table_references
 from sluicegate.dialect.positions import line_column
-from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
-from sluicegate.policy.statements import authorize
+from sluicegate.dialect.references import table_references
 from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
-from sluicegate.warehouse import catalogs, databases, flows, grants, schedules, streaming_tables as streaming
-from sluicegate.warehouse.tables import ddl, dml, merge, vacuum
-from sluicegate.warehouse.listings import describe
-from sluicegate.warehouse.materialized_views import statements as materialized_views
+from sluicegate.policy.statements import authorize
+from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
+from sluicegate.warehouse import catalogs, databases, flows, grants, schedules
+from sluicegate.warehouse import streaming_tables as streaming
 from sluicegate.warehouse.binding.binder import bind, bind_statement
 from sluicegate.warehouse.context import StatementContext
+from sluicegate.warehouse.listings import describe
 from sluicegate.warehouse.lookups import spark_has
+from sluicegate.warehouse.materialized_views import statements as materialized_views
+from sluicegate.warehouse.tables import ddl, dml, merge, vacuum
 
 
 def _show_views(ctx: StatementContext, stmt: st.ShowViews) -> StatementResult:
@@ -56,7 +57,7 @@ def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) 
             ctx.session_views.define(ctx.spark, stmt.name, df, query, stmt.replace)
     except SqlError:
         raise
-    except Exception as exc:  # noqa: BLE001 - Spark's own errors (the view exists, ...) keep their class
+    except Exception as exc:
         raise from_spark(exc, ctx.sql, include_stack_trace=ctx.include_stack_trace) from exc
     finally:
         binder.close()

@@ -21,31 +21,35 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sluicegate.catalog.clock import display_time
 from sluicegate.catalog.errors import (
-    FlowAlreadyExistsError, FlowNotFoundError, SchemaNotFoundError, TableAlreadyExistsError,
+    FlowAlreadyExistsError,
+    FlowNotFoundError,
+    SchemaNotFoundError,
+    TableAlreadyExistsError,
 )
 from sluicegate.catalog.names import check_name
 from sluicegate.catalog.store import StreamEntry, TableEntry, pattern_matcher
 from sluicegate.dialect import statements as st
-from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.columns import ColumnSpec
+from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.streaming.analyze import analyze_flow
 from sluicegate.dialect.streaming.kafka import redact_sql
 from sluicegate.dialect.streaming.plan import StreamingPlan
-from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.trees import query_offset
-from sluicegate.storage.delta.write import commit_files
-from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 from sluicegate.engine.sql import StatementResult
-from sluicegate.engine.streams.manager import RUNNING, STARTING, StreamManager, new_stream_id
+from sluicegate.engine.streams.manager import RUNNING, STARTING, new_stream_id
+from sluicegate.engine.streams.protocols import Streams
 from sluicegate.storage import locations
-from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.databases import ensure_spark_database
 from sluicegate.storage.delta.tables import delta_configuration
-from sluicegate.warehouse.errors import NotATableError
-from sluicegate.warehouse.output import no_result, rows_result
-from sluicegate.warehouse.streaming_tables import _qualified, _streams, _table_kind
+from sluicegate.storage.delta.write import commit_files
+from sluicegate.storage.spark_errors import RuntimeQueryError
+from sluicegate.warehouse.context import StatementContext
+from sluicegate.warehouse.errors import NotATableError, spark_errors
 from sluicegate.warehouse.lookups import not_found
+from sluicegate.warehouse.output import no_result, rows_result
+from sluicegate.warehouse.spark_databases import ensure_spark_database
+from sluicegate.warehouse.stream_plans import qualified, streams_of, table_kind
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -86,7 +90,7 @@ def create_streaming_table_schema(ctx: StatementContext, statement: st.CreateStr
         line, column = ctx.position_of(statement.table)
         raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
                                   hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
-    streams = _streams(ctx)
+    streams = streams_of(ctx)
     schema = _schema(ctx, statement.columns)
     with streams.lifecycle(database, name):
         existing = ctx.store.get_table(database, name)
@@ -182,7 +186,7 @@ def _checked_target(ctx: StatementContext, statement: st.CreateFlow, database: s
 
 
 def create_flow(ctx: StatementContext, statement: st.CreateFlow) -> StatementResult:
-    streams = _streams(ctx)
+    streams = streams_of(ctx)
     database, name = ctx.qualify(statement.table)
     flow_line, flow_column = ctx.position_of(statement.flow)
     flow_database, flow = ctx.qualify(statement.flow)
@@ -200,43 +204,41 @@ def create_flow(ctx: StatementContext, statement: st.CreateFlow) -> StatementRes
             raise FlowAlreadyExistsError(f"Cannot create flow `{database}`.`{flow}` because it already exists.",
                                          line=flow_line, column=flow_column,
                                          hint="choose another name, or DROP FLOW it first")
-        plan = analyze_flow(statement.sql, _table_kind(ctx))   # now that the catalog can say how sources change
+        plan = analyze_flow(statement.sql, table_kind(ctx))   # now that the catalog can say how sources change
         ensure_spark_database(ctx, database)
-        plan = _qualified(ctx, plan, None)
+        plan = qualified(ctx, plan, None)
         plan, built = _build_flow(ctx, streams, plan, flow, table)   # the plan as stored: matched by name
         stream_id = new_stream_id()
         entry = StreamEntry(database, name, stream_id, plan.to_json(), streams.checkpoint_for(stream_id), STARTING,
                             RUNNING, flow=flow)
-        try:
-            entry = ctx.store.create_flow(entry, statement.comment, ctx.user)
-            ctx.store.record_event(database, name, "CREATED", f"flow {flow} created by {ctx.user}", flow=flow,
-                                   origin={"user_name": ctx.user})
-            streams.start(entry, built)
-        except Exception as exc:
-            built.release()
-            streams.drop(database, name, flow=flow)
-            ctx.store.drop_flow(database, flow)
-            if isinstance(exc, SqlError):
+        with spark_errors(ctx.include_stack_trace):
+            try:
+                entry = ctx.store.create_flow(entry, statement.comment, ctx.user)
+                ctx.store.record_event(database, name, "CREATED", f"flow {flow} created by {ctx.user}", flow=flow,
+                                       origin={"user_name": ctx.user})
+                streams.start(entry, built)
+            except Exception:
+                built.release()
+                streams.drop(database, name, flow=flow)
+                ctx.store.drop_flow(database, flow)
                 raise
-            raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     return no_result()
 
 
-def _build_flow(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan, flow: str,
+def _build_flow(ctx: StatementContext, streams: Streams, plan: StreamingPlan, flow: str,
                 table: TableEntry) -> tuple[StreamingPlan, BuiltStream]:
     """The flow's query analysed by Spark, matched by name to the table's columns (the plan to store: a restart
     builds the same shape), and judged by the policy."""
-    try:
-        probe = streams.build(plan, flow=flow)
-        produced = list(probe.result.columns)
-        probe.release()
-        plan_by_name = matched_by_name(ctx, plan, produced, table)
-        built = streams.build(plan_by_name, flow=flow)
-    except Exception as exc:
-        streams.drop(table.database, table.name, flow=flow)   # forgets the session it was built in
-        if isinstance(exc, SqlError):
+    with spark_errors(ctx.include_stack_trace):
+        try:
+            probe = streams.build(plan, flow=flow)
+            produced = list(probe.result.columns)
+            probe.release()
+            plan_by_name = matched_by_name(ctx, plan, produced, table)
+            built = streams.build(plan_by_name, flow=flow)
+        except Exception:
+            streams.drop(table.database, table.name, flow=flow)   # forgets the session it was built in
             raise
-        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     try:
         ctx.policy.check_query(built.result, ctx.principal)
     except BaseException:
@@ -256,7 +258,7 @@ def drop_flow(ctx: StatementContext, statement: st.DropFlow) -> StatementResult:
         line, column = ctx.position_of(statement.flow)
         raise FlowNotFoundError(f"The flow `{database}`.`{flow}` cannot be found.", line=line, column=column,
                                 hint="SHOW FLOWS lists the flows of a database")
-    streams = _streams(ctx)
+    streams = streams_of(ctx)
     with streams.lifecycle(database, found.name):
         streams.drop(database, found.name, flow=flow)
         ctx.store.drop_flow(database, flow)
@@ -290,15 +292,11 @@ def drop_flows_of(ctx: StatementContext, database: str, name: str) -> None:
         ctx.streams.drop(database, name, flow=entry.stream.flow)
 
 
-def _iso(value: Any) -> str | None:
-    return value.replace(microsecond=0).isoformat(sep=" ") if value is not None else None
-
-
 def show_flows(ctx: StatementContext, statement: st.ShowFlows) -> StatementResult:
     database = (statement.database or ctx.current_database).lower()
     matcher = pattern_matcher(statement.pattern)
     rows = [(f.stream.database, f.stream.flow, f.stream.name, f.stream.status, f.stream.last_batch_id,
-             _iso(f.stream.last_batch_at), f.stream.last_error, f.comment, f.owner)
+             display_time(f.stream.last_batch_at), f.stream.last_error, f.comment, f.owner)
             for f in ctx.store.list_flows(database) if matcher is None or matcher.match(f.stream.flow or "")]
     return rows_result([("namespace", "string"), ("flowName", "string"), ("tableName", "string"),
                         ("status", "string"), ("lastBatchId", "bigint"), ("lastBatchAt", "string"),
@@ -332,7 +330,7 @@ def flow_only_show_rows(ctx: StatementContext, database: str, matcher: Any) -> l
         error = next((f.last_error for f in flows if f.last_error), None)
         rows.append((database, table.name, status, "append", max((f.last_batch_id for f in flows
                                                                   if f.last_batch_id is not None), default=None),
-                     _iso(max((f.last_batch_at for f in flows if f.last_batch_at), default=None)),
+                     display_time(max((f.last_batch_at for f in flows if f.last_batch_at), default=None)),
                      sum(f.rows_per_second or 0.0 for f in flows) if flows else None, error,
                      max((f.failures for f in flows), default=0)))
     return rows

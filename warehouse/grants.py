@@ -14,8 +14,8 @@ from sluicegate.dialect import statements as st
 from sluicegate.engine.sql import StatementResult
 from sluicegate.warehouse.context import StatementContext
 from sluicegate.warehouse.errors import NotATableError, UnsupportedStatementError
-from sluicegate.warehouse.output import no_result, rows_result
 from sluicegate.warehouse.lookups import require
+from sluicegate.warehouse.output import no_result, rows_result
 
 _COLUMNS = [("Principal", "string"), ("ActionType", "string"), ("ObjectType", "string"), ("ObjectKey", "string")]
 

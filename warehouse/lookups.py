@@ -9,6 +9,7 @@ from sluicegate.catalog.names import owned_table_folder, quote_identifier, quote
 from sluicegate.dialect.statements import TableName
 from sluicegate.warehouse.context import StatementContext
 from sluicegate.warehouse.errors import NotATableError
+from sluicegate.warehouse.object_kinds import kind_name
 
 if TYPE_CHECKING:
     from sluicegate.catalog.store import TableEntry
@@ -45,7 +46,7 @@ def require_table(ctx: StatementContext, table: TableName, action: str) -> Table
     line, column = ctx.position_of(table)
     if entry.kind != "TABLE":
         raise NotATableError(
-            f"`{entry.database}`.`{entry.name}` is a {entry.kind.lower().replace('_', ' ')}; {action} needs a table.",
+            f"`{entry.database}`.`{entry.name}` is a {kind_name(entry.kind)}; {action} needs a table.",
             hint="write into the tables the view reads instead" if entry.kind == "VIEW" else
             "a streaming table is written by its stream only", line=line, column=column,
         )

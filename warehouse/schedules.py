@@ -1,155 +1,35 @@
-"""Refresh schedules of streaming tables: `ALTER STREAMING TABLE t {ADD | ALTER} <schedule> | DROP SCHEDULE`, the
-schedule CREATE stores, and the refresh rows DESCRIBE shows.
+"""The statements that refresh an object or change when it refreshes: `REFRESH {TABLE | STREAMING TABLE |
+MATERIALIZED VIEW} t [FULL] [SYNC | ASYNC]` and `ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER}
+<schedule> | DROP SCHEDULE`.
 
-The schedule lives on the table's catalog row (`tables.schedule`, JSON), never in the stream's plan: changing it never
-empties the table or moves the checkpoint. A CRON without AT TIME ZONE takes the session's `spark.sql.session.timeZone`
-and stores it explicitly, so when a table runs never depends on who connects later. Who runs the passes is the stream
-manager's business: after a change, `StreamManager.reschedule` re-reads the row.
+Both name any catalog object; what they do is its kind's (warehouse/kinds.py): a streaming table's stream manager
+runs a pass or re-reads the row, a materialized view recomputes or its scheduler re-reads the row, and a plain table
+or view refuses (Spark's `REFRESH TABLE` is nothing to do). The schedule itself lives on the catalog row
+(warehouse/schedule_rows.py).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
-
 from sluicegate.dialect import statements as st
-from sluicegate.dialect.cron import InvalidTimeZoneError, time_zone
-from sluicegate.dialect.schedule import Schedule
-from sluicegate.storage.spark_errors import RuntimeQueryError
 from sluicegate.engine.sql import StatementResult
 from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.errors import NotATableError, UnsupportedStatementError
-from sluicegate.warehouse.output import no_result
-from sluicegate.warehouse.lookups import require
-
-if TYPE_CHECKING:
-    from sluicegate.catalog.store import StreamEntry, TableEntry
-
-SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+from sluicegate.warehouse.kinds import kind_of
+from sluicegate.warehouse.lookups import not_found, require
 
 
-class ScheduleAlreadyExistsError(RuntimeQueryError):
-    error_class = "SCHEDULE_ALREADY_EXISTS"
-    sqlstate = "42710"
-
-
-class ScheduleDoesNotExistError(RuntimeQueryError):
-    error_class = "SCHEDULE_DOES_NOT_EXIST"
-    sqlstate = "42704"
-
-
-def with_session_zone(ctx: StatementContext, schedule: Schedule | None) -> Schedule | None:
-    """A CRON schedule without a zone gets the session's, written down; other schedules are returned as they are."""
-    if schedule is None or schedule.kind != "cron" or schedule.time_zone:
-        return schedule
-    zone = str(ctx.spark.conf.get(SESSION_TIME_ZONE))
-    try:
-        time_zone(zone)
-    except InvalidTimeZoneError as exc:
-        raise InvalidTimeZoneError(
-            f"the session's time zone {zone!r} ({SESSION_TIME_ZONE}) is not a zone a schedule can keep",
-            hint="write AT TIME ZONE 'Region/City' after the cron expression, e.g. AT TIME ZONE 'UTC'") from exc
-    return replace(schedule, time_zone=zone)
-
-
-def schedule_json(ctx: StatementContext, schedule: Schedule | None) -> str | None:
-    """What CREATE stores on the table's row (None: no schedule, a continuous stream)."""
-    schedule = with_session_zone(ctx, schedule)
-    return schedule.to_json() if schedule is not None else None
+def refresh(ctx: StatementContext, statement: st.Refresh) -> StatementResult:
+    """REFRESH of the object the statement names, as its kind refreshes it."""
+    entry = ctx.store.get_table(*ctx.qualify(statement.table))
+    if entry is None:
+        raise not_found(ctx, statement.table)
+    return kind_of(entry).refresh(ctx, entry, statement)
 
 
 def alter_schedule(ctx: StatementContext, statement: st.AlterSchedule) -> StatementResult:
-    """ADD needs a table without a schedule, ALTER and DROP one with a schedule (as Databricks). The row is written
-    under the stream's lifecycle lock, then the stream manager switches the stream between continuous and
-    scheduled."""
-    line, column = ctx.position_of(statement.table)
+    """ADD needs an object without a schedule, ALTER and DROP one with a schedule (as Databricks); the row changes
+    under the object's lock, then whatever runs its refreshes re-reads it."""
     entry = require(ctx, statement.table)
-    if statement.kind == "MATERIALIZED VIEW" or entry.kind == "MATERIALIZED_VIEW":
-        return _alter_view_schedule(ctx, statement, entry, line, column)
-    if entry.kind != "STREAMING_TABLE":
-        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {entry.kind.lower().replace('_', ' ')}, not a "
-                             "streaming table.", error_class="EXPECT_STREAMING_TABLE", line=line, column=column,
-                             hint="only streaming tables have refresh schedules")
-    if ctx.streams is None:
-        raise UnsupportedStatementError("this gateway runs without a stream manager",
-                                        hint="start it with `sluicegate serve`, which runs streams")
-    database, name = entry.database, entry.name
-    with ctx.streams.lifecycle(database, name):
-        _change_schedule(ctx, statement, database, name, line, column, "none, the stream runs continuously")
-    ctx.streams.reschedule(database, name)  # outside the lock: the manager takes it itself
-    return no_result()
+    return kind_of(entry).schedule(ctx, entry, statement)
 
 
-def _change_schedule(ctx: StatementContext, statement: st.AlterSchedule, database: str, name: str,
-                     line: int | None, column: int | None, none: str) -> None:
-    """The checked change of the row's schedule, and its event (the caller holds the object's lock)."""
-    current = Schedule.from_json(ctx.store.require_table(database, name).schedule)
-    if statement.action == "ADD" and current is not None:
-        raise ScheduleAlreadyExistsError(
-            f"`{database}`.`{name}` already has a refresh schedule ({current.describe()})",
-            line=line, column=column, hint="use ALTER SCHEDULE to change it, or DROP SCHEDULE first")
-    if statement.action != "ADD" and current is None:
-        raise ScheduleDoesNotExistError(
-            f"`{database}`.`{name}` has no refresh schedule to {statement.action.lower()}",
-            line=line, column=column, hint="use ADD SCHEDULE to give it one")
-    new = with_session_zone(ctx, statement.schedule) if statement.action != "DROP" else None
-    ctx.store.update_table(database, name, schedule=new.to_json() if new is not None else None)
-    ctx.store.record_event(database, name, "SCHEDULE_CHANGED",
-                           f"{statement.action} SCHEDULE: " + (new.describe() if new is not None else none))
-
-
-def _alter_view_schedule(ctx: StatementContext, statement: st.AlterSchedule, entry: TableEntry,
-                         line: int | None, column: int | None) -> StatementResult:
-    """A materialized view's schedule: the row changes under the view's refresh lock, then the view scheduler (when
-    the gateway runs one) re-reads it."""
-    from sluicegate.warehouse.materialized_views import statements as materialized_views, refresh as mv_refresh
-
-    if entry.kind != "MATERIALIZED_VIEW" or statement.kind != "MATERIALIZED VIEW":
-        kind = entry.kind.lower().replace("_", " ")
-        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {kind}, not a "
-                             f"{statement.kind.lower()}.", line=line, column=column,
-                             error_class="EXPECT_MATERIALIZED_VIEW" if statement.kind == "MATERIALIZED VIEW"
-                             else "EXPECT_STREAMING_TABLE",
-                             hint="ALTER STREAMING TABLE schedules streaming tables, ALTER MATERIALIZED VIEW views")
-    with mv_refresh.refresh_lock(entry.database, entry.name):
-        _change_schedule(ctx, statement, entry.database, entry.name, line, column,
-                         "none, refreshed by REFRESH MATERIALIZED VIEW only")
-    materialized_views.scheduler_changed(ctx, entry.database, entry.name)
-    return no_result()
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return value.replace(microsecond=0).isoformat(sep=" ") if value is not None else None
-
-
-def refresh_rows(table: TableEntry, stream: StreamEntry | None,
-                 now: dt.datetime | None = None) -> list[tuple[str, Any]]:
-    """DESCRIBE's refresh rows: `Refresh Schedule` exactly as dbt-databricks parses it (MANUAL without a schedule),
-    how the table is kept fresh, the next pass, and the last refresh's time and status (for a continuous stream,
-    its last micro-batch and its state)."""
-    schedule = Schedule.from_json(table.schedule)
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    if schedule is None and table.kind == "MATERIALIZED_VIEW":
-        mode = "MANUAL (no schedule: refreshed by REFRESH MATERIALIZED VIEW)"
-    elif schedule is None:
-        mode = "CONTINUOUS (no schedule: the stream processes input as it lands)"
-    elif schedule.kind == "on_update":
-        mode = "ON UPDATE (a pass when an input table gets a new version)"
-    elif table.kind == "MATERIALIZED_VIEW":
-        mode = "SCHEDULED (a refresh at each scheduled time)"
-    else:
-        mode = "SCHEDULED (an available-now pass at each scheduled time)"
-    next_run = stream.next_run_at if stream is not None else None
-    if next_run is None and schedule is not None and schedule.kind == "cron":
-        next_run = schedule.next_run(now)
-    last_at = status = None
-    if stream is not None:
-        last_at = stream.last_refresh_at or stream.last_batch_at
-        status = stream.last_refresh_status or stream.status
-    return [("Refresh Schedule", schedule.describe() if schedule is not None else "MANUAL"),
-            ("Refresh Mode", mode), ("Next Refresh", _iso(next_run)), ("Last Refreshed", _iso(last_at)),
-            ("Latest Refresh Status", status)]
-
-
-HANDLERS = {st.AlterSchedule: alter_schedule}
+HANDLERS = {st.AlterSchedule: alter_schedule, st.Refresh: refresh}

@@ -1,5 +1,6 @@
 """Streaming-table statements: CREATE [OR REFRESH] STREAMING TABLE starts a checked, persisted stream; DROP stops it
-and removes its table and checkpoint; SHOW and DESCRIBE report status and progress; EXPLAIN renders the plan.
+and removes its table and checkpoint; SHOW and DESCRIBE report status and progress; EXPLAIN renders the plan. As an
+object kind (warehouse/kinds.py) it answers DROP TABLE, DROP DATABASE CASCADE, REFRESH and ALTER SCHEDULE.
 
 CREATE persists before it starts (the empty Delta table with the result's schema, the catalog row, the stream row),
 then starts the query; if Spark refuses to start it, everything persisted is undone and the error is Spark's.
@@ -7,7 +8,6 @@ then starts the query; if Spark refuses to start it, everything persisted is und
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -15,33 +15,41 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from sluicegate.catalog.clock import display_time
 from sluicegate.catalog.errors import SchemaNotFoundError, TableAlreadyExistsError
 from sluicegate.catalog.store import StreamEntry, TableEntry, pattern_matcher
 from sluicegate.dialect import statements as st
-from sluicegate.dialect.schedule import Schedule
-from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.parse import parse
+from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.dialect.streaming.expectations import found_expectations, needs_quarantine, position_in, quarantine_name
 from sluicegate.dialect.streaming.explain import explain
 from sluicegate.dialect.streaming.kafka import redact_sql
-from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan
-from sluicegate.dialect.streaming.sources import option
-from sluicegate.storage.delta.write import commit_files
-from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
+from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.engine.sql import StatementResult
 from sluicegate.engine.streams import faults, refresh, reset
 from sluicegate.engine.streams.expectations import TOTALS, InvalidExpectationError, quarantine_schema, with_conditions
 from sluicegate.engine.streams.kafka_lag import kafka_rows
-from sluicegate.engine.streams.manager import RUNNING, STARTING, StreamManager, new_stream_id
-from sluicegate.engine.streams.sources import infer_schema
+from sluicegate.engine.streams.manager import RUNNING, STARTING, new_stream_id
+from sluicegate.engine.streams.protocols import Streams
 from sluicegate.storage import locations
+from sluicegate.storage.delta.write import commit_files
+from sluicegate.storage.spark_errors import RuntimeQueryError
 from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.databases import ensure_spark_database
-from sluicegate.warehouse.errors import NotATableError, UnsupportedStatementError
-from sluicegate.warehouse.output import no_result, rows_result
-from sluicegate.warehouse.schedules import refresh_rows, schedule_json, with_session_zone
+from sluicegate.warehouse.errors import NotATableError, spark_errors
+from sluicegate.warehouse.flows import (
+    drop_flows_of,
+    flow_only_rows,
+    flow_only_show_rows,
+    flow_rows,
+    refuse_full_refresh_with_flows,
+)
 from sluicegate.warehouse.lookups import not_found, to_drop
+from sluicegate.warehouse.object_kinds import refuse_schedule
+from sluicegate.warehouse.output import no_result, rows_result
+from sluicegate.warehouse.schedule_rows import change_schedule, refresh_rows, schedule_json, with_session_zone
+from sluicegate.warehouse.spark_databases import ensure_spark_database
+from sluicegate.warehouse.stream_plans import qualified, streams_of, table_kind
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -54,70 +62,10 @@ def explain_streaming_table(_ctx: StatementContext, statement: st.ExplainStreami
     return rows_result([("plan", "string")], [(line,) for line in explain(statement.plan).splitlines()])
 
 
-def _streams(ctx: StatementContext) -> StreamManager:
-    if ctx.streams is None:
-        raise UnsupportedStatementError("this gateway runs without a stream manager",
-                                        hint="start it with `sluicegate serve`, which runs streams")
-    return ctx.streams
-
-
-def _table_kind(ctx: StatementContext):  # type: ignore[no-untyped-def]
-    """How a catalog table changes, for the rule that refuses to stream a table rewritten in place."""
-    def kind(database: str | None, name: str) -> str | None:
-        entry = ctx.store.get_table((database or ctx.current_database).lower(), name.lower())
-        if entry is None:
-            return None
-        if entry.kind != "STREAMING_TABLE":
-            return "append" if entry.kind == "TABLE" else None
-        stream = ctx.store.get_stream(entry.database, entry.name)
-        # a table without a query of its own is filled by append flows
-        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else "append"
-    return kind
-
-
-def _qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan | None) -> StreamingPlan:
-    """Every name of the plan with its database, and each file source's schema (inferred once when not given):
-    what is stored must mean the same after a restart, whatever the session's current database or the files.
-    A refresh keeps the schema inferred for the same source at its first CREATE: its files may be gone by now."""
-    current = ctx.current_database
-    inferred = {replace(s, schema=None): s.schema for s in (stored.sources if stored is not None else ())
-                if s.kind == "files"}
-    sources = []
-    for source in plan.sources:
-        if source.kind == "table":
-            source = replace(source, database=(source.database or current).lower(), table=(source.table or "").lower())
-        elif source.kind == "files":
-            source = _kept_without_rescue(source, stored)
-            if source.schema is None:
-                schema = inferred.get(source) or infer_schema(ctx.spark, source)
-                source = replace(source, schema=schema)
-        sources.append(source)
-    statics = tuple(replace(s, database=(s.database or current).lower(), table=s.table.lower())
-                    for s in plan.static_tables)
-    return replace(plan, database=(plan.database or current).lower(), name=plan.name.lower(),
-                   sources=tuple(sources), static_tables=statics)
-
-
-def _kept_without_rescue(source: SourceSpec, stored: StreamingPlan | None) -> SourceSpec:
-    """A table stored before read_files had a rescued data column keeps its schema when the same definition comes
-    again (dbt sends CREATE OR REFRESH on every run): naming `rescuedDataColumn` is how it asks for the column."""
-    if stored is None or source.rescued_data is None or option(source.options, "rescuedDataColumn") is not None:
-        return source
-    for old in stored.sources:
-        if old.view_name == source.view_name and old.kind == "files" and old.rescued_data is None \
-                and replace(source, rescued_data=None, schema=source.schema or old.schema) == old:
-            return replace(source, rescued_data=None)
-    return source
-
-
-def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -> BuiltStream:
+def _build(ctx: StatementContext, streams: Streams, plan: StreamingPlan) -> BuiltStream:
     """The stream's query analysed over its sources, and judged by the policy before it ever runs."""
-    try:
+    with spark_errors(ctx.include_stack_trace):
         built = streams.build(plan)
-    except Exception as exc:
-        if isinstance(exc, SqlError):
-            raise
-        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     try:
         ctx.policy.check_query(built.result, ctx.principal)
         if plan.expectations:  # conditions Spark evaluates are judged as the query is
@@ -132,8 +80,8 @@ def _build(ctx: StatementContext, streams: StreamManager, plan: StreamingPlan) -
 
 
 def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingTable) -> StatementResult:
-    streams = _streams(ctx)
-    plan = analyze(statement.sql, _table_kind(ctx))  # again, now that the catalog can say how sources change
+    streams = streams_of(ctx)
+    plan = analyze(statement.sql, table_kind(ctx))  # again, now that the catalog can say how sources change
     table_name = st.TableName(plan.database, plan.name)
     database, _ = ctx.checked(table_name, "streaming table")
     if ctx.store.get_database(database) is None:
@@ -162,7 +110,7 @@ def _located(error: InvalidExpectationError, sql: str) -> InvalidExpectationErro
     return error
 
 
-def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement: st.CreateStreamingTable,
+def _create_or_refresh(ctx: StatementContext, streams: Streams, statement: st.CreateStreamingTable,
                        plan: StreamingPlan, database: str, table_name: st.TableName) -> StatementResult:
     existing = ctx.store.get_table(database, plan.name.lower())
     if existing is not None:
@@ -179,7 +127,7 @@ def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement:
     statement = replace(statement, schedule=with_session_zone(ctx, statement.schedule))  # before anything is built
     ensure_spark_database(ctx, database)
     stored = ctx.store.get_stream(database, plan.name.lower()) if existing is not None else None
-    plan = _qualified(ctx, plan, StreamingPlan.from_json(stored.plan_json) if stored is not None else None)
+    plan = qualified(ctx, plan, StreamingPlan.from_json(stored.plan_json) if stored is not None else None)
     built = _build(ctx, streams, plan)
     if existing is not None:
         # the statement's schedule replaces the stored one (none: continuous), as Databricks' CREATE OR REFRESH
@@ -197,7 +145,7 @@ def _create_or_refresh(ctx: StatementContext, streams: StreamManager, statement:
     return no_result()
 
 
-def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.CreateStreamingTable,
+def _create_stream(ctx: StatementContext, streams: Streams, statement: st.CreateStreamingTable,
                    plan: StreamingPlan, database: str, location: str, built: BuiltStream) -> None:
     """Persist, then start: the empty Delta table, the catalog row, the stream row, the query. A failure to start
     undoes the rows; the caller removes the folder."""
@@ -205,17 +153,17 @@ def _create_stream(ctx: StatementContext, streams: StreamManager, statement: st.
     ctx.store.create_table(replace(_table_entry(ctx, plan, location, built.result.schema, statement.sql),
                                    schedule=schedule_json(ctx, statement.schedule)))  # before the stream starts
     stream_id = new_stream_id()
-    try:
-        entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
-                                                 streams.checkpoint_for(stream_id), STARTING, RUNNING))
-        ctx.store.record_event(database, plan.name, "CREATED", f"created by {ctx.user}", origin={"user_name": ctx.user})
-        streams.start(entry, built)
-    except Exception as exc:
-        streams.drop(database, plan.name)
-        ctx.store.drop_table(database, plan.name)
-        if isinstance(exc, SqlError):
+    with spark_errors(ctx.include_stack_trace):
+        try:
+            entry = ctx.store.put_stream(StreamEntry(database, plan.name, stream_id, plan.to_json(),
+                                                     streams.checkpoint_for(stream_id), STARTING, RUNNING))
+            ctx.store.record_event(database, plan.name, "CREATED", f"created by {ctx.user}",
+                                   origin={"user_name": ctx.user})
+            streams.start(entry, built)
+        except Exception:
+            streams.drop(database, plan.name)
+            ctx.store.drop_table(database, plan.name)
             raise
-        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
 
 
 QUARANTINE_OF = "sluicegate.quarantine_of"
@@ -265,7 +213,7 @@ def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, sche
                       comment=plan.comment, owner=ctx.user)
 
 
-def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry, stored: StreamEntry | None,
+def _refresh(ctx: StatementContext, streams: Streams, existing: TableEntry, stored: StreamEntry | None,
              plan: StreamingPlan, built: BuiltStream, sql: str,
              forced: refresh.RefreshDecision | None = None) -> StatementResult:
     database, name = existing.database, existing.name
@@ -279,8 +227,6 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
     table_changes = {"schema_json": built.result.schema.json(), "definition": sql.strip().rstrip(";"),
                      "properties": dict(plan.properties), "comment": plan.comment}
     if decision.kind == refresh.FULL or stored is None:
-        from sluicegate.warehouse.flows import refuse_full_refresh_with_flows  # flows.py builds on this module
-
         refuse_full_refresh_with_flows(ctx, existing, *ctx.position_of(st.TableName(database, name)))
         entry = _reset(ctx, streams, existing, stored, plan, built, table_changes)
         if quarantine is not None:
@@ -292,14 +238,13 @@ def _refresh(ctx: StatementContext, streams: StreamManager, existing: TableEntry
         entry = ctx.store.put_stream(StreamEntry(database, name, stored.stream_id, plan.to_json(), stored.checkpoint,
                                                  STARTING, RUNNING), **table_changes)
     ctx.store.record_event(database, name, f"REFRESH_{decision.kind.upper()}", decision.reason)
-    try:
-        streams.start(entry, built)
-    except Exception as exc:
-        # the new definition is stored: failed, with its error, and retried like any failing stream
-        streams.record_failure((database, name), entry.stream_id, getattr(exc, "message", None) or str(exc))
-        if isinstance(exc, SqlError):
+    with spark_errors(ctx.include_stack_trace):
+        try:
+            streams.start(entry, built)
+        except Exception as exc:
+            # the new definition is stored: failed, with its error, and retried like any failing stream
+            streams.record_failure((database, name), entry.stream_id, getattr(exc, "message", None) or str(exc))
             raise
-        raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
     return no_result()
 
 
@@ -317,7 +262,7 @@ def _empty_quarantine(ctx: StatementContext, quarantine: TableEntry, built: Buil
     ctx.store.update_table(quarantine.database, quarantine.name, schema_json=schema.json())
 
 
-def _reset(ctx: StatementContext, streams: StreamManager, existing: TableEntry, stored: StreamEntry | None,
+def _reset(ctx: StatementContext, streams: Streams, existing: TableEntry, stored: StreamEntry | None,
            plan: StreamingPlan, built: BuiltStream, table_changes: dict[str, Any]) -> StreamEntry:
     """A full refresh, safe at every step against a kill of the process (each step ends at a crash point a crash
     test arms; engine/streams/faults.py):
@@ -347,37 +292,19 @@ def _reset(ctx: StatementContext, streams: StreamManager, existing: TableEntry, 
     return entry
 
 
-def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResult:
+def refresh_streaming_table(ctx: StatementContext, entry: TableEntry, statement: st.Refresh) -> StatementResult:
     """`REFRESH [STREAMING] TABLE t [FULL] [SYNC | ASYNC]`. Without FULL, SYNC (the default) returns once the stream
     has processed the input there when the statement started (a scheduled table runs one available-now pass; a
     failed stream starts again with a fresh set of attempts). FULL empties the table in one Delta commit (history
     and time travel stay), starts a new checkpoint with the current definition and processes all input again,
     unless the table says `'pipelines.reset.allowed' = 'false'`. ASYNC returns at once."""
-    database, name = ctx.qualify(statement.table)
-    entry = ctx.store.get_table(database, name)
+    database, name = entry.database, entry.name
     line, column = ctx.position_of(statement.table)
-    if entry is None:
-        raise not_found(ctx, statement.table)
-    if entry.kind == "MATERIALIZED_VIEW" and statement.kind == "MATERIALIZED VIEW":
-        from sluicegate.warehouse.materialized_views.statements import refresh_materialized_view
-
-        return refresh_materialized_view(ctx, statement, entry)
-    if entry.kind != "STREAMING_TABLE":
-        if statement.kind == "TABLE" and not statement.full:
-            return no_result()  # Spark's REFRESH TABLE drops cached metadata: each statement reads the latest here
-        view = statement.kind == "MATERIALIZED VIEW"
-        raise NotATableError(f"`{database}`.`{name}` is a {entry.kind.lower().replace('_', ' ')}, not a "
-                             f"{statement.kind.lower()}.", line=line, column=column,
-                             error_class="EXPECT_MATERIALIZED_VIEW" if view else "EXPECT_STREAMING_TABLE",
-                             hint="REFRESH MATERIALIZED VIEW refreshes materialized views" if view else
-                             "REFRESH [STREAMING] TABLE refreshes streaming tables")
     if statement.kind == "MATERIALIZED VIEW":
         raise NotATableError(f"`{database}`.`{name}` is a streaming table, not a materialized view.",
                              error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
                              hint="write REFRESH STREAMING TABLE")
-    streams = _streams(ctx)
-    from sluicegate.warehouse.flows import refuse_full_refresh_with_flows  # flows.py builds on this module
-
+    streams = streams_of(ctx)
     if statement.full:
         refuse_full_refresh_with_flows(ctx, entry, line, column)
         if (entry.properties or {}).get("pipelines.reset.allowed", "true").strip().lower() == "false":
@@ -394,18 +321,14 @@ def refresh_table(ctx: StatementContext, statement: st.Refresh) -> StatementResu
     flows = [f.stream.flow for f in ctx.store.list_flows(database, name)]
     own = [None] if ctx.store.get_stream(database, name) is not None or not flows else []
     for flow in own + flows:      # the table's own stream, then each flow into it
-        try:
+        with spark_errors(ctx.include_stack_trace):
             pending = streams.refresh(database, name, flow=flow)  # a scheduled table: one pass; a failed stream:
-        except Exception as exc:                                  # started again
-            if isinstance(exc, SqlError):
-                raise
-            raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
-        if not statement.asynchronous:
+        if not statement.asynchronous:                            # started again
             streams.catch_up(database, name, ctx.cancelled, pending, flow=flow)
     return no_result()
 
 
-def _full_refresh(ctx: StatementContext, streams: StreamManager, entry: TableEntry) -> None:
+def _full_refresh(ctx: StatementContext, streams: Streams, entry: TableEntry) -> None:
     stored = ctx.store.get_stream(entry.database, entry.name)
     if stored is None:
         raise not_found(ctx, st.TableName(entry.database, entry.name))
@@ -440,8 +363,6 @@ def drop_stream_and_table(ctx: StatementContext, database: str, name: str) -> No
     if ctx.streams is None:
         _drop_table_and_files(ctx, database, name)
         return
-    from sluicegate.warehouse.flows import drop_flows_of  # flows.py builds on this module
-
     with ctx.streams.lifecycle(database, name):
         drop_flows_of(ctx, database, name)
         ctx.streams.drop(database, name)
@@ -457,8 +378,41 @@ def _drop_table_and_files(ctx: StatementContext, database: str, name: str) -> No
         locations.drop_table_folder(ctx.warehouse, quarantine.location)
 
 
-def _iso(value: dt.datetime | None) -> str | None:
-    return value.replace(microsecond=0).isoformat(sep=" ") if value is not None else None
+class StreamingTables:
+    """STREAMING_TABLE as an object kind (warehouse/object_kinds.py): its own stream and its flows' run under the
+    stream manager, which every step below goes through under the table's lifecycle lock."""
+
+    def drop(self, ctx: StatementContext, entry: TableEntry) -> None:
+        drop_stream_and_table(ctx, entry.database, entry.name)
+
+    def before_database_drop(self, ctx: StatementContext, entry: TableEntry) -> None:
+        """CASCADE drops streaming tables as DROP TABLE does: each stream, and each flow's, stops and its checkpoint
+        goes first (a stream left running would write into a removed folder, and fail the gateway's shutdown on a
+        table it cannot find); the catalog's cascade removes the rows, and the caller the folders."""
+        if ctx.streams is None:
+            return
+        with ctx.streams.lifecycle(entry.database, entry.name):
+            drop_flows_of(ctx, entry.database, entry.name)   # the flows into it too: each is a stream of its own
+            ctx.streams.drop(entry.database, entry.name)
+
+    def refresh(self, ctx: StatementContext, entry: TableEntry, statement: st.Refresh) -> StatementResult:
+        return refresh_streaming_table(ctx, entry, statement)
+
+    def schedule(self, ctx: StatementContext, entry: TableEntry, statement: st.AlterSchedule) -> StatementResult:
+        """The row is written under the stream's lifecycle lock, then the stream manager switches the stream
+        between continuous and scheduled."""
+        if statement.kind == "MATERIALIZED VIEW":
+            return refuse_schedule(ctx, entry, statement)
+        streams = streams_of(ctx)
+        line, column = ctx.position_of(statement.table)
+        with streams.lifecycle(entry.database, entry.name):
+            change_schedule(ctx, statement, entry.database, entry.name, line, column,
+                            "none, the stream runs continuously")
+        streams.reschedule(entry.database, entry.name)  # outside the lock: the manager takes it itself
+        return no_result()
+
+
+STREAMING_TABLES = StreamingTables()
 
 
 def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTables) -> StatementResult:
@@ -473,9 +427,7 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
             continue  # flows: SHOW FLOWS
         plan = StreamingPlan.from_json(entry.plan_json)
         rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
-                     _iso(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
-    from sluicegate.warehouse.flows import flow_only_show_rows  # flows.py builds on this module
-
+                     display_time(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
     rows = sorted(rows + flow_only_show_rows(ctx, database, matcher), key=lambda row: row[1])
     columns = [("namespace", "string"), ("tableName", "string"), ("status", "string"), ("outputMode", "string"),
                ("lastBatchId", "bigint"), ("lastBatchAt", "string"), ("rowsPerSecond", "double"),
@@ -497,13 +449,11 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
     table = ctx.store.get_table(database, name)
     if table is None:
         raise not_found(ctx, statement.table)
-    from sluicegate.warehouse.flows import flow_only_rows, flow_rows  # flows.py builds on this module
-
-    status = _streams(ctx).status(database, name)
+    status = streams_of(ctx).status(database, name)
     if table.kind == "STREAMING_TABLE" and status is None:   # a table its flows fill, without a query of its own
         info_rows = flow_only_rows(ctx, table) + flow_rows(ctx, database, name)
-        info_rows += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database,
-                                                                                                          name, 5)]
+        info_rows += [("Event", f"{display_time(at)} {kind}: {message}")
+                      for at, kind, message in ctx.store.events(database, name, 5)]
         return rows_result([("info_name", "string"), ("info_value", "string")],
                            [(key, None if value is None else str(value)) for key, value in info_rows])
     if table.kind != "STREAMING_TABLE" or status is None:
@@ -529,7 +479,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Stream id", entry.stream_id),
         ("Query id", entry.query_id),
         ("Last batch id", entry.last_batch_id),
-        ("Last batch at", _iso(entry.last_batch_at)),
+        ("Last batch at", display_time(entry.last_batch_at)),
         ("Rows per second", entry.rows_per_second),
         ("Lag", _lag(progress)),
         *kafka_rows(plan, entry.checkpoint),
@@ -537,8 +487,8 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Late rows dropped", status.late_rows_dropped),
         ("Failures in a row", entry.failures),
         ("Refresh schedule", Schedule.from_json(table.schedule).describe() if table.schedule else "continuous"),
-        ("Next refresh at", _iso(entry.next_run_at)),
-        ("Last refresh", f"{_iso(entry.last_refresh_at)} {entry.last_refresh_status}" if entry.last_refresh_at
+        ("Next refresh at", display_time(entry.next_run_at)),
+        ("Last refresh", f"{display_time(entry.last_refresh_at)} {entry.last_refresh_status}" if entry.last_refresh_at
          else None),
         ("Last error", entry.last_error),
         ("Checkpoint", entry.checkpoint),
@@ -550,7 +500,8 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
     if needs_quarantine(plan.expectations, plan.properties):
         info.append(("Quarantine table", f"{database}.{quarantine_name(name)}"))
     info += flow_rows(ctx, database, name)
-    info += [("Event", f"{_iso(at)} {kind}: {message}") for at, kind, message in ctx.store.events(database, name, 5)]
+    info += [("Event", f"{display_time(at)} {kind}: {message}")
+             for at, kind, message in ctx.store.events(database, name, 5)]
     return rows_result([("info_name", "string"), ("info_value", "string")],
                        [(key, None if value is None else str(value)) for key, value in info])
 
@@ -561,5 +512,4 @@ HANDLERS = {
     st.DropStreamingTable: drop_streaming_table,
     st.ShowStreamingTables: show_streaming_tables,
     st.DescribeStreamingTable: describe_streaming_table,
-    st.Refresh: refresh_table,
 }

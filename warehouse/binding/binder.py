@@ -24,18 +24,24 @@ from sluicegate.catalog.names import quote_qualified, quote_string
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.catalogs import INFORMATION_SCHEMA
 from sluicegate.dialect.errors import SqlError
+from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import (
-    TableReference, current_catalog_calls, file_reads, parse, splice, table_function_calls, table_references,
+    TableReference,
+    current_catalog_calls,
+    file_reads,
+    parse,
+    splice,
+    table_function_calls,
+    table_references,
 )
 from sluicegate.dialect.statements import Query
-from sluicegate.dialect.positions import line_column
 from sluicegate.storage.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
-from sluicegate.warehouse.listings.event_log import EventLogReader, event_log_dataframe
 from sluicegate.warehouse.binding.file_reads import file_dataframe
-from sluicegate.warehouse.listings.information_schema import information_schema_reader
 from sluicegate.warehouse.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.warehouse.binding.resolver import CatalogResolver
+from sluicegate.warehouse.listings.event_log import EventLogReader, event_log_dataframe
+from sluicegate.warehouse.listings.information_schema import information_schema_reader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -238,7 +244,7 @@ class Binder:
             self._guard(sql)
         try:
             return self._spark.sql(sql)
-        except Exception as exc:  # noqa: BLE001 - every Spark failure becomes one typed error
+        except Exception as exc:
             raise from_spark(exc, sql, original=self._statement,
                              to_original=lambda position: query.offset + to_original(position)) from exc
 

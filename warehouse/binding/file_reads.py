@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from sluicegate.catalog.uris import ObjectLocation
 from sluicegate.dialect.references import TableReference
 from sluicegate.dialect.streaming.sources import FILE_FORMATS, FoundSource, source_spec
-from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 from sluicegate.engine.streams.sources import read_schema, reader_options, without_rescued
+from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -52,7 +52,7 @@ def file_dataframe(ctx: StatementContext, ref: TableReference) -> DataFrame:
         elif spec.rescued_data is not None:  # inferred, then the rescued data column as a stream's source has it
             reader = reader.schema(read_schema(without_rescued(reader.load(str(folder)).schema, spec), spec))
         return reader.load(str(folder))
-    except Exception as exc:  # noqa: BLE001 - Spark's own error (no such folder, nothing to infer a schema from)
+    except Exception as exc:
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc
 
 
@@ -61,8 +61,8 @@ def _object_files(ctx: StatementContext, spec: SourceSpec, folder: ObjectLocatio
     (engine/streams/object_files.py), with the same schema rules."""
     from pyspark.sql.types import DataType, StructType
 
-    from sluicegate.storage.registry import settings_for
     from sluicegate.engine.streams import object_files
+    from sluicegate.storage.registry import settings_for
 
     store = settings_for(folder)
     options = reader_options(spec)
@@ -75,5 +75,5 @@ def _object_files(ctx: StatementContext, spec: SourceSpec, folder: ObjectLocatio
         return object_files.batch_dataframe(ctx.spark, str(folder), spec.format or "json", struct, options, store)
     except RuntimeQueryError:
         raise
-    except Exception as exc:  # noqa: BLE001 - Spark's own error (a schema it cannot parse)
+    except Exception as exc:
         raise from_spark(exc, include_stack_trace=ctx.include_stack_trace) from exc

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
-from sluicegate.warehouse.databases import spark_has_database
+from sluicegate.warehouse.spark_databases import spark_has_database
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

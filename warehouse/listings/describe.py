@@ -9,24 +9,31 @@ import datetime as dt
 import json
 
 from sluicegate.catalog.names import quote_identifier, quote_string
-from sluicegate.catalog.uris import display_location
 from sluicegate.catalog.store import TableEntry
+from sluicegate.catalog.uris import display_location
 from sluicegate.dialect.statements import (
-    DescribeHistory, DescribeTable, ShowColumns, ShowCreateTable, ShowTableExtended, ShowTables, ShowTblProperties,
+    DescribeHistory,
+    DescribeTable,
+    ShowColumns,
+    ShowCreateTable,
+    ShowTableExtended,
+    ShowTables,
+    ShowTblProperties,
 )
-from sluicegate.dialect.trees import defining_query
 from sluicegate.dialect.streaming.kafka import redact_sql
-from sluicegate.storage.delta.read import table_statistics
+from sluicegate.dialect.trees import defining_query
 from sluicegate.engine.sql import StatementResult
 from sluicegate.storage.delta.commit import OPERATION_KEY, PARAMETERS_KEY
+from sluicegate.storage.delta.read import table_statistics
+from sluicegate.storage.delta.tables import open_table
 from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.databases import spark_has_database
 from sluicegate.warehouse.listings.describe_json import describe_document, json_result
-from sluicegate.warehouse.tables.dml import table_schema
-from sluicegate.warehouse.output import rows_result
-from sluicegate.warehouse.materialized_views import refresh as mv_refresh
-from sluicegate.warehouse.schedules import refresh_rows
 from sluicegate.warehouse.lookups import require, require_table
+from sluicegate.warehouse.materialized_views import refresh as mv_refresh
+from sluicegate.warehouse.output import rows_result
+from sluicegate.warehouse.schedule_rows import refresh_rows
+from sluicegate.warehouse.spark_databases import spark_has_database
+from sluicegate.warehouse.tables.dml import table_schema
 
 _DESCRIBE_COLUMNS = [("col_name", "string"), ("data_type", "string"), ("comment", "string")]
 
@@ -114,8 +121,6 @@ def show_columns(ctx: StatementContext, stmt: ShowColumns) -> StatementResult:
 def show_tblproperties(ctx: StatementContext, stmt: ShowTblProperties) -> StatementResult:
     """The table's properties as Spark with Delta lists them: the catalog's, and the Delta log's configuration and
     protocol versions (`delta.minReaderVersion`, `delta.minWriterVersion`)."""
-    from sluicegate.storage.delta.tables import open_table
-
     entry = require(ctx, stmt.table)
     properties = dict(entry.properties or {})
     if entry.location and entry.kind != "VIEW":
@@ -194,8 +199,6 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
 
 
 def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementResult:
-    from sluicegate.storage.delta.tables import open_table
-
     entry = require(ctx, stmt.table)
     if entry.kind == "VIEW":  # tables and streaming tables have a Delta log; a view has none
         entry = require_table(ctx, stmt.table, "DESCRIBE HISTORY")

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from sluicegate.catalog.events import EventRecord
-    from sluicegate.warehouse.context import StatementContext
     from sluicegate.warehouse.binding.resolved import TableResolver
+    from sluicegate.warehouse.context import StatementContext
 
 COLUMNS = ("id", "sequence", "origin", "timestamp", "message", "level", "maturity_level", "error", "details",
            "event_type")

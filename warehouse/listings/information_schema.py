@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sluicegate.catalog.errors import TableNotFoundError
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.references import TableReference
+from sluicegate.warehouse.listings.catalog_view import list_columns, list_databases, list_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -164,8 +165,6 @@ def _column_row(catalog: str, table: TableFacts, position: int, column: ColumnFa
 
 
 def _schemas(ctx: StatementContext) -> list[SchemaFacts]:
-    from sluicegate.warehouse.listings.catalog_view import list_databases
-
     found = []
     for name in list_databases(ctx.spark, ctx.store):
         entry = ctx.store.get_database(name)
@@ -177,8 +176,6 @@ def _schemas(ctx: StatementContext) -> list[SchemaFacts]:
 
 def _tables(ctx: StatementContext, schemas: Iterable[SchemaFacts], with_columns: bool) -> list[TableFacts]:
     """Every table and view the session's user may read, with its columns when asked."""
-    from sluicegate.warehouse.listings.catalog_view import list_columns, list_tables
-
     found = []
     principal = ctx.principal
     for schema in schemas:

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from sluicegate.engine.sessions import new_user_session, set_current_user
+from sluicegate.warehouse.binding.session_views import SessionViews
 from sluicegate.warehouse.materialized_views import refresh as mv_refresh
 
 if TYPE_CHECKING:
@@ -38,9 +40,6 @@ def as_owner(ctx: StatementContext, entry: TableEntry, *, detached: bool = False
     owner = entry.owner or ""
     if owner == ctx.user and not detached:
         return ctx
-    from sluicegate.engine.sessions import new_user_session, set_current_user
-    from sluicegate.warehouse.binding.session_views import SessionViews
-
     session = new_user_session(ctx.spark)
     set_current_user(session, owner)
     owned = replace(ctx, spark=session, user=owner, session_views=SessionViews())
@@ -79,7 +78,7 @@ class BackgroundRefreshes:
         while True:
             try:
                 run(full)
-            except Exception:  # noqa: BLE001 - the refresh recorded its error in the view's row and event log
+            except Exception:
                 log.warning("background refresh of %s.%s failed", *key, exc_info=True)
             with self._lock:
                 pending = self._pending.pop(key, None)

@@ -22,10 +22,21 @@ from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect.incremental_views import (
-    EXTREME_REMOVED, PREFIX, ROWS, SIGN, Incrementality, change_query, key_column, merge_query, term_query,
+    EXTREME_REMOVED,
+    PREFIX,
+    ROWS,
+    SIGN,
+    Incrementality,
+    change_query,
+    key_column,
+    merge_query,
+    term_query,
 )
 from sluicegate.storage.delta import commit
-from sluicegate.storage.delta.changes import TableChange, change_frames, table_bytes, table_change
+from sluicegate.storage.delta.changes import TableChange, change_frames, comparable, table_bytes, table_change
+from sluicegate.storage.delta.read import load_snapshot, pinned_dataframe, snapshot_dataframe, spark_schema
+from sluicegate.storage.delta.tables import open_table
+from sluicegate.warehouse.binding.binder import catalog_resolver
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -89,10 +100,6 @@ class _Session:
 
 def _refresh(session: _Session, location: str, found: Incrementality, query_sql: str, schema: StructType,
              before: dict[str, int], after: dict[str, int], policy: str, last_version: int | None) -> Applied:
-
-    from sluicegate.storage.delta.read import load_snapshot, pinned_dataframe
-    from sluicegate.warehouse.binding.binder import catalog_resolver
-
     view = load_snapshot(location)
     if view.version != last_version:  # applying the change again would count it twice
         raise _Fallback(f"the view is at v{view.version}, not at the v{last_version} its catalog row recorded "
@@ -196,16 +203,12 @@ def _copies(df: DataFrame, count: str, columns: list[str]) -> DataFrame:
 
 def _view_frame(spark: SparkSession, view: Snapshot) -> DataFrame:
     """Every column of the view's current files, the hidden state too."""
-    from sluicegate.storage.delta.read import snapshot_dataframe
-
     return snapshot_dataframe(spark, replace(view, hidden=()))
 
 
 def _view_rows(spark: SparkSession, view: Snapshot) -> DataFrame:
     """`_view_frame` with the file each row is in (given by the reader: `input_file_name()` is empty for a table on
     an object store)."""
-    from sluicegate.storage.delta.read import snapshot_dataframe
-
     return snapshot_dataframe(spark, replace(view, hidden=()), source_file=_FILE)
 
 
@@ -214,8 +217,6 @@ def _apply_to_rows(spark: SparkSession, location: str, view: Snapshot, schema: S
     """A projection's view as a multiset: each distinct row's net count (added minus removed) is appended, or taken
     out of the view's files that hold it; a count below zero means the view and its inputs disagree."""
     from pyspark.sql import functions as F
-
-    from sluicegate.storage.delta.changes import comparable
 
     columns = schema.fieldNames()
     if not comparable(change_rows):
@@ -353,8 +354,6 @@ def _rows(location: str, version: int) -> int:
     """The view's row count from its log's statistics (no data read); a large number when a file has none."""
     import pyarrow as pa
 
-    from sluicegate.storage.delta.tables import open_table
-
     actions = pa.table(open_table(location, version=version).get_add_actions(flatten=True))
     counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
     return sum(counts) if all(c is not None for c in counts) else SMALL_VIEW_ROWS + 1
@@ -374,6 +373,4 @@ def sql_type(kind: DataType) -> str:
 
 
 def _spark_schema(view: Snapshot) -> StructType:
-    from sluicegate.storage.delta.read import spark_schema
-
     return spark_schema(view.schema)

@@ -17,7 +17,6 @@ result in place (nothing was committed) and its error in the catalog (DESCRIBE) 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import threading
 import uuid
@@ -26,15 +25,23 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from sluicegate.catalog.clock import utc_now
 from sluicegate.catalog.store import StreamEntry, TableEntry
 from sluicegate.dialect import incremental_views
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.parse import parse
 from sluicegate.dialect.references import table_references
 from sluicegate.dialect.statements import Query
-from sluicegate.storage.spark_errors import from_spark
+from sluicegate.engine.sessions import new_user_session, set_current_user
 from sluicegate.storage.delta import commit
-from sluicegate.warehouse.binding.binder import Binder, bind
+from sluicegate.storage.delta.read import hidden_columns, hide, load_snapshot, spark_schema
+from sluicegate.storage.delta.tables import delta_configuration, open_table
+from sluicegate.storage.delta.write import commit_files, write_files
+from sluicegate.storage.spark_errors import from_spark
+from sluicegate.warehouse.binding.binder import Binder, bind, catalog_resolver
+from sluicegate.warehouse.binding.session_views import SessionViews
+from sluicegate.warehouse.materialized_views import incremental as mv_incremental
+from sluicegate.warehouse.materialized_views.errors import NotIncrementalizableError
 from sluicegate.warehouse.tables.dml import table_schema
 
 if TYPE_CHECKING:
@@ -133,9 +140,6 @@ def in_database(ctx: StatementContext, database: str) -> StatementContext:
     user (own temporary views and current database), so the view's names mean what they meant at CREATE."""
     if ctx.current_database == database:
         return ctx
-    from sluicegate.engine.sessions import new_user_session, set_current_user
-    from sluicegate.warehouse.binding.session_views import SessionViews
-
     session = new_user_session(ctx.spark)
     session.catalog.setCurrentDatabase(database)
     set_current_user(session, ctx.user)
@@ -153,10 +157,6 @@ def write_result(location: str, df: DataFrame, entry: TableEntry, operation: str
     new, the table created again with the new schema, still one commit). `hidden`: the columns of `df` that are
     the view's refresh state, which readers do not see. Returns the view's new version."""
     from pyspark.sql.pandas.types import to_arrow_schema
-
-    from sluicegate.storage.delta.read import hidden_columns, hide, load_snapshot, spark_schema
-    from sluicegate.storage.delta.write import commit_files, write_files
-    from sluicegate.storage.delta.tables import delta_configuration
 
     if not create:
         current = load_snapshot(location)
@@ -205,7 +205,7 @@ def record_success(ctx: StatementContext, entry: TableEntry, state: Materialized
                         last_kind=outcome.kind, last_reason=outcome.reason,
                         last_version=outcome.version if outcome.version is not None else state.last_version)
     ctx.store.update_stream(entry.database, entry.name, plan_json=new_state.to_json(), status=COMPLETED,
-                            last_refresh_status=COMPLETED, last_error=None, last_refresh_at=_now())
+                            last_refresh_status=COMPLETED, last_error=None, last_refresh_at=utc_now())
     ctx.store.record_event(
         entry.database, entry.name, "REFRESH_" + outcome.kind, outcome.reason, event_type="create_update",
         details={"create_update": {"cause": cause, "full_refresh": full, "technique": outcome.kind,
@@ -265,9 +265,6 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
 def _input_versions(ctx: StatementContext, found: incremental_views.Incrementality) -> dict[str, int] | None:
     """The current version of each table the query names, with SELECT on it checked; None when one is not a Delta
     table of the catalog (a view, a temporary view: only binding the query finds what it reads)."""
-    from sluicegate.storage.delta.tables import open_table
-    from sluicegate.warehouse.binding.binder import catalog_resolver
-
     resolver = catalog_resolver(ctx)
     versions = {}
     for ref in found.references:
@@ -299,7 +296,7 @@ def record_failure(ctx: StatementContext, entry: TableEntry, exc: Exception, cau
     error = exc if isinstance(exc, SqlError) else from_spark(exc, include_stack_trace=False)
     message = f"[{error.error_class}] {error.message}"
     ctx.store.update_stream(entry.database, entry.name, status=FAILED, last_refresh_status=FAILED,
-                            last_error=message, last_refresh_at=_now())
+                            last_error=message, last_refresh_at=utc_now())
     ctx.store.record_event(entry.database, entry.name, "FAILED",
                            f"the refresh failed; the previous result stays: {message}", error=message,
                            origin={"update_cause": cause})
@@ -311,8 +308,6 @@ def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedVi
                  found: incremental_views.Incrementality | None) -> RefreshOutcome | str | None:
     """The refresh applied from the inputs' changes (mv_incremental) when the query allows it; else why not (a full
     recompute follows), an error under REFRESH POLICY INCREMENTAL STRICT."""
-    from sluicegate.warehouse.materialized_views import incremental as mv_incremental
-
     if found is None:
         return None  # REFRESH POLICY FULL
     why: str = found.detail
@@ -327,8 +322,6 @@ def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedVi
                 return RefreshOutcome(INCREMENTAL, applied.reason, versions, applied.version, (), schema)
             why = applied
     if state.refresh_policy == "INCREMENTAL STRICT":
-        from sluicegate.warehouse.materialized_views.statements import NotIncrementalizableError
-
         raise NotIncrementalizableError(
             f"REFRESH POLICY INCREMENTAL STRICT: this refresh cannot be incremental: {why}",
             error_class=f"MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE.{found.reason or 'OPERATOR_NOT_INCREMENTALIZABLE'}",
@@ -341,10 +334,6 @@ def _changes(before: dict[str, int], after: dict[str, int]) -> list[str]:
                for name, version in sorted(after.items()) if before.get(name) != version]
     changed += [f"{name} no longer read" for name in sorted(set(before) - set(after))]
     return changed or ["the definition changed"]
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 def refresh_rows(entry: TableEntry, row: StreamEntry | None) -> list[tuple[str, Any]]:

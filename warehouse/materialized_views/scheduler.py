@@ -17,10 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sluicegate.catalog.clock import utc_now
 from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.engine.streams import lifecycle
+from sluicegate.storage.delta.tables import open_table
+from sluicegate.warehouse.context import StatementContext
 from sluicegate.warehouse.materialized_views import refresh as mv_refresh
+from sluicegate.warehouse.materialized_views.background import as_owner
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,10 +38,6 @@ Key = tuple[str, str]
 FAILED_RETRY_SECONDS = 60.0    # a view whose last refresh failed waits this long before its inputs trigger another
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
-
 def plan_next_run(store: CatalogStore, database: str, name: str, now: dt.datetime | None = None) -> None:
     """Write when the view's next scheduled refresh is due (None: no schedule, or TRIGGER ON UPDATE): after CREATE,
     ALTER ... SCHEDULE and each scheduled refresh."""
@@ -45,14 +45,12 @@ def plan_next_run(store: CatalogStore, database: str, name: str, now: dt.datetim
     if entry is None or store.get_stream(database, name) is None:
         return
     schedule = Schedule.from_json(entry.schedule)
-    next_run = lifecycle.next_pass_at(schedule, now or _now()) if schedule is not None else None
+    next_run = lifecycle.next_pass_at(schedule, now or utc_now()) if schedule is not None else None
     store.update_stream(database, name, next_run_at=next_run)
 
 
 def inputs_changed(store: CatalogStore, state: mv_refresh.MaterializedViewState) -> bool:
     """Whether a table the view reflects has another Delta version now (or is gone)."""
-    from sluicegate.storage.delta.tables import open_table
-
     for qualified, version in state.input_versions.items():
         database, _, name = qualified.partition(".")
         entry = store.get_table(database, name)
@@ -93,7 +91,7 @@ def recover_interrupted(store: CatalogStore) -> list[Key]:
 
 class MaterializedViewScheduler:
     def __init__(self, spark: SparkSession, store: CatalogStore, warehouse: Path, policy: Policy,
-                 tick_seconds: float = 1.0, clock: Callable[[], dt.datetime] = _now,
+                 tick_seconds: float = 1.0, clock: Callable[[], dt.datetime] = utc_now,
                  input_check_seconds: float = 0.0) -> None:
         """`input_check_seconds`: how often TRIGGER ON UPDATE views look at their inputs' Delta versions (as the
         supervisor's `streams.static_check_interval`; 0: at every tick)."""
@@ -156,9 +154,6 @@ class MaterializedViewScheduler:
 
     def _refresh(self, entry: TableEntry, schedule: Schedule, now: dt.datetime) -> None:
         """One refresh as the view's owner, in a session of its own; the next run planned whatever the outcome."""
-        from sluicegate.warehouse.context import StatementContext
-        from sluicegate.warehouse.materialized_views.background import as_owner
-
         ctx = as_owner(StatementContext(spark=self.spark, store=self.store, warehouse=self.warehouse, user="",
                                         sql="", job_group="", policy=self.policy), entry, detached=True)
         cause = "INPUT_CHANGED" if schedule.kind == "on_update" else "SCHEDULED"

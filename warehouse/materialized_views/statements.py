@@ -9,25 +9,29 @@ rights on its inputs, as a view's query runs.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from sluicegate.catalog.clock import display_time
 from sluicegate.catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
 from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect import incremental_views
 from sluicegate.dialect import statements as st
-from sluicegate.storage.spark_errors import RuntimeQueryError
 from sluicegate.engine.sql import StatementResult
 from sluicegate.storage import locations
-from sluicegate.warehouse.materialized_views import background as mv_background, refresh as mv_refresh
+from sluicegate.warehouse.binding.binder import bind
 from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.databases import ensure_spark_database
-from sluicegate.warehouse.tables.ddl import _named_columns
 from sluicegate.warehouse.errors import NotATableError
-from sluicegate.warehouse.output import no_result, rows_result
-from sluicegate.warehouse.schedules import schedule_json
 from sluicegate.warehouse.lookups import to_drop
+from sluicegate.warehouse.materialized_views import background as mv_background
+from sluicegate.warehouse.materialized_views import refresh as mv_refresh
+from sluicegate.warehouse.materialized_views.errors import NotIncrementalizableError, UnversionedInputError
+from sluicegate.warehouse.materialized_views.scheduler import plan_next_run
+from sluicegate.warehouse.object_kinds import kind_name, refuse_refresh, refuse_schedule
+from sluicegate.warehouse.output import no_result, rows_result
+from sluicegate.warehouse.schedule_rows import change_schedule, schedule_json
+from sluicegate.warehouse.spark_databases import ensure_spark_database
+from sluicegate.warehouse.tables.view_columns import named_columns
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -35,21 +39,9 @@ if TYPE_CHECKING:
 KIND = "MATERIALIZED_VIEW"
 
 
-class NotIncrementalizableError(RuntimeQueryError):
-    error_class = "MATERIALIZED_VIEW_NOT_INCREMENTALIZABLE"
-    sqlstate = "42000"
-
-
-class UnversionedInputError(RuntimeQueryError):
-    error_class = "MATERIALIZED_VIEW_INPUT_NOT_VERSIONED"
-    sqlstate = "42000"
-
-
 def scheduler_changed(ctx: StatementContext, database: str, name: str) -> None:
     """A view's schedule is new or changed: its next scheduled refresh is planned from now (the scheduler reads it).
     """
-    from sluicegate.warehouse.materialized_views.scheduler import plan_next_run
-
     plan_next_run(ctx.store, database, name)
 
 
@@ -100,7 +92,7 @@ def create_materialized_view(ctx: StatementContext, stmt: st.CreateMaterializedV
         if stmt.if_not_exists:
             return no_result()
         if existing.kind != KIND or not (stmt.replace or stmt.or_refresh):
-            what = "a materialized view" if existing.kind == KIND else f"a {existing.kind.lower().replace('_', ' ')}"
+            what = "a materialized view" if existing.kind == KIND else f"a {kind_name(existing.kind)}"
             raise TableAlreadyExistsError(
                 f"Cannot create materialized view `{database}`.`{name}` because {what} of that name already exists.",
                 line=line, column=column,
@@ -127,7 +119,7 @@ def _definition(ctx: StatementContext, stmt: st.CreateMaterializedView,
     stored text and puts the comments in the schema, as for views."""
     definition = stmt.query.sql.rstrip().rstrip(";")
     if stmt.columns:
-        return _named_columns(ctx, stmt, df_schema, definition)  # type: ignore[arg-type]
+        return named_columns(ctx, stmt, df_schema, definition)
     return df_schema, definition
 
 
@@ -140,8 +132,6 @@ def _entry(ctx: StatementContext, stmt: st.CreateMaterializedView, database: str
 
 def _analysed(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tuple[StructType, str]:
     """The query analysed once (the user's SELECT on every input checked, the plan judged by the policy)."""
-    from sluicegate.warehouse.binding.binder import bind
-
     df, binder = bind(ctx, stmt.query)
     try:
         return _definition(ctx, stmt, df.schema)
@@ -210,7 +200,8 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
 def refresh_materialized_view(ctx: StatementContext, statement: st.Refresh, entry: TableEntry) -> StatementResult:
     """`REFRESH MATERIALIZED VIEW mv [FULL] [SYNC | ASYNC]`, with the owner's rights whoever may ask (the owner or a
     REFRESH grant): SYNC (the default) returns when the refresh committed or failed; ASYNC returns at once and the
-    refresh runs in the background (warehouse/materialized_views/background.py), its outcome in DESCRIBE and the event log."""
+    refresh runs in the background (warehouse/materialized_views/background.py), its outcome in DESCRIBE and the
+    event log."""
     if statement.asynchronous:
         mv_background.refresh_async(ctx, entry, statement.full)
     else:
@@ -225,8 +216,7 @@ def drop_materialized_view(ctx: StatementContext, statement: st.DropMaterialized
         return no_result()
     if entry.kind != KIND:
         line, column = ctx.position_of(statement.table)
-        kind = entry.kind.lower().replace("_", " ")
-        raise NotATableError(f"`{database}`.`{name}` is a {kind}, not a materialized view.",
+        raise NotATableError(f"`{database}`.`{name}` is a {kind_name(entry.kind)}, not a materialized view.",
                              error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
                              hint="use DROP VIEW" if entry.kind == "VIEW" else "use DROP TABLE")
     drop(ctx, database, name)
@@ -248,15 +238,11 @@ def show_materialized_views(ctx: StatementContext, statement: st.ShowMaterialize
         row, state = mv_refresh.state_of(ctx, entry)
         readable = ctx.policy.may_read(principal, entry.database, entry.name)  # an error may quote the data
         rows.append((entry.database, entry.name, row.last_refresh_status if row is not None else None,
-                     _iso(row.last_refresh_at) if row is not None else None, state.last_kind,
+                     display_time(row.last_refresh_at) if row is not None else None, state.last_kind,
                      row.last_error if row is not None and readable else None))
     columns = [("namespace", "string"), ("viewName", "string"), ("lastRefreshStatus", "string"),
                ("lastRefreshedAt", "string"), ("lastRefreshType", "string"), ("lastError", "string")]
     return rows_result(columns, rows)
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return value.replace(microsecond=0).isoformat(sep=" ") if value is not None else None
 
 
 def explain_materialized_view(ctx: StatementContext, statement: st.ExplainMaterializedView) -> StatementResult:
@@ -282,6 +268,37 @@ def explain_materialized_view(ctx: StatementContext, statement: st.ExplainMateri
     if foreign:
         lines.append(f"Unversioned sources: {', '.join(foreign)} (needs REFRESH POLICY FULL; recomputed every time)")
     return rows_result([("plan", "string")], [(line,) for line in lines])
+
+
+class MaterializedViews:
+    """MATERIALIZED_VIEW as an object kind (warehouse/object_kinds.py): every step on a view takes its refresh lock,
+    so none overlaps a refresh (a statement's, the scheduler's or a background one)."""
+
+    def drop(self, ctx: StatementContext, entry: TableEntry) -> None:
+        drop(ctx, entry.database, entry.name)
+
+    def before_database_drop(self, ctx: StatementContext, entry: TableEntry) -> None:
+        return None   # nothing runs for a view between refreshes: the catalog's cascade takes its rows
+
+    def refresh(self, ctx: StatementContext, entry: TableEntry, statement: st.Refresh) -> StatementResult:
+        if statement.kind != "MATERIALIZED VIEW":
+            return refuse_refresh(ctx, entry, statement)
+        return refresh_materialized_view(ctx, statement, entry)
+
+    def schedule(self, ctx: StatementContext, entry: TableEntry, statement: st.AlterSchedule) -> StatementResult:
+        """The row changes under the view's refresh lock, then the view scheduler (when the gateway runs one)
+        re-reads it."""
+        if statement.kind != "MATERIALIZED VIEW":
+            return refuse_schedule(ctx, entry, statement)
+        line, column = ctx.position_of(statement.table)
+        with mv_refresh.refresh_lock(entry.database, entry.name):
+            change_schedule(ctx, statement, entry.database, entry.name, line, column,
+                            "none, refreshed by REFRESH MATERIALIZED VIEW only")
+        scheduler_changed(ctx, entry.database, entry.name)
+        return no_result()
+
+
+MATERIALIZED_VIEWS = MaterializedViews()
 
 
 HANDLERS = {

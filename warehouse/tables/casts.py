@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sluicegate.warehouse.errors import IncompatibleDataError
+from sluicegate.warehouse.errors import ColumnCountMismatchError, IncompatibleDataError, UnresolvedColumnError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -40,8 +40,6 @@ def store_assign(df: DataFrame, target: StructType, table: str, columns: tuple[s
     """`df`'s columns, by position (or into the named `columns`), cast to the table's schema; columns not named get
     NULL. Raises the errors Spark raises for a column count or a type that does not fit."""
     from pyspark.sql import functions as F
-
-    from sluicegate.warehouse.errors import ColumnCountMismatchError, UnresolvedColumnError
 
     names = [f.name for f in target.fields]
     by_lower = {n.lower(): n for n in names}

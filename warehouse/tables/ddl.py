@@ -12,27 +12,42 @@ from typing import TYPE_CHECKING
 
 from sluicegate.catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
 from sluicegate.catalog.grants import GrantStore, Securable
-from sluicegate.catalog.names import NameKind, check_name, owned_table_folder, quote_identifier
+from sluicegate.catalog.names import NameKind, check_name, owned_table_folder
 from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect.columns import ColumnSpec
 from sluicegate.dialect.statements import (
-    AddColumns, CreateTable, CreateView, DropTable, RenameTable, SetColumnComment, SetTableComment,
-    SetTableProperties, TableName, UnsetTableProperties,
+    AddColumns,
+    CreateTable,
+    CreateView,
+    DropTable,
+    RenameTable,
+    SetColumnComment,
+    SetTableComment,
+    SetTableProperties,
+    TableName,
+    UnsetTableProperties,
 )
-from sluicegate.storage.delta.tables import delta_configuration
-from sluicegate.storage.delta.write import commit_files, write_files
 from sluicegate.engine.sql import StatementResult
-from sluicegate.storage.delta import commit
 from sluicegate.storage import locations
+from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.tables import create_table as create_delta_table
+from sluicegate.storage.delta.tables import delta_configuration, open_table
+from sluicegate.storage.delta.write import commit_files, write_files
 from sluicegate.warehouse.binding.binder import bind
 from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.databases import ensure_spark_database
 from sluicegate.warehouse.errors import (
-    NotATableError, NotAViewError, StreamingTableOperationError, UnresolvedColumnError, UnsupportedStatementError,
+    NotATableError,
+    NotAViewError,
+    StreamingTableOperationError,
+    UnresolvedColumnError,
+    UnsupportedStatementError,
     WarehouseError,
 )
-from sluicegate.warehouse.output import no_result
+from sluicegate.warehouse.kinds import kind_of
 from sluicegate.warehouse.lookups import require, require_table, to_drop
+from sluicegate.warehouse.output import no_result
+from sluicegate.warehouse.spark_databases import ensure_spark_database
+from sluicegate.warehouse.tables.view_columns import named_columns
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -84,9 +99,7 @@ def _create_delta(location: str, schema: StructType, stmt: CreateTable, replace:
     """An empty Delta table at `location`: a folder this statement just created, or the table it replaces."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from sluicegate.storage.delta.tables import create_table
-
-    create_table(
+    create_delta_table(
         location, to_arrow_schema(schema), mode="overwrite" if replace else "error",
         partition_by=list(stmt.partition_by) or None, name=stmt.table.name.lower(), description=stmt.comment,
         configuration=delta_configuration(stmt.properties),
@@ -184,7 +197,7 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
     definition = stmt.query.sql.rstrip().rstrip(";")
     schema = df.schema
     if stmt.columns:
-        schema, definition = _named_columns(ctx, stmt, schema, definition)
+        schema, definition = named_columns(ctx, stmt, schema, definition)
     comment = stmt.comment
     if comment is None:
         found = _VIEW_COMMENT.search(ctx.sql[: stmt.query.offset])
@@ -199,27 +212,9 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
     return no_result()
 
 
-def _named_columns(ctx: StatementContext, stmt: CreateView, schema: StructType,
-                   definition: str) -> tuple[StructType, str]:
-    """A view's `(name [COMMENT 'text'], ...)` list: the comments go into its schema (DESCRIBE shows them; dbt's
-    persist_docs writes them so); names that differ from the query's rename its columns, in the stored text."""
-    from pyspark.sql.types import StructField, StructType
-
-    if len(stmt.columns) != len(schema.fields):
-        line, column = ctx.position_of(stmt.table)
-        raise WarehouseError(
-            f"cannot create the view `{stmt.table.name}`: it names {len(stmt.columns)} columns and its query has "
-            f"{len(schema.fields)}", error_class="CREATE_VIEW_COLUMN_ARITY_MISMATCH", sqlstate="21S01",
-            line=line, column=column, hint="name as many columns as the query returns, or leave the list out")
-    fields = [StructField(name, f.dataType, f.nullable, {**(f.metadata or {}), **({"comment": c} if c else {})})
-              for (name, c), f in zip(stmt.columns, schema.fields)]
-    if [name.lower() for name, _ in stmt.columns] != [f.name.lower() for f in schema.fields]:
-        names = ", ".join(quote_identifier(name) for name, _ in stmt.columns)
-        definition = f"SELECT * FROM (\n{definition}\n) AS __sg_columns({names})"
-    return StructType(fields), definition
-
-
 def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
+    """DROP TABLE and DROP VIEW: which kinds each may name is the statement's rule; what dropping one means (a
+    stream to stop, a refresh to wait for) is its kind's (warehouse/kinds.py)."""
     database, name = ctx.qualify(stmt.table)
     entry = to_drop(ctx, stmt.table, stmt.if_exists)
     if entry is None:
@@ -237,13 +232,7 @@ def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
         line, column = ctx.position_of(stmt.table)
         raise NotATableError(f"`{database}`.`{name}` is a view; DROP TABLE cannot drop it.",
                              hint="use DROP VIEW", line=line, column=column)
-    if entry.kind == "STREAMING_TABLE":
-        from sluicegate.warehouse.streaming_tables import drop_stream_and_table
-
-        drop_stream_and_table(ctx, database, name)
-        return no_result()
-    dropped = ctx.store.drop_table(database, name)
-    locations.drop_table_folder(ctx.warehouse, dropped.location)
+    kind_of(entry).drop(ctx, entry)
     return no_result()
 
 
@@ -251,8 +240,6 @@ def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
     from deltalake.schema import Field, Schema
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
-
-    from sluicegate.storage.delta.tables import open_table
 
     entry = require_table(ctx, stmt.table, "ALTER TABLE ADD COLUMNS")
     current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
@@ -288,8 +275,6 @@ def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> Stateme
     """The comment goes into the Delta schema's field metadata (where Spark with Delta keeps it) and the catalog."""
     from pyspark.sql.types import StructField, StructType
 
-    from sluicegate.storage.delta.tables import open_table
-
     entry = _commented(ctx, stmt.table)
     current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
     found = next((f for f in current.fields if f.name.lower() == stmt.column.lower()), None)
@@ -309,8 +294,6 @@ def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> Stateme
 
 
 def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> StatementResult:
-    from sluicegate.storage.delta.tables import open_table
-
     entry = _commented(ctx, stmt.table)
     open_table(entry.location).alter.set_table_description(
         stmt.comment or "", commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"comment": "set"}))
@@ -320,8 +303,6 @@ def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> Statement
 
 def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> StatementResult:
     """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment."""
-    from sluicegate.storage.delta.tables import open_table
-
     entry = _commented(ctx, stmt.table)
     changes = {key: value for key, value in stmt.properties if key.lower() != "comment"}
     comment = next((value for key, value in stmt.properties if key.lower() == "comment"), None)

@@ -15,15 +15,15 @@ from sluicegate.catalog.names import quote_identifier, quote_qualified
 from sluicegate.catalog.uris import is_object_uri
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.statements import Delete, Insert, Query, Update
-from sluicegate.storage.delta.read import table_statistics
 from sluicegate.engine.sql import StatementResult
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.read import table_statistics
 from sluicegate.warehouse.binding.binder import SOURCE_FILE, Binder, bind
-from sluicegate.warehouse.tables.casts import can_store, store_assign
 from sluicegate.warehouse.context import StatementContext
 from sluicegate.warehouse.errors import IncompatibleDataError, UnresolvedColumnError
-from sluicegate.warehouse.output import modified, no_result
 from sluicegate.warehouse.lookups import require_table
+from sluicegate.warehouse.output import modified, no_result
+from sluicegate.warehouse.tables.casts import can_store, store_assign
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -20,10 +20,10 @@ from sluicegate.engine.sql import StatementResult
 from sluicegate.storage.delta import commit
 from sluicegate.warehouse.binding.binder import SOURCE_FILE, bind
 from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.tables.dml import enforce_not_null, inserted_result, source_file, table_schema
 from sluicegate.warehouse.errors import UnresolvedColumnError, UnsupportedStatementError, WarehouseError
-from sluicegate.warehouse.output import modified, no_result
 from sluicegate.warehouse.lookups import require_table
+from sluicegate.warehouse.output import modified, no_result
+from sluicegate.warehouse.tables.dml import enforce_not_null, inserted_result, source_file, table_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -60,7 +60,7 @@ def _assignments(when: exp.When, schema: StructType, source: str) -> dict[str, s
         pairs = [(eq.this.name, _sql(eq.expression)) for eq in then.expressions]
     elif isinstance(then, exp.Insert):
         target = then.this
-        if isinstance(target, exp.Star) or target is None and then.expression is None:
+        if isinstance(target, exp.Star) or (target is None and then.expression is None):
             return {n: quote_qualified(source, names[n]) for n in names}
         values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
         columns = [c.name for c in target.expressions] if isinstance(target, exp.Tuple) else list(names.values())

@@ -14,18 +14,18 @@ from urllib.parse import unquote
 from sluicegate.catalog.uris import is_object_uri
 from sluicegate.dialect.statements import Vacuum
 from sluicegate.engine.sql import StatementResult
+from sluicegate.storage.delta.tables import open_table
+from sluicegate.storage.files import delete_files, list_files
 from sluicegate.warehouse.context import StatementContext
 from sluicegate.warehouse.errors import WarehouseError
-from sluicegate.warehouse.output import rows_result
 from sluicegate.warehouse.lookups import require_table
+from sluicegate.warehouse.output import rows_result
 
 DEFAULT_RETENTION_HOURS = 168.0
 _CHECK_KEY = "spark.databricks.delta.retentionDurationCheck.enabled"
 
 
 def vacuum(ctx: StatementContext, stmt: Vacuum) -> StatementResult:
-    from sluicegate.storage.delta.tables import open_table
-
     entry = require_table(ctx, stmt.table, "VACUUM")
     hours = DEFAULT_RETENTION_HOURS if stmt.retain_hours is None else stmt.retain_hours
     if hours < DEFAULT_RETENTION_HOURS and (ctx.spark.conf.get(_CHECK_KEY, "true") or "true").lower() != "false":
@@ -62,9 +62,6 @@ def vacuum(ctx: StatementContext, stmt: Vacuum) -> StatementResult:
 def _vacuum_prefix(location: str, hours: float) -> None:
     """VACUUM on an object store: every object under the table's prefix that the current version does not reference
     and that is older than the retention (the log aside) is deleted; a store has no empty folders to remove."""
-    from sluicegate.storage.delta.tables import open_table
-    from sluicegate.storage.files import delete_files, list_files
-
     live = {unquote(path) for path in open_table(location).get_add_actions(flatten=True).column("path").to_pylist()}
     cutoff_ms = (time.time() - hours * 3600) * 1000
     stale = [stored.path for stored in list_files(location)
