@@ -2,8 +2,9 @@
 
 It is built once per gateway from `SecuritySettings` and the catalog, and handed to every statement's context. The
 rules themselves live beside it, one module each: `spark_plans` (Spark's plans), `paths` (files), `settings`
-(SET), `grants` (owners and privileges). Admins (`security.admins`) bypass grants and path roots; the list of what
-no user may run (script transforms, reflection, ADD JAR ...) holds for them too unless `admin_unrestricted`.
+(SET), `grants` (owners and privileges), `decide` (what each statement kind needs). Admins (`security.admins`)
+bypass grants and path roots; the list of what no user may run (script transforms, reflection, ADD JAR ...) holds
+for them too unless `admin_unrestricted`.
 """
 
 from __future__ import annotations
@@ -29,12 +30,34 @@ if TYPE_CHECKING:
 
 # Options `read_files` passes to Spark's file readers. Not on it: cleanSource / sourceArchiveDir (they delete or move
 # the source files), path / paths (a second way to name files), anything naming classes.
-READER_OPTIONS = frozenset(o.lower() for o in ["header", "sep", "delimiter", "quote", "escape", "comment", "encoding", "charset", "multiLine", "multiline", "nullValue", "emptyValue", "nanValue", "positiveInf", "negativeInf", "dateFormat", "timestampFormat", "timestampNTZFormat", "inferSchema", "samplingRatio", "mode", "columnNameOfCorruptRecord", "ignoreLeadingWhiteSpace", "ignoreTrailingWhiteSpace", "maxColumns", "maxCharsPerColumn", "allowComments", "allowUnquotedFieldNames", "allowSingleQuotes", "allowNumericLeadingZeros", "allowBackslashEscapingAnyCharacter", "allowNonNumericNumbers", "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull", "lineSep", "locale", "unescapedQuoteHandling", "enforceSchema", "preferDate", "mergeSchema", "pathGlobFilter", "recursiveFileLookup", "maxFilesPerTrigger", "maxBytesPerTrigger", "latestFirst", "maxFileAge", "fileNameOnly", "modifiedBefore", "modifiedAfter", "wholetext", "compression", "datetimeRebaseMode", "int96RebaseMode", "rowsPerSecond", "rampUpTime", "numPartitions", "rescuedDataColumn"])
+READER_OPTIONS = frozenset(o.lower() for o in [
+    "header", "sep", "delimiter", "quote", "escape", "comment", "encoding", "charset", "multiLine", "multiline",
+    "nullValue", "emptyValue", "nanValue", "positiveInf", "negativeInf", "dateFormat", "timestampFormat",
+    "timestampNTZFormat", "inferSchema", "samplingRatio", "mode", "columnNameOfCorruptRecord",
+    "ignoreLeadingWhiteSpace", "ignoreTrailingWhiteSpace", "maxColumns", "maxCharsPerColumn", "allowComments",
+    "allowUnquotedFieldNames", "allowSingleQuotes", "allowNumericLeadingZeros", "allowBackslashEscapingAnyCharacter",
+    "allowNonNumericNumbers", "primitivesAsString", "prefersDecimal", "dropFieldIfAllNull", "lineSep", "locale",
+    "unescapedQuoteHandling", "enforceSchema", "preferDate", "mergeSchema", "pathGlobFilter", "recursiveFileLookup",
+    "maxFilesPerTrigger", "maxBytesPerTrigger", "latestFirst", "maxFileAge", "fileNameOnly", "modifiedBefore",
+    "modifiedAfter", "wholetext", "compression", "datetimeRebaseMode", "int96RebaseMode", "rowsPerSecond", "rampUpTime",
+    "numPartitions", "rescuedDataColumn",
+])
 # librdkafka settings users may give read_kafka as `kafka.*`: security, timeouts and fetch sizes. Not on it: what runs
 # a command or loads code (sasl.kerberos.kinit.cmd, plugin.library.paths), reads the server's files (*.location),
 # calls another host (sasl.oauthbearer.token.endpoint.url), starts a mock cluster (test.mock.*), or what the reader
 # sets itself (group.id, isolation.level, enable.auto.commit, auto.offset.reset).
-KAFKA_CLIENT_OPTIONS = frozenset(["security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password", "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.scope", "sasl.oauthbearer.config", "ssl.ca.pem", "ssl.certificate.pem", "ssl.key.pem", "ssl.key.password", "ssl.endpoint.identification.algorithm", "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "client.id", "client.rack", "client.dns.lookup", "broker.address.family", "socket.timeout.ms", "socket.connection.setup.timeout.ms", "socket.keepalive.enable", "metadata.max.age.ms", "topic.metadata.refresh.interval.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "retry.backoff.ms", "retry.backoff.max.ms", "fetch.wait.max.ms", "fetch.min.bytes", "fetch.max.bytes", "fetch.message.max.bytes", "max.partition.fetch.bytes", "receive.message.max.bytes", "queued.min.messages", "queued.max.messages.kbytes", "check.crcs", "api.version.request"])
+KAFKA_CLIENT_OPTIONS = frozenset([
+    "security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password",
+    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.scope",
+    "sasl.oauthbearer.config", "ssl.ca.pem", "ssl.certificate.pem", "ssl.key.pem", "ssl.key.password",
+    "ssl.endpoint.identification.algorithm", "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "client.id",
+    "client.rack", "client.dns.lookup", "broker.address.family", "socket.timeout.ms",
+    "socket.connection.setup.timeout.ms", "socket.keepalive.enable", "metadata.max.age.ms",
+    "topic.metadata.refresh.interval.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "retry.backoff.ms",
+    "retry.backoff.max.ms", "fetch.wait.max.ms", "fetch.min.bytes", "fetch.max.bytes", "fetch.message.max.bytes",
+    "max.partition.fetch.bytes", "receive.message.max.bytes", "queued.min.messages", "queued.max.messages.kbytes",
+    "check.crcs", "api.version.request",
+])
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Upper bounds of numeric reader options: one statement must not be able to fill the disk or take every core.
 READER_LIMITS = {"rowspersecond": 1_000_000, "numpartitions": 64, "maxfilespertrigger": 100_000}

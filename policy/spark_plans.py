@@ -29,13 +29,30 @@ _EXPRESSIONS = "org.apache.spark.sql.catalyst.expressions."
 _ANALYSIS = "org.apache.spark.sql.catalyst.analysis."
 
 # Relational operators a query may use (parsed or analysed form).
-QUERY_OPERATORS = frozenset(["Project", "Filter", "Aggregate", "Join", "Union", "Sort", "GlobalLimit", "LocalLimit", "Offset", "Distinct", "Deduplicate", "SubqueryAlias", "UnresolvedWith", "WithCTE", "CTERelationDef", "CTERelationRef", "Window", "WithWindowDefinition", "Generate", "Pivot", "Unpivot", "Sample", "Intersect", "Except", "OneRowRelation", "LocalRelation", "Range", "RepartitionByExpression", "Repartition", "RebalancePartitions", "UnresolvedHint", "ResolvedHint", "Expand", "Tail", "LateralJoin", "Subquery", "View", "ColumnDefinition", "UnresolvedTableSpec", "OptionList", "SerdeInfo", "QualifiedColType", "DefaultValueExpression"])
+QUERY_OPERATORS = frozenset([
+    "Project", "Filter", "Aggregate", "Join", "Union", "Sort", "GlobalLimit", "LocalLimit", "Offset", "Distinct",
+    "Deduplicate", "SubqueryAlias", "UnresolvedWith", "WithCTE", "CTERelationDef", "CTERelationRef", "Window",
+    "WithWindowDefinition", "Generate", "Pivot", "Unpivot", "Sample", "Intersect", "Except", "OneRowRelation",
+    "LocalRelation", "Range", "RepartitionByExpression", "Repartition", "RebalancePartitions", "UnresolvedHint",
+    "ResolvedHint", "Expand", "Tail", "LateralJoin", "Subquery", "View", "ColumnDefinition", "UnresolvedTableSpec",
+    "OptionList", "SerdeInfo", "QualifiedColType", "DefaultValueExpression",
+])
 # Names still to be resolved, from Spark's analysis package: each is judged again on the analysed plan.
-UNRESOLVED_FORMS = frozenset(["ExpressionWithUnresolvedIdentifier", "PlanWithUnresolvedIdentifier", "NamedParameter", "PosParameter", "CurrentNamespace"])
+UNRESOLVED_FORMS = frozenset([
+    "ExpressionWithUnresolvedIdentifier", "PlanWithUnresolvedIdentifier", "NamedParameter", "PosParameter",
+    "CurrentNamespace",
+])
 
 # Commands a user may hand to Spark as typed, each at the root of the statement only. The warehouse's own
 # statements (catalog tables, views, DML, streaming tables, grants) never get here.
-USER_COMMANDS = frozenset(["SetCommand", "ResetCommand", "SetCatalogAndNamespace", "ShowFunctions", "DescribeFunction", "ExplainCommand", "DescribeQueryCommand", "CreateViewCommand", "CreateTempViewUsing", "ShowTables", "ShowTableExtended", "ShowViews", "ShowNamespaces", "ShowColumns", "ShowTableProperties", "ShowPartitions", "ShowCreateTable", "DescribeRelation", "DescribeRelationJsonCommand", "DescribeColumn", "DescribeNamespace", "ShowCurrentNamespace", "ShowCatalogs", "ShowTablesExtended", "CreateTable", "CreateTableAsSelect", "DropTable", "DropView", "InsertIntoStatement", "RenameTable", "AddColumns", "CreateVariable", "DropVariable", "SetVariable"])
+USER_COMMANDS = frozenset([
+    "SetCommand", "ResetCommand", "SetCatalogAndNamespace", "ShowFunctions", "DescribeFunction", "ExplainCommand",
+    "DescribeQueryCommand", "CreateViewCommand", "CreateTempViewUsing", "ShowTables", "ShowTableExtended", "ShowViews",
+    "ShowNamespaces", "ShowColumns", "ShowTableProperties", "ShowPartitions", "ShowCreateTable", "DescribeRelation",
+    "DescribeRelationJsonCommand", "DescribeColumn", "DescribeNamespace", "ShowCurrentNamespace", "ShowCatalogs",
+    "ShowTablesExtended", "CreateTable", "CreateTableAsSelect", "DropTable", "DropView", "InsertIntoStatement",
+    "RenameTable", "AddColumns", "CreateVariable", "DropVariable", "SetVariable",
+])
 
 # Refused outright, with the reason a user reads.
 REFUSED = {
@@ -64,7 +81,10 @@ REFUSED = {
     "TryReflect": "reflection (java_method, reflect, try_reflect) calls Java methods in the server",
 }
 REFLECTION_NAMES = frozenset({"java_method", "reflect", "try_reflect"})
-TABLE_FUNCTIONS = frozenset(["range", "explode", "explode_outer", "inline", "inline_outer", "json_tuple", "posexplode", "posexplode_outer", "stack", "variant_explode", "variant_explode_outer", "sql_keywords", "collations"])
+TABLE_FUNCTIONS = frozenset([
+    "range", "explode", "explode_outer", "inline", "inline_outer", "json_tuple", "posexplode", "posexplode_outer",
+    "stack", "variant_explode", "variant_explode_outer", "sql_keywords", "collations",
+])
 FORBIDDEN_ANALYZED = frozenset({
     "ScriptTransformation", "HiveScriptTransformation", "CallMethodViaReflection", "TryReflect", "InsertIntoDir",
     "InsertIntoDataSourceDirCommand", "InsertIntoHiveDirCommand",

@@ -2,8 +2,9 @@
 
 Statements about objects only Spark's session knows (`USING parquet` tables, file views) go to Spark, with every
 catalog table their queries read bound to a pinned snapshot, so Spark's own tables keep working beside the Delta
-warehouse; temporary views defined by a query are the gateway's (warehouse/binding/session_views.py). A `CREATE TABLE ... USING` anything but delta is such
-a Spark table (in memory, forgotten on restart), not a catalog one.
+warehouse; temporary views defined by a query are the gateway's (warehouse/binding/session_views.py). A `CREATE
+TABLE ... USING` anything but delta is such a Spark table (in memory, forgotten on restart), not a catalog one. The
+policy decides every statement once, before either route (policy/decide.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import table_references
 from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
-from sluicegate.policy.statements import authorize
+from sluicegate.policy.decide import check_spark_run, decide
+from sluicegate.policy.rules import creates_spark_table
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 from sluicegate.warehouse import catalogs, databases, flows, grants, schedules
 from sluicegate.warehouse import streaming_tables as streaming
@@ -37,7 +39,6 @@ def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) 
     """The query is bound like any SELECT (Spark cannot resolve the warehouse's tables) and kept, so that every
     later statement naming the view reads the tables afresh (warehouse/binding/session_views.py)."""
     assert stmt.query is not None
-    ctx.policy.check_temporary_view(stmt.is_global, ctx.principal)
     _refuse_recursion(ctx, stmt)
     df, binder = bind(ctx, stmt.query)
     try:
@@ -57,7 +58,7 @@ def _create_temporary_view(ctx: StatementContext, stmt: st.CreateTemporaryView) 
             ctx.session_views.define(ctx.spark, stmt.name, df, query, stmt.replace)
     except SqlError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # Spark's own errors (the view exists, ...) keep their class
         raise from_spark(exc, ctx.sql, include_stack_trace=ctx.include_stack_trace) from exc
     finally:
         binder.close()
@@ -116,11 +117,12 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     **catalogs.HANDLERS,
 }
 
-# Statements naming one existing object: if only Spark's session knows it, Spark runs the statement.
-_ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, st.DescribeHistory,
-                 st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum, st.Refresh,
-                 st.SetColumnComment, st.SetTableComment, st.SetTableProperties, st.UnsetTableProperties,
-                 st.ShowTblProperties, st.ShowColumns)
+# Statements naming one existing object: if only Spark's session knows it, Spark runs the statement, and the policy
+# asks that table's owner for what the kind's rule says it does (reads or changes it; policy/decide.py).
+ON_ONE_TABLE = (st.DropTable, st.AddColumns, st.RenameTable, st.DescribeTable, st.DescribeHistory,
+                st.ShowCreateTable, st.Insert, st.Delete, st.Update, st.Merge, st.Vacuum, st.Refresh,
+                st.SetColumnComment, st.SetTableComment, st.SetTableProperties, st.UnsetTableProperties,
+                st.ShowTblProperties, st.ShowColumns)
 
 
 def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
@@ -129,44 +131,31 @@ def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
     if isinstance(statement, st.CreateTemporaryView):
         return statement.query is None  # the USING form reads files: Spark runs it, its paths pass the policy
     if isinstance(statement, st.CreateTable):
-        return statement.using is not None and statement.using.lower() != "delta"
-    if isinstance(statement, _ON_ONE_TABLE):
+        return creates_spark_table(statement)
+    if isinstance(statement, ON_ONE_TABLE):
         table = statement.table
         return ctx.store.get_table(*ctx.qualify(table)) is None and spark_has(ctx, table)
     return False
 
 
-def _temporary(ctx: StatementContext, table: st.TableName) -> bool:
-    """A session's own temporary view: nobody else's, so no owner to ask."""
-    return table.database is None and ctx.is_temporary_view(table.name)
-
-
 def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """A statement Spark runs itself: every catalog table its queries read bound to a pinned snapshot (what sqlglot
-    cannot parse runs as typed), judged on Spark's own parse of the text Spark runs, and, on one of Spark's tables,
-    by its owner."""
+    cannot parse runs as typed), then judged where its plan exists (Spark's own parse of the text Spark runs, and the
+    owner of the Spark table it names), then its queries' analysed plans before they run."""
     if isinstance(statement, st.Passthrough) and not statement.parsed:
         sql, to_original, binder = ctx.sql, None, None
     else:
         sql, to_original, binder = bind_statement(ctx)
     try:
-        ctx.policy.check_spark_sql(ctx.spark, sql, ctx.principal, original=ctx.sql, to_original=to_original)
-        owners = ctx.policy.spark_tables
-        if isinstance(statement, st.CreateTable):
-            database = ctx.qualify(statement.table)[0]
-            if ctx.store.get_database(database) is not None:
-                ctx.policy.grants.require_create(ctx.principal, database)
-        if isinstance(statement, _ON_ONE_TABLE) and not _temporary(ctx, statement.table):
-            action = "read" if isinstance(statement, (st.DescribeTable, st.DescribeHistory, st.ShowCreateTable,
-                                                  st.Refresh, st.ShowTblProperties, st.ShowColumns)) \
-                else "change"
-            owners.require(ctx.principal, *ctx.qualify(statement.table), action)
+        check_spark_run(ctx.policy, ctx.principal, ctx.spark, statement, sql, ctx.current_database,
+                        original=ctx.sql, to_original=to_original, is_temporary_view=ctx.is_temporary_view)
         result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,
                          check=lambda df: ctx.policy.check_query(df, ctx.principal), original=ctx.sql,
                          to_original=to_original)
     finally:
         if binder is not None:
             binder.close()
+    owners = ctx.policy.spark_tables
     if isinstance(statement, st.CreateTable):
         owners.created(*ctx.qualify(statement.table), ctx.user)
     elif isinstance(statement, st.DropTable):
@@ -179,9 +168,9 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
 def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """Run `statement` once the policy allows it; raises the typed errors of the policy, the catalog, the runtime or
     Spark (with positions)."""
+    decide(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
     if _spark_runs(ctx, statement):
         return _run_in_spark(ctx, statement)
-    authorize(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
     if isinstance(statement, st.SelectQuery):
         df, binder = bind(ctx, statement.query)

@@ -1,6 +1,7 @@
 """GRANT, REVOKE and SHOW GRANTS over the catalog, in Databricks' shape (dbt reads SHOW GRANTS).
 
-Only the owner of an object (or of its schema), or an admin, may grant or revoke on it. SHOW GRANTS answers
+Only the owner of an object (or of its schema), or an admin, may grant or revoke on it (the policy's rule decides
+that before the handler runs, policy/decide.py). SHOW GRANTS answers
 `Principal, ActionType, ObjectType, ObjectKey`, the owner as an `OWN` row, as Databricks' legacy table ACLs do.
 `ON MATERIALIZED VIEW mv` names a materialized view (its grants are its table row's, so `ON TABLE mv` is the same
 securable; ObjectType stays TABLE, which dbt reads); REFRESH is granted on a materialized view or a schema only.
@@ -29,16 +30,13 @@ def _normalised(privileges: tuple[str, ...]) -> tuple[str, ...]:
     return found
 
 
-def _securable(ctx: StatementContext, securable: st.SecurableObject, action: str) -> tuple[Securable, str]:
-    """The catalog securable, after checking that the user owns it; and its kind as SHOW GRANTS names it."""
-    grants = ctx.policy.grants
+def _securable(ctx: StatementContext, securable: st.SecurableObject) -> tuple[Securable, str]:
+    """The catalog securable, which must exist and be of the kind named; and its kind as SHOW GRANTS names it."""
     if securable.kind == "SCHEMA":
         database = securable.name.name.lower()
         if ctx.store.get_database(database) is None:
             raise SchemaNotFoundError(f"The schema `{database}` cannot be found.",
                                       hint="SHOW DATABASES lists the schemas")
-        if action:
-            grants.require_schema_owner(ctx.policy.principal(ctx.user), database, action)
         return Securable.schema(database), "DATABASE"
     entry = require(ctx, securable.name)
     if securable.kind == "MATERIALIZED VIEW" and entry.kind != "MATERIALIZED_VIEW":
@@ -46,8 +44,6 @@ def _securable(ctx: StatementContext, securable: st.SecurableObject, action: str
         raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {entry.kind.lower().replace('_', ' ')}, not a "
                              "materialized view.", error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
                              hint="write ON VIEW" if entry.kind == "VIEW" else "write ON TABLE")
-    if action:
-        grants.require_owner(ctx.policy.principal(ctx.user), entry, action)
     return Securable.table(entry.database, entry.name), "TABLE"  # a view too, as Databricks' table ACLs say
 
 
@@ -68,7 +64,7 @@ def _refuse_misplaced(ctx: StatementContext, securable: Securable, privileges: t
 
 def grant(ctx: StatementContext, statement: st.Grant) -> StatementResult:
     privileges = _normalised(statement.privileges)
-    securable, _ = _securable(ctx, statement.securable, "grant privileges on")
+    securable, _ = _securable(ctx, statement.securable)
     _refuse_misplaced(ctx, securable, privileges)
     GrantStore(ctx.store).grant(securable, statement.principals, privileges, ctx.user)
     return no_result()
@@ -76,7 +72,7 @@ def grant(ctx: StatementContext, statement: st.Grant) -> StatementResult:
 
 def revoke(ctx: StatementContext, statement: st.Revoke) -> StatementResult:
     privileges = _normalised(statement.privileges)
-    securable, _ = _securable(ctx, statement.securable, "revoke privileges on")
+    securable, _ = _securable(ctx, statement.securable)
     GrantStore(ctx.store).revoke(securable, statement.principals, privileges)
     return no_result()
 
@@ -88,7 +84,7 @@ def _key(entry: GrantEntry) -> str:
 def show_grants(ctx: StatementContext, statement: st.ShowGrants) -> StatementResult:
     rows: list[tuple[str, str, str, str]] = []
     if statement.securable is not None:
-        securable, kind = _securable(ctx, statement.securable, "")
+        securable, kind = _securable(ctx, statement.securable)
         found = ctx.store.get_database(securable.database) if securable.kind == "SCHEMA" \
             else ctx.store.get_table(securable.database, securable.name)
         owner = found.owner if found is not None else None
