@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sluicegate.catalog.grants import GrantStore
 from sluicegate.catalog.uris import Location
 from sluicegate.dialect.streaming.kafka import server_hosts
 from sluicegate.engine.streams.checkpoint_offsets import INTERNAL_OPTIONS as GATEWAY_SOURCE_OPTIONS
@@ -20,7 +21,7 @@ from sluicegate.policy import settings as session_settings
 from sluicegate.policy import spark_plans
 from sluicegate.policy.errors import PathNotAllowedError, PolicyError, StatementNotAllowedError
 from sluicegate.policy.grants import Grants, Principal
-from sluicegate.policy.paths import PathPolicy
+from sluicegate.policy.paths import PathPolicy, any_location
 from sluicegate.policy.spark_tables import SparkTableOwners
 
 if TYPE_CHECKING:
@@ -81,8 +82,6 @@ class Policy:
         self.spark_tables = SparkTableOwners()
         self._grants: Grants | None = None
         if store is not None:
-            from sluicegate.catalog.grants import GrantStore
-
             self._grants = Grants(store, GrantStore(store))
 
     # -- who -------------------------------------------------------------------------------------------------
@@ -204,8 +203,6 @@ class Policy:
     def check_read_path(self, path: str, principal: Principal) -> Location:
         """The resolved folder (or object prefix) of a file source, if `principal` may read it."""
         if principal.is_admin:
-            from sluicegate.policy.paths import any_location
-
             return any_location(path)
         return self.paths.check(path)
 

@@ -14,8 +14,8 @@ from sluicegate.engine.spark import python_for_workers, spark_conf, with_code_ar
 from sluicegate.gateway.config import load_config
 from sluicegate.gateway.errors import ConfigError
 from sluicegate.storage.delta.errors import DeltaFilesNotVisibleError
-from sluicegate.storage.delta.verify import require_all_rows_visible
 from sluicegate.storage.delta.files import WrittenFile
+from sluicegate.storage.delta.verify import require_all_rows_visible
 from sluicegate.storage.masters import is_local, is_loopback_cluster, standalone_hosts
 
 SECURE = {"spark.authenticate": "true", "spark.authenticate.secret": "s3cret"}

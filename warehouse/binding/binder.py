@@ -73,7 +73,8 @@ def _parse_timestamp(text: str) -> dt.datetime:
     try:
         value = dt.datetime.fromisoformat(text.strip())
     except ValueError as exc:
-        raise TimeTravelError(f"'{text}' is not a timestamp", hint="write TIMESTAMP AS OF 'YYYY-MM-DD HH:MM:SS'") from exc
+        raise TimeTravelError(f"'{text}' is not a timestamp",
+                              hint="write TIMESTAMP AS OF 'YYYY-MM-DD HH:MM:SS'") from exc
     return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
 
 

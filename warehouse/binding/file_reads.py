@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from sluicegate.catalog.uris import ObjectLocation
 from sluicegate.dialect.references import TableReference
 from sluicegate.dialect.streaming.sources import FILE_FORMATS, FoundSource, source_spec
+from sluicegate.engine.streams import object_files
 from sluicegate.engine.streams.sources import read_schema, reader_options, without_rescued
+from sluicegate.storage.registry import settings_for
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 
 if TYPE_CHECKING:
@@ -60,9 +62,6 @@ def _object_files(ctx: StatementContext, spec: SourceSpec, folder: ObjectLocatio
     """A folder on the warehouse's object store (Spark cannot open it): read as the streaming source reads it
     (engine/streams/object_files.py), with the same schema rules."""
     from pyspark.sql.types import DataType, StructType
-
-    from sluicegate.engine.streams import object_files
-    from sluicegate.storage.registry import settings_for
 
     store = settings_for(folder)
     options = reader_options(spec)

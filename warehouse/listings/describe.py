@@ -207,7 +207,8 @@ def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementR
         operation = commit.get(OPERATION_KEY) or commit.get("operation")
         parameters = commit.get(PARAMETERS_KEY)
         parameters = json.loads(parameters) if isinstance(parameters, str) else commit.get("operationParameters")
-        when = dt.datetime.fromtimestamp(commit["timestamp"] / 1000, dt.timezone.utc) if commit.get("timestamp") else None
+        stamp = commit.get("timestamp")
+        when = dt.datetime.fromtimestamp(stamp / 1000, dt.timezone.utc) if stamp else None
         rows.append((
             commit.get("version"), when.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if when else None, None,
             entry.owner, operation, json.dumps(parameters or {}), commit.get("readVersion"),

@@ -159,7 +159,7 @@ def _refresh(session: _Session, location: str, found: Incrementality, query_sql:
             if name not in views:
                 continue
             replacements = [(ref, at(n, after[n]) if j < i else views[n] if j == i else at(n, before[n]))
-                            for j, (ref, (n, _)) in enumerate(zip(found.references, inputs))]
+                            for j, (ref, (n, _)) in enumerate(zip(found.references, inputs, strict=False))]
             terms.append((sign, term_query(query_sql, found, replacements)))
     change_sql = change_query(terms)
     if found.aggregation:

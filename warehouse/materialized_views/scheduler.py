@@ -1,7 +1,7 @@
 """Refreshing materialized views on their schedules: `SCHEDULE EVERY` / `SCHEDULE CRON` when `next_run_at` has come,
 `TRIGGER ON UPDATE` when a table the view reflects has a new Delta version (at most once per AT MOST EVERY).
 
-When a pass is due is the stream supervisor's pure policy (`sluicegate.engine.streams.lifecycle.pass_due`, `next_pass_at`)
+When a pass is due is the stream supervisor's pure policy (`engine/streams/lifecycle.py`: `pass_due`, `next_pass_at`)
 over the same `Schedule` value and its cron evaluator; what a pass does is `mv_refresh.refresh` with the view owner's
 rights. It is a small loop of its own rather than a part of the supervisor: a view's pass runs no Spark stream (no
 query to start, stop or watch), and a recompute that takes minutes must not hold up the supervisor's thread, which

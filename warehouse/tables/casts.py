@@ -59,7 +59,8 @@ def store_assign(df: DataFrame, target: StructType, table: str, columns: tuple[s
     # By position: the query's own names may repeat (Spark names `CAST(id AS INT)` after `id`), so each column is
     # renamed to its position before it is picked.
     positional = [f"_sg_col_{index}" for index in range(len(df.columns))]
-    sources = dict(zip((by_lower[t.lower()] for t in targets), zip(positional, df.schema.fields)))
+    sources = dict(zip((by_lower[t.lower()] for t in targets), zip(positional, df.schema.fields, strict=True),
+                       strict=False))
     df = df.toDF(*positional)
     projected = []
     for field in target.fields:

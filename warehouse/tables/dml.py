@@ -48,7 +48,8 @@ def enforce_not_null(df: DataFrame, schema: StructType, table: str) -> DataFrame
     for field in schema.fields:
         column = F.col(quote_identifier(field.name))
         if not field.nullable:
-            message = f"[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: {field.name} of {table}."
+            message = (f"[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: {field.name} "
+                       f"of {table}.")
             column = F.when(column.isNull(), F.raise_error(F.lit(message))).otherwise(column).alias(field.name)
         columns.append(column)
     return df.select(*columns)
@@ -165,7 +166,8 @@ def update(ctx: StatementContext, stmt: Update) -> StatementResult:
                 if not can_store(source, field.dataType):
                     raise IncompatibleDataError(
                         f"Cannot write incompatible data for the table {qualified}: Cannot safely cast "
-                        f'`{field.name}` "{source.simpleString().upper()}" to "{field.dataType.simpleString().upper()}".',
+                        f'`{field.name}` "{source.simpleString().upper()}" to '
+                        f'"{field.dataType.simpleString().upper()}".',
                         hint=f"CAST the value to {field.dataType.simpleString()} explicitly")
                 column = F.when(F.col(_HIT), F.col(set_name).cast(field.dataType)).otherwise(column)
             projected.append(column.alias(field.name))

@@ -64,7 +64,7 @@ def _assignments(when: exp.When, schema: StructType, source: str) -> dict[str, s
             return {n: quote_qualified(source, names[n]) for n in names}
         values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
         columns = [c.name for c in target.expressions] if isinstance(target, exp.Tuple) else list(names.values())
-        pairs = list(zip(columns, (_sql(v) for v in values)))
+        pairs = list(zip(columns, (_sql(v) for v in values), strict=False))
     else:
         raise UnsupportedStatementError(f"this MERGE action is not supported: {_sql(then)}",
                                         hint="use UPDATE SET, DELETE or INSERT")
