@@ -137,7 +137,7 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
     if available_now:
         writer = writer.trigger(availableNow=True)
     else:
-        writer = writer.trigger(processingTime=f"{int(round(trigger_seconds * 1000))} milliseconds")
+        writer = writer.trigger(processingTime=f"{round(trigger_seconds * 1000)} milliseconds")
     return writer.start()
 
 
@@ -147,6 +147,6 @@ def merge_keys(plan: StreamingPlan, columns: list[str]) -> tuple[str, ...]:
     if plan.output_mode != "update":
         return ()
     if not plan.keys:
-        return () if "global aggregate" in plan.operators else tuple(columns)
+        return () if plan.aggregation == "global" else tuple(columns)
     by_name = {name.lower(): name for name in columns}
     return tuple(by_name.get(key.lower(), key) for key in plan.keys)
