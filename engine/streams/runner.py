@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
 from sluicegate.dialect.streaming.plan import StreamingPlan, skips_change_commits
-from sluicegate.engine.streams.errors import StreamDefinitionError
+from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamDefinitionError
 from sluicegate.engine.streams.expectations import BatchChecks, check_against
 from sluicegate.engine.streams.sink import BatchWritten, DeltaSink
 from sluicegate.engine.streams.sources import TableLocations, capped_python_source, source_dataframe, static_dataframe
@@ -134,6 +134,7 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
                      before_batch)
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
+    RAISED_IN_BATCH.take(target.stream_id)   # an error of an earlier run of this stream explains nothing now
     if available_now:
         writer = writer.trigger(availableNow=True)
     else:
