@@ -317,7 +317,9 @@ def parse_expression(text: str) -> exp.Expression:
 
 # ------------------------------------------------------------------------------------------------ applying a change
 
-EXTREME_REMOVED = "SLUICEGATE_MV_EXTREME_REMOVED"   # raised by a refresh's query when a group's min/max row went
+# A column of merge_query's rows: true where a row the change removed may have been the group's min/max and no added
+# row replaces it. Only a recompute knows the next extreme, so a refresh that finds it true writes none of the rows.
+EXTREME_LOST = f"{PREFIX}extreme_lost"
 _OLD = f"{PREFIX}old_"
 
 
@@ -334,8 +336,8 @@ def merge_query(found: Incrementality, change: str, old: str, columns: list[str]
     view `old`: every column, the hidden state too) stacked with the change's rows (`change`: a quoted view name or
     a parenthesised query, with `change_query`'s columns) and grouped by the keys, each group's state being its old
     one plus what the change added minus what it removed. A group left with no row goes; a group whose min/max row
-    a change removed (and no added row replaces) fails the query with EXTREME_REMOVED. `types`: each column's SQL
-    type; `avg_types`: each avg's, as `visible_expression`."""
+    a change removed (and no added row replaces) is marked in the last column, EXTREME_LOST. `types`: each column's
+    SQL type; `avg_types`: each avg's, as `visible_expression`."""
     keys = [key_column(k) for k in found.keys]
     old_state = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
     arguments = [a.argument_column for a in found.aggregates if a.argument is not None]
@@ -353,14 +355,14 @@ def merge_query(found: Incrementality, change: str, old: str, columns: list[str]
     remaining = f"coalesce({_quoted(_OLD + ROWS)}, 0) + coalesce({PREFIX}d_rows, 0)"
     keep = [f"{remaining} > 0"] if keys else []
     extremes = [_extreme_removed(a) for a in found.aggregates if a.function in ("MIN", "MAX")]
-    if extremes:   # checked while the rows are made; a group the change empties needs none
-        lost = f"({' OR '.join(extremes)}) AND {remaining} > 0"
-        keep.append(f"CASE WHEN {lost} THEN raise_error('{EXTREME_REMOVED}') ELSE TRUE END")
+    # a group the change empties needs no extreme
+    lost = f"coalesce(({' OR '.join(extremes)}) AND {remaining} > 0, FALSE)" if extremes else "FALSE"
     state = [f"{remaining} AS {_quoted(ROWS)}"] + [s for a in found.aggregates for s in _state_of(a, types)]
+    state.append(f"{lost} AS {EXTREME_LOST}")
     key_columns = {k: key_column(k) for k in found.keys}
     visible = [f"CAST(({visible_expression(found, p, key_columns, avg_types)}) AS {types[c]}) AS {_quoted(c)}"
                for p, c in enumerate(columns)]
-    visible += [f"CAST({_quoted(c)} AS {types[c]}) AS {_quoted(c)}" for c in hidden]
+    visible += [f"CAST({_quoted(c)} AS {types[c]}) AS {_quoted(c)}" for c in hidden] + [EXTREME_LOST]
     where = f"\nWHERE {' AND '.join(keep)}" if keep else ""
     return (f"SELECT {_list(visible)} FROM (\nSELECT {_list([_quoted(k) for k in keys] + state)} FROM (\n"
             f"SELECT {_list(grouped)} FROM (\n{coalesced}\n) AS {PREFIX}stacked{by}\n) AS {PREFIX}merged{where}\n"

@@ -471,10 +471,10 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Keys", ", ".join(plan.keys) or None),
         ("Trigger interval", f"{trigger:g} seconds" if trigger is not None else None),
     ]
-    info += [("Source", line) for line in plan.operators if line.startswith("stream ")]
+    info += [("Source", op.text) for op in plan.operators if op.kind == "stream"]
     info += [("Static table", f"{s.database}.{s.table}") for s in plan.static_tables]
     info += [
-        ("Operators", "; ".join(op for op in plan.operators if not op.startswith("stream "))),
+        ("Operators", "; ".join(op.text for op in plan.operators if op.kind != "stream")),
         ("State", plan.state),
         ("Stream id", entry.stream_id),
         ("Query id", entry.query_id),

@@ -17,7 +17,7 @@ from sluicegate.dialect.streaming.expectations import expectation_specs
 from sluicegate.dialect.streaming.kafka import kafka_description
 from sluicegate.dialect.streaming.keys import distinct_keys, group_keys
 from sluicegate.dialect.streaming.modes import chosen_mode, closed_by_watermark, stream_stream_join
-from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan
+from sluicegate.dialect.streaming.plan import Aggregation, Operator, SourceSpec, StreamingPlan
 from sluicegate.dialect.streaming.rules import RULES, trigger_seconds
 from sluicegate.dialect.streaming.sources import find_sources, rewrite
 from sluicegate.dialect.trees import column_specs, table_name
@@ -54,35 +54,43 @@ def _parsed_flow(sql: str) -> CreateFlowCommand:
     return tree
 
 
-def _operators(ctx: Context, sources: tuple[SourceSpec, ...]) -> tuple[str, ...]:
-    ops: list[str] = []
+def _operators(ctx: Context, sources: tuple[SourceSpec, ...]) -> tuple[Operator, ...]:
+    ops: list[Operator] = []
     for spec in sources:
         what = {"table": f"Delta table {spec.database + '.' if spec.database else ''}{spec.table}",
                 "files": f"{spec.format} files in {spec.path}", "rate": "rate generator",
                 "kafka": kafka_description(spec.options)}[spec.kind]
         mark = f", watermark {spec.watermark.column} - {spec.watermark.delay}" if spec.watermark else ""
-        ops.append(f"stream {spec.view_name}: {what}{mark}")
+        ops.append(Operator("stream", f"stream {spec.view_name}: {what}{mark}"))
     for join in ctx.query.find_all(exp.Join):
         right = "stream" if ctx.is_streaming(join.this) else "static table"
-        ops.append(f"{(join.side or join.kind or 'inner').lower()} join with {right}")
+        ops.append(Operator("join", f"{(join.side or join.kind or 'inner').lower()} join with {right}"))
     if any(s.args.get("where") is not None for s in ctx.selects):
-        ops.append("filter")
+        ops.append(Operator("filter", "filter"))
     for union in ctx.query.find_all(exp.Union):
-        ops.append("union all" if not union.args.get("distinct") else "union (distinct)")
+        ops.append(Operator("union", "union all" if not union.args.get("distinct") else "union (distinct)"))
     if ctx.aggregation is not None:
         group = ctx.aggregation.args.get("group")
         keys = [k.sql("spark") for k in group.expressions] if group is not None else []
         windows = [k for k in (group.expressions if group is not None else []) if is_time_window(k)]
         kind = f"{function_name(windows[0])} " if windows else ""
-        ops.append(f"{kind}aggregate by {', '.join(keys)}" if keys else "global aggregate")
+        ops.append(Operator("aggregate", f"{kind}aggregate by {', '.join(keys)}" if keys else "global aggregate"))
     if ctx.distinct is not None:
-        ops.append("deduplicate (SELECT DISTINCT)")
+        ops.append(Operator("deduplicate", "deduplicate (SELECT DISTINCT)"))
     if ctx.order is not None:
-        ops.append("sort")
+        ops.append(Operator("sort", "sort"))
     if ctx.query.find(exp.Limit) is not None:
-        ops.append("limit")
-    ops.append("project")
+        ops.append(Operator("limit", "limit"))
+    ops.append(Operator("project", "project"))
     return tuple(ops)
+
+
+def _aggregation(ctx: Context) -> Aggregation | None:
+    """Global: an aggregate without GROUP BY keys (its one row has none); keyed: GROUP BY, windows included."""
+    if ctx.aggregation is None:
+        return None
+    group = ctx.aggregation.args.get("group")
+    return "keyed" if group is not None and group.expressions else "global"
 
 
 def _state(ctx: Context, mode: str) -> str:
@@ -137,7 +145,7 @@ def analyze(sql: str, table_kind: TableKindLookup | None = None, *, create: exp.
         comment=comment, properties=properties, query_sql=query_sql, sources=sources, static_tables=statics,
         output_mode=mode, mode_reason=reason, keys=_keys(ctx),
         trigger_seconds=trigger_seconds(trigger) if trigger is not None else None,
-        operators=_operators(ctx, sources), state=_state(ctx, mode),
+        operators=_operators(ctx, sources), aggregation=_aggregation(ctx), state=_state(ctx, mode),
         or_refresh=bool(create.args.get("refresh")), if_not_exists=bool(create.args.get("exists")),
         expectations=expectation_specs(sql, create),
     )
@@ -173,6 +181,7 @@ def analyze_flow(sql: str, table_kind: TableKindLookup | None = None, *,
     return StreamingPlan(
         database=table.database, name=table.name, columns=(), comment=None, properties={}, query_sql=query_sql,
         sources=sources, static_tables=statics, output_mode="append", mode_reason=reason, keys=_keys(ctx),
-        trigger_seconds=None, operators=_operators(ctx, sources), state=_state(ctx, "append"), or_refresh=False,
+        trigger_seconds=None, operators=_operators(ctx, sources), aggregation=_aggregation(ctx),
+        state=_state(ctx, "append"), or_refresh=False,
         if_not_exists=False,
     )

@@ -28,7 +28,7 @@ def explain(plan: StreamingPlan) -> str:
         lines.append(f"  {static.view_name}: static Delta table "
                      f"{static.database + '.' if static.database else ''}{static.table} (pinned snapshot)")
     lines.append("Operators:")
-    lines.extend(f"  {op}" for op in plan.operators)
+    lines.extend(f"  {op.text}" for op in plan.operators)
     lines.append(f"Output mode: {plan.output_mode} ({plan.mode_reason})")
     lines.append(f"Keys: {', '.join(plan.keys) if plan.keys else '(none)'}")
     lines.append(f"State: {plan.state}")

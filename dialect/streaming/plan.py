@@ -1,13 +1,22 @@
 """The checked streaming plan: pure data with a JSON round trip, so the catalog can store it and the runtime can
-rebuild a stream from it after a restart without parsing SQL again."""
+rebuild a stream from it after a restart without parsing SQL again.
+
+What code decides on is data: what an operator is (`Operator.kind`) and how the query aggregates (`aggregation`);
+`Operator.text` is only shown (EXPLAIN, DESCRIBE). The JSON carries `plan_version`; a plan
+stored by an older gateway is converted when it is read (`_from_v1`), so catalogs need no migration for it.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from sluicegate.dialect.columns import ColumnSpec
+from sluicegate.dialect.errors import SqlError
+
+PLAN_VERSION = 2
 
 SKIP_CHANGE_COMMITS = "skipChangeCommits"
 
@@ -62,6 +71,26 @@ class ExpectationSpec:
     action: str = "warn"
 
 
+OperatorKind = Literal["stream", "join", "filter", "union", "aggregate", "deduplicate", "sort", "limit", "project"]
+Aggregation = Literal["global", "keyed"]    # global: one result row, no keys; keyed: GROUP BY, windows included
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One step of the query, in the order EXPLAIN lists them: `kind` is what code reads, `text` what a person reads
+    (written when the plan is checked, with the names as the user typed them, and never parsed back)."""
+
+    kind: OperatorKind
+    text: str
+
+
+class PlanVersionError(SqlError):
+    """A stored plan written by a newer gateway: its fields may mean what this code does not know."""
+
+    error_class = "STREAMING_PLAN_VERSION"
+    sqlstate = "XX000"
+
+
 @dataclass(frozen=True)
 class StreamingPlan:
     database: str | None
@@ -76,18 +105,25 @@ class StreamingPlan:
     mode_reason: str
     keys: tuple[str, ...]
     trigger_seconds: float | None
-    operators: tuple[str, ...]
+    operators: tuple[Operator, ...]
+    aggregation: Aggregation | None
     state: str
     or_refresh: bool
     if_not_exists: bool
     expectations: tuple[ExpectationSpec, ...] = ()
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps({**asdict(self), "plan_version": PLAN_VERSION}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> StreamingPlan:
         data: dict[str, Any] = json.loads(text)
+        version = data.pop("plan_version", 1)
+        if version > PLAN_VERSION:
+            raise PlanVersionError(f"the stored plan of `{data.get('name')}` has version {version}, newer than this "
+                                   f"gateway knows ({PLAN_VERSION})", hint="upgrade sluicegate")
+        if version == 1:
+            data = _from_v1(data)
         sources = []
         for source in data["sources"]:
             watermark = source.get("watermark")
@@ -98,7 +134,36 @@ class StreamingPlan:
             "sources": tuple(sources),
             "static_tables": tuple(StaticTableSpec(**static) for static in data["static_tables"]),
             "keys": tuple(data["keys"]),
-            "operators": tuple(data["operators"]),
+            "operators": tuple(Operator(**operator) for operator in data["operators"]),
             # a plan stored before expectations existed has none
             "expectations": tuple(ExpectationSpec(**e) for e in data.get("expectations") or ()),
         })
+
+
+# How the gateway before plan_version 2 wrote each operator (dialect/streaming/analyze.py at the time); only the
+# conversion of such a plan reads these texts.
+_V1_EXACT: dict[str, OperatorKind] = {
+    "filter": "filter", "union all": "union", "union (distinct)": "union", "global aggregate": "aggregate",
+    "deduplicate (SELECT DISTINCT)": "deduplicate", "sort": "sort", "limit": "limit", "project": "project"}
+_V1_AGGREGATE = re.compile(r"^(?:\w+ )?aggregate by ")
+_V1_JOIN = re.compile(r"^\w+ join with (?:stream|static table)$")
+
+
+def _v1_kind(text: str) -> OperatorKind:
+    if text.startswith("stream "):
+        return "stream"
+    if text in _V1_EXACT:
+        return _V1_EXACT[text]
+    if _V1_AGGREGATE.match(text):
+        return "aggregate"
+    if _V1_JOIN.match(text):
+        return "join"
+    raise PlanVersionError(f"a stored plan names an operator this gateway does not know: {text!r}")
+
+
+def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 plan (operators as text, no `aggregation`) in version 2's shape; the texts shown stay as stored."""
+    operators = [{"kind": _v1_kind(text), "text": text} for text in data["operators"]]
+    aggregation = ("global" if "global aggregate" in data["operators"]
+                   else "keyed" if any(op["kind"] == "aggregate" for op in operators) else None)
+    return {**data, "operators": operators, "aggregation": aggregation}

@@ -1,9 +1,12 @@
-"""Errors of running streams, in the runtime's shape (error class, SQLSTATE, hint)."""
+"""Errors of running streams, in the runtime's shape (error class, SQLSTATE, hint), and what a failure's errors say
+about retrying it."""
 
 from __future__ import annotations
 
 import re
+import threading
 
+from sluicegate.dialect.errors import SqlError
 from sluicegate.storage.spark_errors import RuntimeQueryError
 
 
@@ -82,6 +85,31 @@ _BRACKETED_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)*\]")
 _PYTHON_CLASSES = {cls.__name__: cls.error_class for cls in (SourceRewrittenError, KafkaReadError, KafkaDataLossError)}
 
 
+class BatchErrors:
+    """The error class of the gateway's typed error that ended each stream's micro-batch, by stream id.
+
+    The Delta sink runs in the gateway's own Python (foreachBatch), but Spark hands the stream's listener only the
+    failure's text, wrapped in a Java exception. The sink records its error's class here before the error leaves for
+    Spark, and the retry decision takes it back by the stream's id. A failure nothing recorded (Spark's own, and the
+    errors of the Python sources, which run in Spark's Python workers) is judged by its text."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()     # batches record on Spark's callback threads; the supervisor takes
+        self._classes: dict[str, str] = {}
+
+    def record(self, stream_id: str, error: SqlError) -> None:
+        with self._lock:
+            self._classes[stream_id] = error.error_class
+
+    def take(self, stream_id: str) -> str | None:
+        """The recorded class, forgotten as it is read: it explains one failure only."""
+        with self._lock:
+            return self._classes.pop(stream_id, None)
+
+
+RAISED_IN_BATCH = BatchErrors()
+
+
 def error_classes_in(message: str) -> set[str]:
     """The error classes a failure's text names: `[CLASS...]` as Spark writes them, or a stream error's class."""
     found = set(_BRACKETED_CLASS.findall(message))
@@ -90,6 +118,15 @@ def error_classes_in(message: str) -> set[str]:
     return found
 
 
-def retryable(message: str) -> bool:
+def failure_classes(message: str, raised_class: str | None = None) -> set[str]:
+    """The error classes of a failure: the class of the typed error the batch raised (`raised_class`, without its
+    sub-class: EXPECTATION_VIOLATION.FAIL_UPDATE is EXPECTATION_VIOLATION) or, when none was recorded, those its
+    text names."""
+    if raised_class is not None:
+        return {raised_class.split(".")[0]}
+    return error_classes_in(message)
+
+
+def retryable(message: str, raised_class: str | None = None) -> bool:
     """Whether another attempt on the same batch could succeed (False: fail the stream at once)."""
-    return not (error_classes_in(message) & NON_RETRYABLE_ERROR_CLASSES)
+    return not (failure_classes(message, raised_class) & NON_RETRYABLE_ERROR_CLASSES)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from sluicegate.dialect.schedule import Schedule
-from sluicegate.engine.streams.errors import StreamError, error_classes_in, retryable
+from sluicegate.engine.streams.errors import StreamError, failure_classes, retryable
 
 
 class StreamState(str, Enum):
@@ -88,12 +88,14 @@ class FailureOutcome:
     reason: str                        # why it stops retrying, or when it retries (for the event and the log)
 
 
-def after_failure(attempts_before: int, message: str, now: dt.datetime, policy: RetryPolicy) -> FailureOutcome:
+def after_failure(attempts_before: int, message: str, now: dt.datetime, policy: RetryPolicy,
+                  raised_class: str | None = None) -> FailureOutcome:
     """What a failure leads to: another attempt after the backoff, or FAILED for good when the error cannot be
-    cured by retrying or this was the last attempt allowed."""
+    cured by retrying or this was the last attempt allowed. `raised_class`: the error class the batch's typed error
+    carried (errors.RAISED_IN_BATCH), read instead of the text when there is one."""
     attempts = attempts_before + 1
-    if not retryable(message):
-        classes = ", ".join(sorted(error_classes_in(message)))
+    if not retryable(message, raised_class):
+        classes = ", ".join(sorted(failure_classes(message, raised_class)))
         return FailureOutcome(S.FAILED, attempts, None, f"{classes} is not retried")
     if attempts >= policy.max_attempts:
         return FailureOutcome(S.FAILED, attempts, None, f"attempt {attempts} of {policy.max_attempts}: no more retries")

@@ -43,7 +43,7 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.engine.streams import events, lifecycle, reset
-from sluicegate.engine.streams.errors import StreamError, StreamStopTimeoutError
+from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError, StreamStopTimeoutError
 from sluicegate.engine.streams.lifecycle import RetryPolicy, StreamState
 from sluicegate.engine.streams.runner import sources_checkpoint
 from sluicegate.engine.streams.settings import StreamSettings
@@ -688,7 +688,8 @@ class StreamManager:
         """A failed attempt: RETRYING after the backoff, or FAILED for good; one warning line in the log."""
         text = error_text(message)
         now = self.clock()
-        outcome = lifecycle.after_failure(record.attempts, text, now, self._policy())
+        outcome = lifecycle.after_failure(record.attempts, text, now, self._policy(),
+                                          RAISED_IN_BATCH.take(record.stream_id))
         record.attempts, record.retry_at = outcome.attempts, outcome.retry_at
         state = outcome.state
         if self._stopping and state == StreamState.RETRYING:

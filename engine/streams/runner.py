@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
 from sluicegate.dialect.streaming.plan import StreamingPlan, skips_change_commits
-from sluicegate.engine.streams.errors import StreamDefinitionError
+from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamDefinitionError
 from sluicegate.engine.streams.expectations import BatchChecks, check_against
 from sluicegate.engine.streams.sink import BatchWritten, DeltaSink
 from sluicegate.engine.streams.sources import TableLocations, capped_python_source, source_dataframe, static_dataframe
@@ -134,10 +134,11 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
                      before_batch)
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
+    RAISED_IN_BATCH.take(target.stream_id)   # an error of an earlier run of this stream explains nothing now
     if available_now:
         writer = writer.trigger(availableNow=True)
     else:
-        writer = writer.trigger(processingTime=f"{int(round(trigger_seconds * 1000))} milliseconds")
+        writer = writer.trigger(processingTime=f"{round(trigger_seconds * 1000)} milliseconds")
     return writer.start()
 
 
@@ -147,6 +148,6 @@ def merge_keys(plan: StreamingPlan, columns: list[str]) -> tuple[str, ...]:
     if plan.output_mode != "update":
         return ()
     if not plan.keys:
-        return () if "global aggregate" in plan.operators else tuple(columns)
+        return () if plan.aggregation == "global" else tuple(columns)
     by_name = {name.lower(): name for name in columns}
     return tuple(by_name.get(key.lower(), key) for key in plan.keys)

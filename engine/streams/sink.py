@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.names import quote_identifier
+from sluicegate.dialect.errors import SqlError
+from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError
 from sluicegate.engine.streams.expectations import TOTALS, BatchChecks, Counts
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.write import AppTransaction, committed_version
@@ -100,8 +102,12 @@ def _done(location: str | None, stream_id: str, batch_id: int) -> bool:
     return done is not None and batch_id <= done
 
 
-class QuarantineMissingError(RuntimeError):
-    """The quarantine table of DROP ROW expectations is gone: its rows would be lost, so the batch stops."""
+class QuarantineMissingError(StreamError):
+    """The quarantine table of DROP ROW expectations is gone: its rows would be lost, so the batch stops (and is
+    retried: CREATE OR REFRESH makes the table again)."""
+
+    error_class = "STREAMING_QUARANTINE_TABLE_MISSING"
+    sqlstate = "42P01"
 
 
 class DeltaSink:
@@ -124,6 +130,15 @@ class DeltaSink:
         self.before_batch = before_batch
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        """One micro-batch. A typed error it raises leaves its class with errors.RAISED_IN_BATCH first: Spark passes
+        only its text on to the stream's listener."""
+        try:
+            self._batch(batch, batch_id)
+        except SqlError as exc:
+            RAISED_IN_BATCH.record(self.stream_id, exc)
+            raise
+
+    def _batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
         if self.before_batch is not None:
             self.before_batch()

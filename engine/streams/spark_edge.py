@@ -226,7 +226,8 @@ class SparkEdge:
     """What the supervisor asks of Spark. A fake with the same methods drives the supervisor in unit tests."""
 
     def __init__(self, spark: SparkSession, store: CatalogStore, progress: Callable[[str, dict[str, Any]], None],
-                 terminated: Callable[[str, str | None], None], checkpoint_store: CheckpointStore | None = None) -> None:
+                 terminated: Callable[[str, str | None], None],
+                 checkpoint_store: CheckpointStore | None = None) -> None:
         """`checkpoint_store`: where checkpoints are kept when the warehouse is on an object store (None: the local
         checkpoint folder is the truth)."""
         self.spark = spark

@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.incremental_views import (
-    EXTREME_REMOVED,
+    EXTREME_LOST,
     ROWS,
     SIGN,
     analyse,
@@ -49,8 +49,9 @@ def test_merge_is_one_aggregation_over_the_view_and_the_change() -> None:
     union = tree.find(exp.Union)
     assert union is not None and union.left.find(exp.Table).name == "old_rows"
     assert "COALESCE(1)" not in sql
-    # max(s.id): a removed row that was its group's max fails the query, which falls back to a recompute
-    assert f"raise_error('{EXTREME_REMOVED}')" in sql
+    # max(s.id): a group whose max a removed row may have been is marked, and the refresh falls back to a recompute
+    assert tree.selects[-1].alias_or_name == EXTREME_LOST and "raise_error" not in sql
+    assert "__sg_mv_d_n3 IS NOT NULL" in sql.split(f" AS {EXTREME_LOST}")[0].rsplit("coalesce(((", 1)[1]
     # avg from its state, in avg's own type
     assert "AS DECIMAL(16, 6)" in sql
 
@@ -64,3 +65,4 @@ def test_a_global_aggregation_has_no_group_by_and_keeps_its_row() -> None:
     sql, tree = _merge("SELECT count(*) AS n, sum(v) AS total FROM a", ["n", "total"])
     assert not any(select.args.get("group") for select in tree.find_all(exp.Select))
     assert "WHERE" not in sql and "raise_error" not in sql
+    assert f"FALSE AS {EXTREME_LOST}" in sql           # no min or max: no group can lose its extreme

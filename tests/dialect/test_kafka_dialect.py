@@ -9,6 +9,7 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.dialect.streaming.explain import explain
 from sluicegate.dialect.streaming.kafka import KafkaOptionError, parse_options, redact_sql, server_hosts
+from sluicegate.dialect.streaming.plan import Operator
 
 HEAD = "CREATE STREAMING TABLE t AS SELECT CAST(value AS STRING) AS v FROM STREAM "
 GOOD = "read_kafka(bootstrapServers => '127.0.0.1:9092', subscribe => 'orders')"
@@ -26,7 +27,7 @@ def test_a_kafka_source_is_planned_with_its_options_as_the_source_reads_them():
     assert source.kind == "kafka"
     assert source.options == {"bootstrapServers": "h:1", "subscribe": "a,b", "maxOffsetsPerTrigger": "50",
                               "failOnDataLoss": "false", "kafka.security.protocol": "PLAINTEXT"}
-    assert "stream __sg_source_0: Kafka subscribe a,b at h:1" in plan.operators
+    assert Operator("stream", "stream __sg_source_0: Kafka subscribe a,b at h:1") in plan.operators
     assert plan.output_mode == "append"
 
 

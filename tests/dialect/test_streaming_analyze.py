@@ -7,7 +7,7 @@ import sqlglot
 
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.streaming.analyze import analyze
-from sluicegate.dialect.streaming.plan import SourceSpec, StaticTableSpec, WatermarkSpec
+from sluicegate.dialect.streaming.plan import Operator, SourceSpec, StaticTableSpec, WatermarkSpec
 
 CLICKS_PER_COUNTRY = """CREATE OR REFRESH STREAMING TABLE analytics.clicks_per_country
 COMMENT 'clicks per country' TBLPROPERTIES ('pipelines.trigger.interval' = '1 second')
@@ -138,9 +138,12 @@ def test_bronze_silver_gold_chain_passes_when_every_upstream_table_is_append_onl
 
 def test_stream_static_join_and_aggregations_are_described_for_explain() -> None:
     plan = analyze(YAHOO)
-    assert plan.operators[0] == "stream __sg_source_0: Delta table ad_events, watermark event_time - 10 seconds"
-    assert "inner join with static table" in plan.operators and "filter" in plan.operators
-    assert any(op.startswith("window aggregate by") for op in plan.operators)
+    assert plan.operators[0] == Operator("stream", "stream __sg_source_0: Delta table ad_events, watermark event_time "
+                                                   "- 10 seconds")
+    assert Operator("join", "inner join with static table") in plan.operators
+    assert Operator("filter", "filter") in plan.operators
+    assert any(op.kind == "aggregate" and op.text.startswith("window aggregate by") for op in plan.operators)
+    assert plan.aggregation == "keyed"
     assert analyze(SILVER).state.startswith("none")
     assert "kept forever" in analyze(GOLD).state
 

@@ -13,6 +13,7 @@ import pytest
 from deltalake import DeltaTable
 
 from sluicegate.dialect.streaming.plan import ExpectationSpec
+from sluicegate.engine.streams.errors import RAISED_IN_BATCH
 from sluicegate.engine.streams.expectations import BatchChecks, ExpectationViolationError, quarantine_schema
 from sluicegate.engine.streams.sink import BatchWritten, DeltaSink, QuarantineMissingError
 from sluicegate.storage.delta.write import commit_files
@@ -79,6 +80,7 @@ def test_fail_update_commits_neither_table(spark: Any, tmp_path: Path) -> None:
     assert "Violated expectations: 'small'" in message and '"name": "big"' in message
     assert raised.value.sqlstate == "22000"
     assert DeltaTable(table).version() == 0 and DeltaTable(quarantine).version() == 0
+    assert RAISED_IN_BATCH.take(STREAM) == "EXPECTATION_VIOLATION.FAIL_UPDATE"  # the class, for the retry decision
 
 
 def test_complete_mode_replaces_the_quarantine_with_the_current_rejects(spark: Any, tmp_path: Path) -> None:
@@ -98,4 +100,5 @@ def test_a_missing_quarantine_table_stops_the_batch_before_any_commit(spark: Any
     sink = DeltaSink(table, STREAM, "append", (), None, BatchChecks(DROP, "db.t"), gone)
     with pytest.raises(QuarantineMissingError, match="db.t__quarantine is missing"):
         sink(spark.createDataFrame([("a", 1.0), ("b", -1.0)], schema), 0)
+    assert RAISED_IN_BATCH.take(STREAM) == QuarantineMissingError.error_class  # for the retry decision
     assert DeltaTable(table).version() == 0  # nothing committed: the replay, once it exists again, writes both

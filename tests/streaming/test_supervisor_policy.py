@@ -17,11 +17,12 @@ from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.engine.streams import lifecycle
-from sluicegate.engine.streams.errors import NON_RETRYABLE_ERROR_CLASSES, StreamError, retryable
+from sluicegate.engine.streams.errors import NON_RETRYABLE_ERROR_CLASSES, RAISED_IN_BATCH, StreamError, retryable
+from sluicegate.engine.streams.expectations import ExpectationViolationError
 from sluicegate.engine.streams.lifecycle import RetryPolicy, StreamState
 from sluicegate.engine.streams.manager import StreamManager
 from sluicegate.engine.streams.settings import StreamSettings
-from sluicegate.engine.streams.sink import BatchWritten
+from sluicegate.engine.streams.sink import BatchWritten, QuarantineMissingError
 from sluicegate.engine.streams.spark_edge import LiveQuery
 
 T0 = dt.datetime(2026, 11, 25, 12, 0, 0)
@@ -231,6 +232,28 @@ def test_an_unretryable_failure_ends_at_once_and_a_committed_batch_resets_the_co
     manager.tick()
     entry = store.get_stream("db", "healing")
     assert (entry.status, entry.failures, entry.last_error, entry.last_batch_id) == ("RUNNING", 0, None, 4)
+
+
+def test_the_retry_decision_reads_the_class_the_batch_recorded_not_the_text(world) -> None:
+    """The sink records its typed error's class by stream id before Spark wraps the error in a Java exception whose
+    text need not name it; a failure nothing recorded is judged by its text, as the tests above show."""
+    manager, edge, _, store = world
+    wrapped = "org.apache.spark.api.python.PythonException: An exception was thrown from the Python worker."
+    assert retryable(wrapped) and not retryable(wrapped, ExpectationViolationError.error_class)
+    strict = manager.start(_persist(store, manager, "typed"))
+    RAISED_IN_BATCH.record(strict.stream_id, ExpectationViolationError("Flow 'db.typed' failed to meet the "
+                                                                       "expectation."))
+    _end(manager, edge, wrapped)
+    entry = store.get_stream("db", "typed")
+    assert (entry.status, entry.failures) == ("FAILED", 1)
+    assert RAISED_IN_BATCH.take(strict.stream_id) is None          # taken by the one failure it explains
+    assert any("EXPECTATION_VIOLATION is not retried" in message for _, kind, message in store.events("db", "typed")
+               if kind == "FAILED")
+    cured = manager.start(_persist(store, manager, "cured"))        # a typed error a retry can cure: its text aside
+    RAISED_IN_BATCH.record(cured.stream_id, QuarantineMissingError("the quarantine table db.cured__quarantine is "
+                                                                   "missing"))
+    _end(manager, edge, "QuarantineMissingError: the quarantine table of an EXPECTATION_VIOLATION is missing")
+    assert store.get_stream("db", "cured").status == "RETRYING"
 
 
 def test_a_drop_during_the_backoff_is_final(world) -> None:

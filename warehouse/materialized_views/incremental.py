@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect.incremental_views import (
-    EXTREME_REMOVED,
+    EXTREME_LOST,
     PREFIX,
     ROWS,
     SIGN,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from sluicegate.warehouse.context import StatementContext
 
 _FILE = f"{PREFIX}file"
+_EXTREME_LOST_REASON = "a row the change removed may have been the min or max of its group"
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,8 @@ def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: In
     on the driver as the view's one file, so that query is the refresh's one Spark job (one stage where little is
     read, `one_task`). A larger one merges only the files holding touched groups, and only those are rewritten,
     with their other rows as they were."""
+    import pyarrow.compute as pc
+
     stored = {field.name: field.dataType for field in _spark_schema(view)}
     needed = [ROWS] + [c for a in found.aggregates for c in (a.state, a.count) if c is not None]
     if any(column not in stored for column in needed):
@@ -311,20 +314,18 @@ def _apply_to_groups(session: _Session, location: str, view: Snapshot, found: In
         return session.sql(merge_query(found, change, session.register(old), columns, hidden, types, avg_types))
 
     parameters = {"incremental": "true", "change": summary}
-    try:
-        rows = _rows(location, view.version)
-        if not found.keys and rows != 1:
-            raise _Fallback("the view of an aggregation without GROUP BY does not hold exactly one row")
-        if not view.partition_columns and rows <= SMALL_VIEW_ROWS:
-            old = session.register(_view_frame(session.ctx.spark, view))
-            result = session.sql(merge_query(found, f"(\n{change_sql}\n)", old, columns, hidden, types, avg_types,
-                                             one_task)).toArrow()
-            return commit.replace_with_arrow(location, view.version, result, "REFRESH MATERIALIZED VIEW", parameters)
-        return _merge_touched_files(session, location, view, found, columns, change_sql, merged, parameters)
-    except Exception as exc:
-        if EXTREME_REMOVED in str(exc):
-            raise _Fallback("a row the change removed may have been the min or max of its group") from None
-        raise
+    rows = _rows(location, view.version)
+    if not found.keys and rows != 1:
+        raise _Fallback("the view of an aggregation without GROUP BY does not hold exactly one row")
+    if not view.partition_columns and rows <= SMALL_VIEW_ROWS:
+        old = session.register(_view_frame(session.ctx.spark, view))
+        result = session.sql(merge_query(found, f"(\n{change_sql}\n)", old, columns, hidden, types, avg_types,
+                                         one_task)).toArrow()
+        if pc.any(result.column(EXTREME_LOST)).as_py():
+            raise _Fallback(_EXTREME_LOST_REASON)
+        return commit.replace_with_arrow(location, view.version, result.drop_columns([EXTREME_LOST]),
+                                         "REFRESH MATERIALIZED VIEW", parameters)
+    return _merge_touched_files(session, location, view, found, columns, change_sql, merged, parameters)
 
 
 def _merge_touched_files(session: _Session, location: str, view: Snapshot, found: Incrementality,
@@ -345,6 +346,11 @@ def _merge_touched_files(session: _Session, location: str, view: Snapshot, found
     else:
         touched = list(view.files)
     result = merged(rows.drop(_FILE), quote_identifier(session.register(change_rows)))
+    if any(a.function in ("MIN", "MAX") for a in found.aggregates):
+        result = result.localCheckpoint()   # computed once: checked here, then written
+        if not result.where(F.col(EXTREME_LOST)).isEmpty():
+            raise _Fallback(_EXTREME_LOST_REASON)
+    result = result.drop(EXTREME_LOST)
     if not touched:
         return commit.append(location, result, "REFRESH MATERIALIZED VIEW", parameters)
     return commit.rewrite(location, view.version, touched, result, "REFRESH MATERIALIZED VIEW", parameters)
