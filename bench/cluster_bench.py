@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from gateway_process import GatewayProcess
 from spark_cluster import standalone_cluster
-from streaming.gateway_process import GatewayProcess
 from warehouse_bench import LOAD, SCAN, print_figures, rows_and_runs, seconds
 
 

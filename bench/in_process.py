@@ -25,35 +25,28 @@ def serving(spark: Any, config: Any, catalog: Any = None) -> Iterator[tuple[int,
     end."""
     from pyhive import hive
 
-    from sluicegate.gateway.auth.providers import make_authenticator
-    from sluicegate.gateway.server import GatewayServer
-    from sluicegate.gateway.service import GatewayService
+    from sluicegate.gateway import app
 
-    service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file), catalog)
-    server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
-    server.start()
+    running = app.start(config, spark, catalog=catalog, host="127.0.0.1", port=0)
     try:
-        cursor = hive.connect("127.0.0.1", server.port, username="bench").cursor()
+        cursor = hive.connect("127.0.0.1", running.port, username="bench").cursor()
 
         def run(sql: str) -> list[Any]:
             cursor.execute(sql)
             return cursor.fetchall() if cursor.description else []
 
-        yield server.port, run
+        yield running.port, run
     finally:
-        server.shutdown(grace=0)
-        if service.catalog is not None:
-            service.catalog.close()
+        running.stop(grace=0)
 
 
 @contextmanager
 def in_process_gateway(prefix: str) -> Iterator[InProcessGateway]:
-    from sluicegate.engine.spark import create_spark_session, warm_up
+    from sluicegate.gateway import app
     from sluicegate.gateway.config import load_config
 
     config = load_config(port=0, warehouse=Path(tempfile.mkdtemp(prefix=prefix)))
-    spark = create_spark_session(config.spark)
-    warm_up(spark)
+    spark = app.start_spark(config)
     try:
         with serving(spark, config) as (port, run):
             yield InProcessGateway(spark, port, run)

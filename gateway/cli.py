@@ -24,28 +24,19 @@ EXIT_JVM_DIED = 3  # for a supervisor: restart the gateway
 
 def _serve(args: argparse.Namespace) -> int:
     from sluicegate.engine.jvm_watchdog import JvmWatchdog
-    from sluicegate.engine.spark import create_spark_session, warm_up
-    from sluicegate.gateway.auth.providers import make_authenticator
-    from sluicegate.gateway.config import load_config, require_secure_transport
-    from sluicegate.gateway.server import GatewayServer
-    from sluicegate.gateway.service import GatewayService, open_catalog
-    from sluicegate.gateway.tls import server_context
+    from sluicegate.gateway import app
+    from sluicegate.gateway.config import load_config
+    from sluicegate.gateway.service import open_catalog
 
     config = load_config(args.conf, host=args.host, port=args.port, http_port=args.http_port,
                          warehouse=args.warehouse)
-    require_secure_transport(config.server, config.auth.mode)  # before Spark starts: fail fast
-    if config.server.tls_cert is not None and config.server.tls_key is not None:
-        server_context(config.server.tls_cert, config.server.tls_key)
-    authenticator = make_authenticator(config.auth.mode, config.auth.password_file, config.auth.ldap)
-    spark = create_spark_session(config.spark)
-    warm_up(spark)
+    authenticator = app.check(config)  # before Spark starts: fail fast
+    spark = app.start_spark(config)
     if not _storage_shared(config, spark):
         _stop_spark(spark)
         return 2
-    catalog = open_catalog(config)
-    service = GatewayService(config, spark, authenticator, catalog)
-    server = GatewayServer(service, config.server.host, config.server.port, config.server.max_connections)
-    server.start()
+    running = app.start(config, spark, authenticator=authenticator, catalog=open_catalog(config))
+    server = running.server
 
     stop = threading.Event()
     jvm_death: list[str] = []
@@ -78,9 +69,7 @@ def _serve(args: argparse.Namespace) -> int:
     watchdog.stop()
     if jvm_death:
         return _exit_after_jvm_death(jvm_death[0], server)
-    server.shutdown(config.server.shutdown_grace)
-    if catalog is not None:
-        catalog.close()
+    running.stop(config.server.shutdown_grace)
     _stop_spark(spark)
     print("sluicegate stopped", flush=True)
     return 0

@@ -1,36 +1,47 @@
-"""Fixtures: a real Spark session and real gateways on 127.0.0.1, port 0 (the bound port is read back)."""
+"""Fixtures: a real Spark session and real gateways on 127.0.0.1, port 0 (the bound port is read back); and the
+markers that say what a test needs, set from the fixtures and helpers it uses (so that a new test cannot forget them
+and `-m "not jvm"` stays a lane that starts no JVM)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pyhive_helpers import connections
 
-from sluicegate.engine.spark import create_spark_session, warm_up
-from sluicegate.gateway.auth.providers import make_authenticator
-from sluicegate.gateway.config import GatewayConfig, load_config
-from sluicegate.gateway.server import GatewayServer
-from sluicegate.gateway.service import GatewayService, open_catalog
+from sluicegate.gateway import app
+from sluicegate.gateway.app import RunningGateway
+from sluicegate.gateway.config import load_config
+from sluicegate.gateway.service import open_catalog
+
+# A fixture in a test's closure, and what it needs.
+FIXTURE_NEEDS = {"spark": ("jvm",), "beeline": ("beeline", "jvm"), "s3": ("s3",)}
+# A helper a test module imports, and what its tests need (they start it in their own fixtures or bodies).
+HELPER_NEEDS = {"GatewayProcess": ("process", "jvm"), "standalone_cluster": ("cluster", "jvm"),
+                "seaweed_s3": ("s3",), "S3Store": ("s3",)}
+# Markers set by hand that mean a JVM as well.
+JVM_MARKERS = ("beeline", "cluster", "process")
 
 
-@dataclass
-class RunningGateway:
-    config: GatewayConfig
-    service: GatewayService
-    server: GatewayServer
-
-    @property
-    def host(self) -> str:
-        return "127.0.0.1"
-
-    @property
-    def port(self) -> int:
-        return self.server.port
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by them
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        needs: set[str] = set()
+        for fixture in getattr(item, "fixturenames", ()):
+            needs.update(FIXTURE_NEEDS.get(fixture, ()))
+        module = getattr(item, "module", None)
+        for helper, markers in HELPER_NEEDS.items():
+            if module is not None and helper in vars(module):
+                needs.update(markers)
+        if any(item.get_closest_marker(name) for name in JVM_MARKERS):
+            needs.add("jvm")
+        for name in sorted(needs):
+            if item.get_closest_marker(name) is None:
+                item.add_marker(name)
 
 
 @pytest.fixture(scope="session")
@@ -40,9 +51,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
-    config = load_config(warehouse=warehouse)
-    session = create_spark_session(config.spark)
-    warm_up(session)
+    session = app.start_spark(load_config(warehouse=warehouse))
     yield session
     session.stop()
 
@@ -83,20 +92,13 @@ def start_gateway(spark: Any, warehouse: Path, streams: Any,
 
     def start(overrides: dict[str, Any] | None = None) -> RunningGateway:
         config = load_config(port=0, warehouse=warehouse, overrides=with_landing(overrides, landing_root))
-        service = GatewayService(config, spark, make_authenticator(config.auth.mode, config.auth.password_file,
-                                                                        config.auth.ldap),
-                                 open_catalog(config), streams)
-        server = GatewayServer(service, "127.0.0.1", 0, config.server.max_connections)
-        server.start()
-        running = RunningGateway(config, service, server)
+        running = app.start(config, spark, catalog=open_catalog(config), streams=streams, host="127.0.0.1", port=0)
         started.append(running)
         return running
 
     yield start
     for running in started:
-        running.server.shutdown(grace=0)
-        if running.service.catalog is not None:
-            running.service.catalog.close()
+        running.stop(grace=0)
 
 
 @pytest.fixture(scope="session")
@@ -116,22 +118,7 @@ def kafka() -> Iterator[Any]:
 @pytest.fixture()
 def connect(gateway: RunningGateway) -> Iterator[Callable[..., Any]]:
     """PyHive connections to the shared gateway, closed after the test."""
-    from pyhive import hive
-
-    opened = []
-
-    def open_connection(**kwargs: Any) -> Any:
-        kwargs.setdefault("username", "tester")
-        conn = hive.connect(gateway.host, kwargs.pop("port", gateway.port), **kwargs)
-        opened.append(conn)
-        return conn
-
-    yield open_connection
-    for conn in opened:
-        try:
-            conn.close()
-        except Exception:  # noqa: BLE001 - a test may have closed it, or killed its server
-            pass
+    yield from connections(gateway)
 
 
 def spark_home() -> Path:

@@ -25,6 +25,7 @@ from child_processes import stop
 from ports import free_ports
 
 START_TIMEOUT = 60.0
+WAREHOUSE_PREFIX = "warehouse"  # where a gateway's warehouse on the store lives in its bucket
 
 
 @dataclass(frozen=True)
@@ -123,3 +124,16 @@ def _wait_for_bucket(store: S3Store, process: subprocess.Popen[bytes], log: Path
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"bucket {store.bucket} never appeared ({exc}):\n{log.read_text()[-3000:]}") from exc
             time.sleep(0.2)
+
+
+def s3_overrides(store: S3Store, state: Path, secret_file: Path) -> dict[str, Any]:
+    """The configuration of a gateway whose warehouse is on `store` (its catalog, checkpoints and landing in the
+    local `state` folder): the secret key in a 0600 file, as an operator would keep it."""
+    secret_file.write_text(store.secret_key + "\n")
+    secret_file.chmod(0o600)
+    return {
+        "warehouse": {"path": f"s3://{store.bucket}/{WAREHOUSE_PREFIX}", "local_state": str(state)},
+        "storage": {"endpoint": store.endpoint, "region": store.region, "access_key": store.access_key,
+                    "secret_key_file": str(secret_file), "allow_http": True},
+        "security": {"allowed_paths": [str(state / "landing"), f"s3://{store.bucket}/{WAREHOUSE_PREFIX}/landing"]},
+    }

@@ -1,12 +1,14 @@
-"""What the PyHive-driven test modules share: a statement's rows in a stable order, a failing statement's
-HiveServer2 status (its errorMessage and sqlState are what the tests assert on), bounded polling for what a stream
-does in the background, and files landed whole under a name."""
+"""What the PyHive-driven test modules share: connections to a gateway, a cursor in a database of its own, a
+statement's rows in a stable order, a failing statement's HiveServer2 status (its errorMessage and sqlState are what
+the tests assert on), bounded polling for what a stream does in the background, and files landed whole under a
+name."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,12 +28,60 @@ def error_status(cursor: Any, sql: str) -> Any:
     return raised.value.args[0].status
 
 
-def cursor_in(connect: Any, database: str) -> Any:
-    """A new connection's cursor using `database` (created if missing): each test module keeps its own."""
-    cursor = connect().cursor()
+def connections(gateway: Any) -> Iterator[Callable[..., Any]]:
+    """For a `connect` fixture (`yield from connections(gateway)`): a function opening PyHive connections to
+    `gateway` (as `tester` unless `username=` says otherwise; `port=` for another port), closed afterwards."""
+    from pyhive import hive
+
+    opened = []
+
+    def open_connection(**kwargs: Any) -> Any:
+        kwargs.setdefault("username", "tester")
+        conn = hive.connect(gateway.host, kwargs.pop("port", gateway.port), **kwargs)
+        opened.append(conn)
+        return conn
+
+    yield open_connection
+    for conn in opened:
+        with contextlib.suppress(Exception):  # a test may have closed it, or killed its server
+            conn.close()
+
+
+def use_database(cursor: Any, database: str) -> Any:
+    """`cursor` using `database` (created if missing), which `cursor.database` names."""
     cursor.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
     cursor.execute(f"USE {database}")
+    cursor.database = database
     return cursor
+
+
+def cursor_in(connect: Any, database: str, **login: Any) -> Any:
+    """A new connection's cursor (`login`: connect's arguments, e.g. username=) using `database` (created if
+    missing): each test module keeps its own."""
+    return use_database(connect(**login).cursor(), database)
+
+
+def database_named_after(request: pytest.FixtureRequest, prefix: str, length: int) -> str:
+    """A database name of the test's own: `prefix` and the first `length` characters of the test's name."""
+    name = prefix + request.node.name.removeprefix("test_")[:length].lower()
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def dropped_after(cursor: Any) -> Iterator[Any]:
+    """For a `cursor` fixture (`yield from dropped_after(cursor_in(...))`): the cursor, then its database dropped
+    with everything in it (its streams stopped)."""
+    yield cursor
+    cursor.execute(f"DROP DATABASE IF EXISTS {cursor.database} CASCADE")
+
+
+def database_cursor(gateway: Any, database: str) -> Iterator[Any]:
+    """For a module's `cursor` fixture (`yield from database_cursor(gateway, NAME)`): a cursor of `tester` in
+    `database` on a connection of its own, the database dropped with everything in it afterwards."""
+    from pyhive import hive
+
+    connection = hive.connect(gateway.host, gateway.port, username="tester")
+    yield from dropped_after(use_database(connection.cursor(), database))
+    connection.close()
 
 
 def poll_until(predicate: Any, what: str, timeout: float = 120.0) -> Any:

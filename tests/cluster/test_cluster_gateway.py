@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gateway_process import GatewayProcess
 from pyhive import hive
 from pyhive_helpers import poll_until
 from spark_cluster import StandaloneCluster, standalone_cluster
-from streaming.gateway_process import GatewayProcess
 from TCLIService import ttypes
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]

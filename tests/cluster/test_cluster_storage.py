@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from gateway_process import GatewayProcess
 from pyhive import exc as hive_exc
 from pyhive import hive
 from spark_cluster import StandaloneCluster, mount_namespaces_work, private_mount, standalone_cluster
-from streaming.gateway_process import GatewayProcess
 from test_cluster_gateway import cluster_conf
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gateway_process import GatewayProcess
 from keyed_files import keyed_rows, per_key
+from object_store import S3Store
 from pyhive_helpers import execute_on
-
-from tests.object_store import S3Store
-from tests.streaming.gateway_process import GatewayProcess
 
 MAX_FILES = 400       # files land every 1-3 s until the last restart (each restart takes a minute on a busy machine)
 ROWS_PER_FILE = 40

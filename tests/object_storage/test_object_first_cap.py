@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyhive_helpers import poll_until, sorted_rows
+from object_store import S3Store
+from pyhive_helpers import database_cursor, poll_until, sorted_rows
 
 from sluicegate.engine.streams.delta_source import _log_lines, latest_version
-from tests.object_storage.conftest import database_cursor
-from tests.object_store import S3Store
 
 DATABASE = "s3firstcap"
 LANDING = "warehouse/landing"

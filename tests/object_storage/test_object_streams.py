@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from object_store import S3Store
 from pyarrow.fs import FileSelector, FileType
-from pyhive_helpers import error_status, poll_until, sorted_rows
-
-from tests.object_storage.conftest import database_cursor
-from tests.object_store import S3Store
+from pyhive_helpers import database_cursor, error_status, poll_until, sorted_rows
 
 DATABASE = "s3streams"
 LANDING = "warehouse/landing"

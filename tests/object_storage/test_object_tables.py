@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
+from object_store import WAREHOUSE_PREFIX, S3Store
+from pyhive_helpers import cursor_in, error_status
 
-from tests.conftest import RunningGateway
-from tests.object_storage.conftest import WAREHOUSE_PREFIX
-from tests.object_store import S3Store
-from tests.pyhive_helpers import cursor_in, error_status
+from sluicegate.gateway.app import RunningGateway
 
 
 def table_uri(store: S3Store, database: str, name: str) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from object_store import S3Store, seaweed_s3
 
 from sluicegate.catalog.errors import PathOutsideWarehouseError
 from sluicegate.catalog.names import owned_table_folder, table_folder
@@ -17,7 +18,6 @@ from sluicegate.storage import files, registry
 from sluicegate.storage.delta import tables as delta
 from sluicegate.storage.errors import ObjectStoreUnavailableError, UnknownObjectStoreError
 from sluicegate.storage.settings import ObjectStoreSettings
-from tests.object_store import S3Store, seaweed_s3
 
 
 @pytest.fixture(scope="module")

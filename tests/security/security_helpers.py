@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 from child_processes import stop
-from pyhive_helpers import error_status
+from ports import free_ports
+from pyhive_helpers import cursor_in, database_named_after, dropped_after, error_status
 
 BASE_DN = "dc=example,dc=org"
 PEOPLE_DN = f"ou=people,{BASE_DN}"
@@ -116,12 +117,6 @@ def _ssha(password: str) -> str:
     return "{SSHA}" + base64.b64encode(hashlib.sha1(password.encode() + salt).digest() + salt).decode()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @dataclass(frozen=True)
 class Slapd:
     url: str
@@ -154,7 +149,7 @@ def slapd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slapd]:
     ldif = folder / "users.ldif"
     ldif.write_text("\n".join(entries))
     subprocess.run([slapadd, "-f", str(conf), "-l", str(ldif)], check=True, capture_output=True, timeout=60)
-    port = _free_port()
+    port = free_ports(1)[0]
     url = f"ldap://127.0.0.1:{port}"
     log = open(folder / "slapd.log", "w")  # noqa: SIM115 - closed below
     process = subprocess.Popen([binary, "-f", str(conf), "-h", f"{url}/", "-d", "0"], stdout=log,
@@ -178,14 +173,7 @@ def slapd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slapd]:
 def own_database(connect: Any, request: pytest.FixtureRequest, user: str = "mallory") -> Iterator[Any]:
     """For a test's `cursor` fixture (`yield from own_database(connect, request)`): `user`'s cursor in a database of
     the test's own (named after it; `cursor.database`), dropped with everything in it afterwards."""
-    name = "sec_" + request.node.name.removeprefix("test_")[:30].lower()
-    database = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    cur = connect(username=user).cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
-    cur.execute(f"USE {database}")
-    cur.database = database
-    yield cur
-    cur.execute(f"DROP DATABASE IF EXISTS {database} CASCADE")
+    yield from dropped_after(cursor_in(connect, database_named_after(request, "sec_", 30), username=user))
 
 
 def refused(cursor: Any, sql: str, error_class: str = "", sqlstate: str = "42501") -> str:

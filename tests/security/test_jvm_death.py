@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from streaming.gateway_process import GatewayProcess
+from gateway_process import GatewayProcess
 
 
 def _java_children(pid: int) -> list[int]:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gateway_process import GatewayProcess
 from pyhive_helpers import error_status, sorted_rows
-from streaming.gateway_process import GatewayProcess
 
 from sluicegate.catalog.store import CatalogStore, TableEntry
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyhive_helpers import cursor_in, database_named_after
 
 
 def land_json(folder: Path, rows: list[dict[str, Any]]) -> Path:
@@ -30,9 +31,4 @@ def land() -> Any:
 @pytest.fixture()
 def stream_cursor(connect: Any, request: pytest.FixtureRequest) -> Any:
     """A PyHive cursor in a fresh database named after the test."""
-    database = "st_" + request.node.name.removeprefix("test_")[:40].lower()
-    cursor = connect().cursor()
-    cursor.execute(f"CREATE DATABASE IF NOT EXISTS {database}")
-    cursor.execute(f"USE {database}")
-    cursor.database = database
-    return cursor
+    return cursor_in(connect, database_named_after(request, "st_", 40))

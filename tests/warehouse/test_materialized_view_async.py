@@ -12,16 +12,16 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from pyhive_helpers import cursor_in, poll_until, sorted_rows
 
 from sluicegate.warehouse.materialized_views import refresh as mv_refresh
-from tests.pyhive_helpers import cursor_in, poll_until, sorted_rows
 
 DATABASE = "mv_async"
 
 
 @pytest.fixture()
 def cursor(connect: Any, gateway: Any) -> Iterator[Any]:
-    from tests.pyhive_helpers import drop_database
+    from pyhive_helpers import drop_database
 
     drop_database(gateway, DATABASE)
     cur = cursor_in(connect, DATABASE)

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from tests.pyhive_helpers import cursor_in
+from pyhive_helpers import cursor_in
 
 # Each round changes an input, refreshes the five views and compares them all in one statement (about 5 s on a
 # quiet 2-core machine, so about two and a half minutes in CI); SLUICEGATE_MV_ROUNDS=150 runs the 750 comparisons of

@@ -8,9 +8,9 @@ import datetime as dt
 from typing import Any
 
 import pytest
+from pyhive_helpers import cursor_in, sorted_rows
 
 from sluicegate.warehouse.materialized_views.scheduler import MaterializedViewScheduler
-from tests.pyhive_helpers import cursor_in, sorted_rows
 
 
 class Clock:

@@ -9,8 +9,7 @@ import json
 from typing import Any
 
 import pytest
-
-from tests.pyhive_helpers import cursor_in, error_status, sorted_rows
+from pyhive_helpers import cursor_in, error_status, sorted_rows
 
 
 @pytest.fixture()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
+from pyhive_helpers import cursor_in
 from pyhive_helpers import error_status as _error
 from pyhive_helpers import sorted_rows as _select
 
@@ -20,10 +21,7 @@ DB = "wh_sql"
 
 @pytest.fixture()
 def cursor(connect: Any) -> Any:
-    cur = connect().cursor()
-    cur.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
-    cur.execute(f"USE {DB}")
-    return cur
+    return cursor_in(connect, DB)
 
 
 def _location(warehouse: Path, table: str) -> str:
