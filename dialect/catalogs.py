@@ -4,7 +4,7 @@ read, its catalog checked here and dropped, so that every later step sees `schem
 The catalog is named by the configuration (`catalog.name`, `main` by default, Unity Catalog's default);
 `hive_metastore` and Spark's `spark_catalog` are accepted as aliases of it, so clients that pass either (dbt-databricks
 defaults to `hive_metastore`) reach the same schemas. The `system` catalog holds `information_schema` only (the
-catalog's views, warehouse/listings/information_schema.py); `<catalog>.information_schema` is the same schema.
+catalog's views, executor/listings/information_schema.py); `<catalog>.information_schema` is the same schema.
 
 The root (`drop_catalogs`) runs on every tree `dialect.parse.parse` makes, so no statement kind checks or drops
 catalogs on its own: a table reference keeps its first offset (the catalog's) in `meta["start"]`, so that the binder

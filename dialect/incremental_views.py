@@ -14,7 +14,7 @@ The change of a join is the sum, over the references in text order, of the query
 their new version, this reference's added (or removed) rows, and the later references at their old version; each
 term is the user's own text with the references replaced (as the binder does) and, for an aggregation, the select
 list replaced by the group keys and aggregate arguments and GROUP BY dropped. This module is pure: it builds text,
-the runtime (warehouse/materialized_views/incremental.py) binds and runs it.
+the runtime (executor/materialized_views/incremental.py) binds and runs it.
 """
 
 from __future__ import annotations

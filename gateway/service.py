@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from sluicegate.catalog.store import CatalogStore
     from sluicegate.engine.streams.manager import StreamManager
-    from sluicegate.warehouse.materialized_views.scheduler import MaterializedViewScheduler
+    from sluicegate.executor.materialized_views.scheduler import MaterializedViewScheduler
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def open_catalog(config: GatewayConfig) -> CatalogStore:
 
 
 def open_storage(config: GatewayConfig) -> None:
-    """An object-store warehouse: its prefix is served with the configured endpoint and keys (runtime/storage), once
+    """An object-store warehouse: its prefix is served with the configured endpoint and keys (storage/), once
     the store answers a listing of it with them (a wrong endpoint, key or bucket stops the start, not a statement)."""
     if config.object_store is None:
         return
@@ -106,7 +106,7 @@ def start_streams(config: GatewayConfig, spark: SparkSession, catalog: CatalogSt
 def start_view_scheduler(config: GatewayConfig, spark: SparkSession, catalog: CatalogStore,
                          policy: Policy) -> MaterializedViewScheduler:
     """The loop that refreshes scheduled and TRIGGER ON UPDATE materialized views, ticking as the supervisor does."""
-    from sluicegate.warehouse.materialized_views.scheduler import MaterializedViewScheduler
+    from sluicegate.executor.materialized_views.scheduler import MaterializedViewScheduler
 
     assert config.streams is not None
     return MaterializedViewScheduler(spark, catalog, config.warehouse, policy, config.streams.tick_seconds,
@@ -330,7 +330,7 @@ class GatewayService:
         if self.views is not None:
             self.views.stop()
         if self._owns_streams:  # REFRESH ... ASYNC still running: within the grace (an unfinished one commits nothing)
-            from sluicegate.warehouse.materialized_views.background import REFRESHES
+            from sluicegate.executor.materialized_views.background import REFRESHES
 
             REFRESHES.wait(max(0.0, deadline - time.monotonic()))
             self.streams.stop_all()

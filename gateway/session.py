@@ -10,12 +10,12 @@ import time
 from typing import TYPE_CHECKING
 
 from sluicegate.engine.sessions import new_user_session
+from sluicegate.executor.binding.session_views import SessionViews
+from sluicegate.executor.spark_databases import spark_has_database
 from sluicegate.gateway.errors import InvalidRequestError, LimitExceededError, SessionNotFoundError
 from sluicegate.gateway.handles import SessionHandle
 from sluicegate.gateway.operation.state import TERMINAL
 from sluicegate.policy.settings import is_client_hint
-from sluicegate.warehouse.binding.session_views import SessionViews
-from sluicegate.warehouse.spark_databases import spark_has_database
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -4,11 +4,11 @@ The executor asks `decide` once per statement, before it chooses between the war
 statement's type up in `RULES` and runs its rule (policy/rules.py); a type without a rule is refused, so a new
 statement kind runs for nobody until this table says what it needs. Three things are judged later, where what they
 judge exists, and are therefore not in the table:
-- the tables and views a query reads: SELECT on each where the query is bound (warehouse/binding/resolver.py), and
+- the tables and views a query reads: SELECT on each where the query is bound (executor/binding/resolver.py), and
   the analysed plan by `Policy.check_query` before its first row;
 - the text Spark runs itself (passthrough statements, Spark's own tables, file views): Spark's own parse of it, and
   the owner of the Spark table it names (`check_spark_run`, after `decide`);
-- the files and reader options of `read_files`, where the call is bound (warehouse/binding/file_reads.py).
+- the files and reader options of `read_files`, where the call is bound (executor/binding/file_reads.py).
 """
 
 from __future__ import annotations

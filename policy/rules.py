@@ -120,7 +120,7 @@ def create_or_replace(request: Request, statement: st.CreateTable | st.CreateVie
 
 def create_materialized_view(request: Request, statement: st.CreateMaterializedView) -> None:
     """CREATE in the schema; OR REPLACE / OR REFRESH of an existing view: its owner. SELECT on every input is checked
-    where the query is bound (warehouse/binding/resolver.py), with the creator's rights."""
+    where the query is bound (executor/binding/resolver.py), with the creator's rights."""
     found = request.existing(statement.table)
     if found is not None and (statement.replace or statement.or_refresh) and not statement.if_not_exists:
         request.grants.require_owner(request.principal, found, "replace" if statement.replace else "refresh")

@@ -14,7 +14,7 @@ import os
 import zipfile
 from pathlib import Path
 
-EXECUTOR_PACKAGES = ("catalog", "dialect", "engine", "policy", "storage", "warehouse")
+EXECUTOR_PACKAGES = ("catalog", "dialect", "engine", "executor", "policy", "storage")
 ROOT = "sluicegate"
 
 

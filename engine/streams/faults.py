@@ -6,7 +6,7 @@ when this module is imported; nothing a client sends can set it (SET changes Spa
 process environment, and no statement reaches os.environ). Unset, `crash_point` does nothing.
 
 Points: full_refresh.after_stop, full_refresh.after_row, full_refresh.after_checkpoint, full_refresh.after_empty
-(warehouse/streaming_tables.py, the steps of REFRESH ... FULL).
+(executor/streaming_tables.py, the steps of REFRESH ... FULL).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from sluicegate.gateway.operation.state import TERMINAL, OperationState, check_t
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from sluicegate.warehouse.binding.session_views import SessionViews
+    from sluicegate.executor.binding.session_views import SessionViews
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""ExecuteStatement: a SQL statement classified first, then run by the warehouse executor (Delta tables in the
+"""ExecuteStatement: a SQL statement classified first, then run by the executor (Delta tables in the
 persistent catalog) or, for what Spark runs as it is, by the session's Spark; tagged so that cancel reaches its jobs."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from sluicegate.dialect.classify import classify
 from sluicegate.engine.sessions import set_current_user
 from sluicegate.engine.sql import StatementResult, cancel_job_group
+from sluicegate.executor.context import StatementContext
+from sluicegate.executor.dispatch import execute
 from sluicegate.gateway.operation.base import COLUMNS, Operation, OperationType, ResultFormat
 from sluicegate.gateway.operation.state import TERMINAL
 from sluicegate.gateway.variables import require_bound, substitute
 from sluicegate.policy.settings import is_client_hint
-from sluicegate.warehouse.context import StatementContext
-from sluicegate.warehouse.executor import execute
 
 if TYPE_CHECKING:
     from sluicegate.catalog.store import CatalogStore

@@ -12,9 +12,9 @@ import pyarrow as pa
 from sluicegate.dialect import catalogs
 from sluicegate.engine.results import ResultColumn, wire_arrow_type
 from sluicegate.engine.sql import ListBatchSource, StatementResult
+from sluicegate.executor.listings import catalog_view
 from sluicegate.gateway import types as hive_types
 from sluicegate.gateway.operation.base import Operation, OperationType
-from sluicegate.warehouse.listings import catalog_view
 
 if TYPE_CHECKING:
     from sluicegate.catalog.store import CatalogStore

@@ -19,7 +19,7 @@ CASES = FIXTURE["cases"]
 
 
 def _describe(plan: StreamingPlan) -> tuple[list[str], str]:
-    """The Source rows and the Operators row of DESCRIBE STREAMING TABLE (warehouse/streaming_tables.py)."""
+    """The Source rows and the Operators row of DESCRIBE STREAMING TABLE (executor/streaming_tables.py)."""
     return ([op.text for op in plan.operators if op.kind == "stream"],
             "; ".join(op.text for op in plan.operators if op.kind != "stream"))
 

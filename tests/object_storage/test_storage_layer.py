@@ -1,4 +1,4 @@
-"""The storage layer (runtime/storage, catalog/uris.py) against a real S3 store (weed mini), without Spark: locations
+"""The storage layer (storage/, catalog/uris.py) against a real S3 store (weed mini), without Spark: locations
 are parsed and contained, a Delta table on the store is created, appended and read by delta-rs with the registered
 store's options, and prefixes are listed, copied and deleted."""
 

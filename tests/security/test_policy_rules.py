@@ -14,12 +14,12 @@ import pytest
 from sluicegate.catalog.grants import GrantStore, Securable
 from sluicegate.catalog.store import CatalogStore, TableEntry
 from sluicegate.dialect import statements as st
+from sluicegate.executor import dispatch as executor
+from sluicegate.executor.context import StatementContext
 from sluicegate.policy import Policy, SecuritySettings
 from sluicegate.policy.decide import RULES, decide
 from sluicegate.policy.errors import PermissionDeniedError, PolicyError, StatementNotAllowedError
 from sluicegate.policy.rules import Rule
-from sluicegate.warehouse import executor
-from sluicegate.warehouse.context import StatementContext
 
 KINDS = typing.get_args(st.Statement)
 

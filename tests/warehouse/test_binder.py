@@ -6,9 +6,9 @@ import pytest
 
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.statements import Query
+from sluicegate.executor.binding.binder import Binder, ResolvedTable
 from sluicegate.storage.delta.write import write_dataframe
 from sluicegate.storage.spark_errors import RuntimeQueryError
-from sluicegate.warehouse.binding.binder import Binder, ResolvedTable
 
 
 class DictResolver:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sluicegate.warehouse.listings.information_schema import VIEWS, ColumnFacts, SchemaFacts, TableFacts, rows
+from sluicegate.executor.listings.information_schema import VIEWS, ColumnFacts, SchemaFacts, TableFacts, rows
 
 WHEN = dt.datetime(2026, 11, 25, 12, 0)
 SCHEMAS = [SchemaFacts("analytics", "ann", "models", WHEN), SchemaFacts("information_schema")]

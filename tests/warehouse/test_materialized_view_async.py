@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pyhive_helpers import cursor_in, poll_until, sorted_rows
 
-from sluicegate.warehouse.materialized_views import refresh as mv_refresh
+from sluicegate.executor.materialized_views import refresh as mv_refresh
 
 DATABASE = "mv_async"
 
@@ -60,7 +60,7 @@ def refresh_held(limit: float = 120.0) -> Iterator[threading.Timer]:
 
 def _settled(cursor: Any) -> dict[str, str]:
     """DESCRIBE once the view's background worker has ended (every merged pass ran)."""
-    from sluicegate.warehouse.materialized_views.background import REFRESHES
+    from sluicegate.executor.materialized_views.background import REFRESHES
 
     poll_until(lambda: not REFRESHES.running((DATABASE, "parsed")), "the background refresh to end")
     return _describe(cursor)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pyhive_helpers import cursor_in, sorted_rows
 
-from sluicegate.warehouse.materialized_views.scheduler import MaterializedViewScheduler
+from sluicegate.executor.materialized_views.scheduler import MaterializedViewScheduler
 
 
 class Clock:

@@ -230,7 +230,7 @@ def test_incremental_aggregation_merge_paths(connect: Any, monkeypatch: pytest.M
     """The other two ways a change is merged give what the query gives too: a change too large for one task
     (an aggregation after a shuffle), and a view too large to rewrite whole (only the files holding a touched group
     are rewritten)."""
-    from sluicegate.warehouse.materialized_views import incremental as mv_incremental
+    from sluicegate.executor.materialized_views import incremental as mv_incremental
 
     monkeypatch.setattr(mv_incremental, "ONE_TASK_BYTES" if path == "shuffled" else "SMALL_VIEW_ROWS", -1)
     cursor = cursor_in(connect, f"mv_merge_{path}")
@@ -303,7 +303,7 @@ def test_a_view_commit_the_catalog_did_not_record_is_recomputed(cursor: Any, dat
     from dataclasses import replace
 
     from sluicegate.catalog.store import CatalogStore
-    from sluicegate.warehouse.materialized_views.refresh import MaterializedViewState
+    from sluicegate.executor.materialized_views.refresh import MaterializedViewState
 
     cursor.execute("CREATE MATERIALIZED VIEW per_customer AS SELECT customer, count(*) AS n FROM orders "
                    "GROUP BY customer")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from sluicegate.warehouse.materialized_views.background import BackgroundRefreshes
+from sluicegate.executor.materialized_views.background import BackgroundRefreshes
 
 
 class Gate:

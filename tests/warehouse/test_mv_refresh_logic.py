@@ -7,8 +7,8 @@ import datetime as dt
 
 from sluicegate.catalog.store import StreamEntry
 from sluicegate.dialect.schedule import Schedule
-from sluicegate.warehouse.materialized_views.refresh import FAILED, MaterializedViewState, _changes
-from sluicegate.warehouse.materialized_views.scheduler import due
+from sluicegate.executor.materialized_views.refresh import FAILED, MaterializedViewState, _changes
+from sluicegate.executor.materialized_views.scheduler import due
 
 NOW = dt.datetime(2026, 11, 25, 12, 0, 0)
 
@@ -54,7 +54,7 @@ def test_a_refresh_left_running_by_a_stopped_gateway_is_failed_at_start(tmp_path
     from pathlib import Path
 
     from sluicegate.catalog.store import CatalogStore, TableEntry
-    from sluicegate.warehouse.materialized_views.scheduler import recover_interrupted
+    from sluicegate.executor.materialized_views.scheduler import recover_interrupted
 
     store = CatalogStore.for_warehouse(Path(str(tmp_path)))
     store.create_database("db")

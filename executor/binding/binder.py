@@ -1,0 +1,320 @@
+"""Binding a query to snapshots: every catalog table it names is pinned to one committed Delta version.
+
+The query is parsed once to find its table references; in the text, each that names a catalog table is replaced by a
+temporary view over the pinned snapshot's files (keeping its alias, or given `AS name` so that `name.column` still
+resolves; its time-travel clause read and dropped), and nothing else changes. Catalog views are bound the same way,
+recursively, with the resolver the view's owner reads with. A map from the new text to the original offsets turns
+Spark's error positions into positions in what the user typed. Spark analyses the text at once, after which the
+temporary views are dropped (the analysed plan keeps what they pointed to). One statement therefore reads one version
+per table, even if it names the table twice (or a view names it too), and never sees a commit that lands while it
+runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from sluicegate.catalog.names import quote_qualified, quote_string
+from sluicegate.dialect import catalogs
+from sluicegate.dialect.catalogs import INFORMATION_SCHEMA
+from sluicegate.dialect.errors import SqlError
+from sluicegate.dialect.positions import line_column
+from sluicegate.dialect.references import (
+    TableReference,
+    current_catalog_calls,
+    file_reads,
+    parse,
+    splice,
+    table_function_calls,
+    table_references,
+)
+from sluicegate.dialect.statements import Query
+from sluicegate.executor.binding.file_reads import file_dataframe
+from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
+from sluicegate.executor.binding.resolver import CatalogResolver
+from sluicegate.executor.listings.event_log import EventLogReader, event_log_dataframe
+from sluicegate.executor.listings.information_schema import information_schema_reader
+from sluicegate.storage.delta.read import Snapshot, load_snapshot, pinned_dataframe
+from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from sluicegate.executor.context import StatementContext
+
+__all__ = ["Binder", "BoundQuery", "ResolvedTable", "TableResolver", "TimeTravelError", "bind"]
+
+MAX_VIEW_DEPTH = 16
+_counter = itertools.count()
+_PinKey = tuple[str, str, "int | None", "str | None", bool]
+SOURCE_FILE = "__sg_source_file"   # the column a rewrite's target is bound with (`source_files`)
+# reads `information_schema.<view>`, given the reference and a map from offsets to the statement's line and column
+InformationSchemaReader = Callable[[TableReference, Callable[[int], "tuple[int, int]"]], "DataFrame"]
+
+
+@dataclass
+class BoundQuery:
+    df: DataFrame
+    snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
+
+
+class TimeTravelError(RuntimeQueryError):
+    error_class = "INVALID_TIME_TRAVEL_SPEC"
+    sqlstate = "42K0E"
+
+
+def _parse_timestamp(text: str) -> dt.datetime:
+    try:
+        value = dt.datetime.fromisoformat(text.strip())
+    except ValueError as exc:
+        raise TimeTravelError(f"'{text}' is not a timestamp",
+                              hint="write TIMESTAMP AS OF 'YYYY-MM-DD HH:MM:SS'") from exc
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
+class Binder:
+    """Binds the queries of one statement; `close()` drops the temporary views it created.
+
+    `resolved` lists every catalog table and view the bound queries name, in text order (a view's own tables are
+    not listed: they are read with the view owner's resolver), for the policy to check rights on."""
+
+    def __init__(self, spark: SparkSession, resolver: TableResolver, statement: str,
+                 _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None,
+                 guard: Callable[[str], None] | None = None,
+                 files: Callable[[TableReference], DataFrame] | None = None,
+                 event_logs: EventLogReader | None = None,
+                 information_schema: InformationSchemaReader | None = None,
+                 source_files: frozenset[tuple[str, str]] = frozenset()) -> None:
+        """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
+        `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
+        text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
+        (and the right to read it checked) by this binder's resolver; `information_schema` reads a view of
+        `information_schema` (executor/listings/information_schema.py)."""
+        self._spark = spark
+        self._guard = guard
+        self._files = files
+        self._event_logs = event_logs
+        self._information_schema = information_schema
+        self._resolver = resolver
+        self._statement = statement
+        self._views: list[str] = []
+        self._pinned = _pinned if _pinned is not None else {}  # shared with the binders of views
+        # tables bound with one more column, SOURCE_FILE: the file of each row (the target of a rewrite)
+        self._source_files = source_files
+        self.snapshots: dict[tuple[str, str], Snapshot] = {}
+        self.resolved: list[ResolvedTable] = []
+
+    def _view_name(self) -> str:
+        return f"__sg_snapshot_{next(_counter)}"
+
+    def _position(self, offset_in_query: int, query: Query) -> tuple[int, int]:
+        return line_column(self._statement, query.offset + offset_in_query)
+
+    def _relocate(self, exc: SqlError, query: Query) -> SqlError:
+        """A position in `query.sql` (as dialect errors carry it) made a position in the statement."""
+        if exc.line is not None and exc.column is not None and query.offset:
+            lines = query.sql.split("\n")
+            offset = sum(len(text) + 1 for text in lines[: exc.line - 1]) + exc.column - 1
+            exc.line, exc.column = self._position(offset, query)
+        return exc
+
+    def _bind_table(self, resolved: ResolvedTable, ref: TableReference, query: Query) -> str:
+        with_file = (resolved.database, resolved.name) in self._source_files
+        key = (resolved.database, resolved.name, ref.version, ref.timestamp, with_file)
+        if key in self._pinned:
+            name, snapshot = self._pinned[key]
+        else:
+            try:
+                timestamp = _parse_timestamp(ref.timestamp) if ref.timestamp is not None else None
+                snapshot = load_snapshot(resolved.location or "", ref.version, timestamp)
+            except RuntimeQueryError as exc:
+                exc.line, exc.column = self._position(ref.start, query)
+                raise
+            name = self._view_name()
+            pinned_dataframe(self._spark, snapshot, SOURCE_FILE if with_file else None).createOrReplaceTempView(name)
+            self._views.append(name)
+            self._pinned[key] = (name, snapshot)
+        if ref.version is None and ref.timestamp is None:
+            self.snapshots[(resolved.database, resolved.name)] = snapshot
+        return name
+
+    def _bind_view(self, resolved: ResolvedTable, ref: TableReference, query: Query, depth: int) -> str:
+        if ref.version is not None or ref.timestamp is not None:
+            line, column = self._position(ref.start, query)
+            raise TimeTravelError(f"{resolved.qualified} is a view; views have no versions",
+                                  line=line, column=column, hint="time-travel the tables the view reads instead")
+        if depth >= MAX_VIEW_DEPTH:
+            raise RuntimeQueryError(f"views nest deeper than {MAX_VIEW_DEPTH} levels at {resolved.name}",
+                                    error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
+        inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned,
+                       guard=self._guard, files=self._files, event_logs=self._event_logs,
+                       information_schema=self._information_schema)
+        try:
+            df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
+        finally:
+            self._views.extend(inner._views)
+            self.snapshots.update(inner.snapshots)
+        name = self._view_name()
+        df.createOrReplaceTempView(name)
+        self._views.append(name)
+        return name
+
+    def _bind_function(self, read: Callable[[TableReference], DataFrame], ref: TableReference, query: Query) -> str:
+        """A table function's call bound to a temporary view over what `read` makes of it."""
+        try:
+            df = read(ref)
+        except SqlError as exc:
+            if exc.line is None:
+                exc.line, exc.column = self._position(ref.start, query)
+            raise
+        name = self._view_name()
+        df.createOrReplaceTempView(name)
+        self._views.append(name)
+        return name
+
+    def _information_schema_view(self, query: Query) -> Callable[[TableReference], DataFrame]:
+        read = self._information_schema
+        assert read is not None
+        return lambda ref: read(ref, lambda offset: self._position(offset, query))
+
+    def _resolve(self, ref: TableReference, query: Query) -> ResolvedTable | None:
+        try:
+            return self._resolver.resolve(ref.database, ref.name)
+        except SqlError as exc:
+            if exc.line is None:
+                exc.line, exc.column = self._position(ref.start, query)
+            raise
+
+    def rewrite(self, query: Query, depth: int = 0, *, reads_only: bool = False) -> tuple[str, Callable[[int], int]]:
+        """`query.sql` with every catalog table it names bound, and the map from offsets in the new text to offsets
+        in `query.sql`. `reads_only`: bind only the tables that a query inside the statement reads (not the table a
+        CREATE or INSERT writes), for statements Spark runs itself. Raises a SqlError with a position."""
+        try:
+            tree = parse(query.sql)
+            refs = table_references(query.sql, tree)
+        except SqlError as exc:
+            raise self._relocate(exc, query) from None
+        replacements: list[tuple[TableReference, str]] = []
+        if reads_only:
+            # the table the statement writes stays Spark's to resolve, named without the catalog Spark does not know
+            replacements += [(replace(ref, needs_alias=False), _two_parts(ref)) for ref in refs
+                             if not _read_by_a_query(ref) and _names_a_catalog(ref)]
+            refs = [ref for ref in refs if _read_by_a_query(ref)]
+        for ref in refs:
+            if self._information_schema is not None and (ref.database or "").lower() == INFORMATION_SCHEMA:
+                replacements.append((ref, self._bind_function(self._information_schema_view(query), ref, query)))
+                continue
+            resolved = self._resolve(ref, query)
+            if resolved is None and _names_a_catalog(ref):
+                # one of Spark's own (or nothing): Spark reads it without the catalog part it does not know
+                replacements.append((ref, _two_parts(ref)))
+            if resolved is None:
+                continue  # a temporary view of Spark's, or an error Spark reports with its position
+            self.resolved.append(resolved)
+            if resolved.kind == "VIEW":
+                view = self._bind_view(resolved, ref, query, depth)
+            else:
+                view = self._bind_table(resolved, ref, query)
+            replacements.append((ref, view))
+        if self._files is not None:
+            for ref in file_reads(query.sql, tree):
+                replacements.append((ref, self._bind_function(self._files, ref, query)))
+        if self._event_logs is not None:
+            read_log = self._event_logs
+            for ref in table_function_calls(query.sql, tree, "event_log"):
+                replacements.append((ref, self._bind_function(
+                    lambda call: read_log(call, self._resolver, lambda offset: self._position(offset, query)),
+                    ref, query)))
+        for ref in current_catalog_calls(query.sql, tree):
+            replacements.append((ref, quote_string(catalogs.current().name)))
+        if not replacements:  # nothing to rewrite: Spark reads the text as typed
+            return query.sql, _identity
+        spliced = splice(query.sql, replacements)
+        return spliced.sql, spliced.to_original
+
+    def bind(self, query: Query, depth: int = 0) -> DataFrame:
+        """The DataFrame of `query` with every catalog table pinned. Raises a SqlError with a position."""
+        sql, to_original = self.rewrite(query, depth)
+        if self._guard is not None:
+            self._guard(sql)
+        try:
+            return self._spark.sql(sql)
+        except Exception as exc:
+            raise from_spark(exc, sql, original=self._statement,
+                             to_original=lambda position: query.offset + to_original(position)) from exc
+
+    def close(self) -> None:
+        for name in self._views:
+            self._spark.catalog.dropTempView(name)
+        self._views.clear()
+
+
+def _identity(offset: int) -> int:
+    return offset
+
+
+def _names_a_catalog(ref: TableReference) -> bool:
+    """Whether the reference was written `catalog.schema.table` (the catalog dropped by dialect/catalogs.py)."""
+    return ref.node is not None and bool(ref.node.meta.get("catalog"))
+
+
+def _two_parts(ref: TableReference) -> str:
+    return quote_qualified(*(part for part in (ref.database, ref.name) if part))
+
+
+def _read_by_a_query(ref: TableReference) -> bool:
+    """Whether the reference sits inside a query (a read), not at the root of a CREATE or INSERT (the target)."""
+    node = ref.node.parent if ref.node is not None else None
+    while node is not None:
+        if isinstance(node, exp.Query):
+            return True
+        node = node.parent
+    return False
+
+
+def catalog_resolver(ctx: StatementContext) -> CatalogResolver:
+    """The catalog as the session's user sees it, the session's query-defined temporary views included."""
+    return CatalogResolver(ctx.store, lambda: ctx.current_database, ctx.is_temporary_view, ctx.policy,
+                           ctx.principal, lambda name: ctx.session_views.query_of(ctx.spark, name))
+
+
+def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Binder]:
+    """For a statement Spark runs itself (a CTAS into parquet, an INSERT into one of Spark's tables, EXPLAIN ...):
+    its text with every catalog table that a query inside it reads bound to a pinned snapshot, as for any SELECT,
+    so Spark sees the whole warehouse. The caller runs the text, then closes the binder."""
+    binder = Binder(ctx.spark, catalog_resolver(ctx), ctx.sql,
+                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
+                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
+                    information_schema=information_schema_reader(ctx))
+    try:
+        sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
+        return sql, to_original, binder
+    except BaseException:
+        binder.close()
+        raise
+
+
+def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = None,
+         source_files: frozenset[tuple[str, str]] = frozenset()) -> tuple[DataFrame, Binder]:
+    """`query` analysed with every catalog table pinned, each read allowed for the user (views: for their owner)
+    and the analysed plan judged by the policy; the caller closes the binder once the data is read. `resolver`
+    defaults to the catalog's, as the session's user sees it; the tables `source_files` names carry one more
+    column, SOURCE_FILE, the URI of each row's file."""
+    resolver = resolver or catalog_resolver(ctx)
+    binder = Binder(ctx.spark, resolver, ctx.sql,
+                    guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
+                    files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
+                    information_schema=information_schema_reader(ctx), source_files=source_files)
+    try:
+        df = binder.bind(query)
+        ctx.policy.check_query(df, ctx.principal)
+        return df, binder
+    except BaseException:
+        binder.close()
+        raise

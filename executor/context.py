@@ -1,0 +1,74 @@
+"""What one warehouse statement runs with: the session's Spark, the catalog, the warehouse folder, who asks and the
+policy that decides what they may do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sluicegate.catalog.names import NameKind, check_name, table_folder
+from sluicegate.dialect.statements import TableName
+from sluicegate.executor.binding.session_views import SessionViews
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from sluicegate.catalog.store import CatalogStore
+    from sluicegate.engine.streams.protocols import Streams
+    from sluicegate.policy import Policy, Principal
+
+
+@dataclass
+class StatementContext:
+    spark: SparkSession
+    store: CatalogStore
+    warehouse: Path
+    user: str
+    sql: str                       # the statement as typed: error positions point into it
+    job_group: str
+    policy: Policy                 # the one point that decides what `user` may run
+    include_stack_trace: bool = False
+    streams: Streams | None = None   # runs the streaming tables' streams (engine/streams/manager.py)
+    session_views: SessionViews = field(default_factory=SessionViews)  # the client session's query-defined views
+    cancelled: Callable[[], bool] = lambda: False  # whether the statement was cancelled or timed out (long waits)
+
+    @property
+    def principal(self) -> Principal:
+        return self.policy.principal(self.user)
+
+    @property
+    def current_database(self) -> str:
+        return self.spark.catalog.currentDatabase().lower()
+
+    def is_temporary_view(self, name: str) -> bool:
+        return bool(self.spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
+
+    def qualify(self, table: TableName) -> tuple[str, str]:
+        return table.qualified(self.current_database)
+
+    def checked(self, table: TableName, kind: NameKind = "table") -> tuple[str, str]:
+        """`table` qualified and lower-cased, each part checked against the name rule (InvalidNameError at the
+        name's position): run before a statement creates or renames anything under this name."""
+        line, column = self.position_of(table)
+        database, name = self.qualify(table)
+        check_name(database, "database", line=line, column=column)
+        check_name(name, kind, line=line, column=column)
+        return database, name
+
+    def location(self, database: str, name: str, kind: NameKind = "table") -> str:
+        """Where a managed table lives: WAREHOUSE/<database>.db/<table>, absolute, checked to lie inside the
+        warehouse (storage/locations.py creates, moves and removes it)."""
+        return str(table_folder(self.warehouse, database, name, kind))
+
+    def position_of(self, table: TableName) -> tuple[int | None, int | None]:
+        """Line and column (1-based) where the statement names `table`; (None, None) when it cannot be found."""
+        parts = [re.escape(p) for p in (table.database, table.name) if p]
+        pattern = r"`?\s*\.\s*`?".join(parts)
+        found = re.search(rf"(?<![\w`])`?{pattern}`?(?![\w`])", self.sql, re.IGNORECASE)
+        if found is None:
+            return None, None
+        before = self.sql[: found.start()]
+        return before.count("\n") + 1, found.start() - (before.rfind("\n") + 1) + 1

@@ -1,0 +1,81 @@
+"""`DESCRIBE TABLE [EXTENDED] t AS JSON` for the warehouse's tables: one row, one column `json_metadata`, in the
+document Spark 4 and Databricks write (what dbt-databricks reads for a relation's columns: `columns[].name`,
+`columns[].type` as a type tree, `columns[].comment`).
+
+Spark answers the same statement itself for its own tables and temporary views; the warehouse's Delta tables are
+described from the catalog here, as their DESCRIBE rows are (executor/listings/describe.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from sluicegate.catalog.store import TableEntry
+from sluicegate.dialect import catalogs
+from sluicegate.engine.sql import StatementResult
+from sluicegate.executor.output import rows_result
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType, StructType
+
+
+def type_json(data_type: DataType) -> dict[str, Any]:
+    """A Spark type as the JSON type tree of DESCRIBE ... AS JSON: `{"name": ...}` plus what the type carries
+    (decimal precision and scale, element, key and value types, struct fields; TIMESTAMP is `timestamp_ltz`)."""
+    from pyspark.sql.types import ArrayType, DecimalType, MapType, StructType, TimestampType
+
+    if isinstance(data_type, DecimalType):
+        return {"name": "decimal", "precision": data_type.precision, "scale": data_type.scale}
+    if isinstance(data_type, ArrayType):
+        return {"name": "array", "element_type": type_json(data_type.elementType),
+                "element_nullable": data_type.containsNull}
+    if isinstance(data_type, MapType):
+        return {"name": "map", "key_type": type_json(data_type.keyType),
+                "value_type": type_json(data_type.valueType), "value_nullable": data_type.valueContainsNull}
+    if isinstance(data_type, StructType):
+        return {"name": "struct", "fields": [_field_json(field) for field in data_type.fields]}
+    if isinstance(data_type, TimestampType):
+        return {"name": "timestamp_ltz"}
+    return {"name": data_type.simpleString()}
+
+
+def _field_json(field: Any) -> dict[str, Any]:
+    described = {"name": field.name, "type": type_json(field.dataType), "nullable": field.nullable}
+    comment = (field.metadata or {}).get("comment")
+    if comment is not None:
+        described["comment"] = comment
+    return described
+
+
+def describe_document(entry: TableEntry, schema: StructType, table_type: str, extended: bool) -> dict[str, Any]:
+    """The JSON document of one catalog table; `extended` adds what DESCRIBE EXTENDED adds (owner, comment,
+    properties, location, the defining query)."""
+    document: dict[str, Any] = {
+        "table_name": entry.name,
+        "catalog_name": catalogs.current().name,
+        "namespace": [entry.database],
+        "schema_name": entry.database,
+        "columns": [_field_json(field) for field in schema.fields],
+    }
+    if entry.partition_by:
+        document["partition_columns"] = list(entry.partition_by)
+    if extended:
+        document.update({"owner": entry.owner, "type": table_type, "created_by": "sluicegate"})
+        if entry.kind != "VIEW":
+            document["provider"] = "delta"
+        if entry.comment is not None:
+            document["comment"] = entry.comment
+        if entry.properties:
+            document["table_properties"] = dict(sorted(entry.properties.items()))
+        if entry.kind in ("VIEW", "MATERIALIZED_VIEW") and entry.definition:
+            document["view_text"] = entry.definition
+        if entry.location and entry.kind != "VIEW":
+            document["location"] = f"file:{entry.location}"
+        if entry.created_at is not None:
+            document["created_time"] = entry.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return document
+
+
+def json_result(document: dict[str, Any]) -> StatementResult:
+    return rows_result([("json_metadata", "string")], [(json.dumps(document),)])

@@ -1,0 +1,73 @@
+"""What streaming tables (executor/streaming_tables.py) and the flows into them (executor/flows.py) share before a
+stream is built: the context's stream engine, how a catalog table that a stream reads changes, and the plan as it is
+stored (every name with its database, every file source with its schema)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sluicegate.dialect.streaming.context import TableKindLookup
+from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan
+from sluicegate.dialect.streaming.sources import option
+from sluicegate.engine.streams.protocols import Streams
+from sluicegate.engine.streams.sources import infer_schema
+from sluicegate.executor.context import StatementContext
+from sluicegate.executor.errors import UnsupportedStatementError
+
+
+def streams_of(ctx: StatementContext) -> Streams:
+    """The stream engine that runs the statement's streams; a gateway without one refuses streaming statements."""
+    if ctx.streams is None:
+        raise UnsupportedStatementError("this gateway runs without a stream manager",
+                                        hint="start it with `sluicegate serve`, which runs streams")
+    return ctx.streams
+
+
+def table_kind(ctx: StatementContext) -> TableKindLookup:
+    """How a catalog table changes, for the rule that refuses to stream a table rewritten in place."""
+    def kind(database: str | None, name: str) -> str | None:
+        entry = ctx.store.get_table((database or ctx.current_database).lower(), name.lower())
+        if entry is None:
+            return None
+        if entry.kind != "STREAMING_TABLE":
+            return "append" if entry.kind == "TABLE" else None
+        stream = ctx.store.get_stream(entry.database, entry.name)
+        # a table without a query of its own is filled by append flows
+        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else "append"
+    return kind
+
+
+def qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan | None) -> StreamingPlan:
+    """Every name of the plan with its database, and each file source's schema (inferred once when not given):
+    what is stored must mean the same after a restart, whatever the session's current database or the files.
+    A refresh keeps the schema inferred for the same source at its first CREATE: its files may be gone by now."""
+    current = ctx.current_database
+    inferred = {replace(s, schema=None): s.schema for s in (stored.sources if stored is not None else ())
+                if s.kind == "files"}
+    sources = []
+    for given in plan.sources:
+        source = given
+        if source.kind == "table":
+            source = replace(source, database=(source.database or current).lower(), table=(source.table or "").lower())
+        elif source.kind == "files":
+            source = _kept_without_rescue(source, stored)
+            if source.schema is None:
+                schema = inferred.get(source) or infer_schema(ctx.spark, source)
+                source = replace(source, schema=schema)
+        sources.append(source)
+    statics = tuple(replace(s, database=(s.database or current).lower(), table=s.table.lower())
+                    for s in plan.static_tables)
+    return replace(plan, database=(plan.database or current).lower(), name=plan.name.lower(),
+                   sources=tuple(sources), static_tables=statics)
+
+
+def _kept_without_rescue(source: SourceSpec, stored: StreamingPlan | None) -> SourceSpec:
+    """A table stored before read_files had a rescued data column keeps its schema when the same definition comes
+    again (dbt sends CREATE OR REFRESH on every run): naming `rescuedDataColumn` is how it asks for the column."""
+    if stored is None or source.rescued_data is None or option(source.options, "rescuedDataColumn") is not None:
+        return source
+    for old in stored.sources:
+        if old.view_name == source.view_name and old.kind == "files" and old.rescued_data is None \
+                and replace(source, rescued_data=None, schema=source.schema or old.schema) == old:
+            return replace(source, rescued_data=None)
+    return source

@@ -1,0 +1,370 @@
+"""CREATE TABLE [AS SELECT], CREATE VIEW, DROP, ALTER TABLE: the catalog row and the Delta folder change together.
+
+Nothing is left half-done: a Delta table that could not be created leaves no catalog row, and a catalog row that
+could not be written removes the Delta folder just made.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+from sluicegate.catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
+from sluicegate.catalog.grants import GrantStore, Securable
+from sluicegate.catalog.names import NameKind, check_name, owned_table_folder
+from sluicegate.catalog.store import TableEntry
+from sluicegate.dialect.columns import ColumnSpec
+from sluicegate.dialect.statements import (
+    AddColumns,
+    CreateTable,
+    CreateView,
+    DropTable,
+    RenameTable,
+    SetColumnComment,
+    SetTableComment,
+    SetTableProperties,
+    TableName,
+    UnsetTableProperties,
+)
+from sluicegate.engine.sql import StatementResult
+from sluicegate.executor.binding.binder import bind
+from sluicegate.executor.context import StatementContext
+from sluicegate.executor.errors import (
+    NotATableError,
+    NotAViewError,
+    StreamingTableOperationError,
+    UnresolvedColumnError,
+    UnsupportedStatementError,
+    WarehouseError,
+)
+from sluicegate.executor.kinds import kind_of
+from sluicegate.executor.lookups import require, require_table, to_drop
+from sluicegate.executor.output import no_result
+from sluicegate.executor.spark_databases import ensure_spark_database
+from sluicegate.executor.tables.view_columns import named_columns
+from sluicegate.storage import locations
+from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.tables import create_table as create_delta_table
+from sluicegate.storage.delta.tables import delta_configuration, open_table
+from sluicegate.storage.delta.write import commit_files, write_files
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+_NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
+                                    "MATERIALIZED_VIEW": "materialized view"}
+
+
+def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:
+    from pyspark.sql.types import StructField, StructType, _parse_datatype_string
+
+    fields = []
+    for column in columns:
+        metadata = {"comment": column.comment} if column.comment else {}
+        fields.append(StructField(column.name, _parse_datatype_string(column.type), column.nullable, metadata))
+    return StructType(fields)
+
+
+def _already_exists(ctx: StatementContext, table: TableName,
+                    existing_kind: str | None = None) -> TableAlreadyExistsError:
+    """The name is taken; `existing_kind`: by an object OR REPLACE cannot replace (a view, a streaming table, a
+    materialized view), which the hint names with the statement that drops it."""
+    database, name = ctx.qualify(table)
+    line, column = ctx.position_of(table)
+    if existing_kind is not None:
+        what = _NAME_KINDS.get(existing_kind, existing_kind.lower())
+        return TableAlreadyExistsError(
+            f"Cannot create table `{database}`.`{name}` because a {what} of that name already exists; OR REPLACE "
+            f"replaces a table only.", hint=f"DROP {what.upper()} `{database}`.`{name}` first, or choose another name",
+            line=line, column=column)
+    return TableAlreadyExistsError(
+        f"Cannot create table or view `{database}`.`{name}` because it already exists.",
+        hint="choose another name, drop the existing object, or use IF NOT EXISTS / OR REPLACE",
+        line=line, column=column,
+    )
+
+
+def _check_partitions(ctx: StatementContext, stmt: CreateTable, schema: StructType) -> None:
+    names = {f.name.lower() for f in schema.fields}
+    for column in stmt.partition_by:
+        if column.lower() not in names:
+            line, col = ctx.position_of(TableName(None, column))
+            raise UnresolvedColumnError(f"The partition column `{column}` is not a column of the table.",
+                                        hint=f"partition by one of: {', '.join(f.name for f in schema.fields)}",
+                                        line=line, column=col)
+
+
+def _create_delta(location: str, schema: StructType, stmt: CreateTable, replace: bool) -> None:
+    """An empty Delta table at `location`: a folder this statement just created, or the table it replaces."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    create_delta_table(
+        location, to_arrow_schema(schema), mode="overwrite" if replace else "error",
+        partition_by=list(stmt.partition_by) or None, name=stmt.table.name.lower(), description=stmt.comment,
+        configuration=delta_configuration(stmt.properties),
+        commit_properties=commit.commit_properties("CREATE OR REPLACE TABLE" if replace else "CREATE TABLE",
+                                                   {"partitionBy": str(list(stmt.partition_by))}),
+    )
+
+
+def _write_table(ctx: StatementContext, stmt: CreateTable, location: str, name: str, replace: bool) -> StructType:
+    """The Delta table of CREATE TABLE [AS SELECT] written at `location`; returns its schema."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if stmt.query is None:
+        schema = spark_schema(stmt.columns)
+        _check_partitions(ctx, stmt, schema)
+        _create_delta(location, schema, stmt, replace)
+        return schema
+    df, binder = bind(ctx, stmt.query)
+    try:
+        if stmt.columns:
+            df = df.toDF(*[c.name for c in stmt.columns])
+        schema = df.schema
+        _check_partitions(ctx, stmt, schema)
+        files = write_files(df, location, stmt.partition_by)
+        commit_files(location, files, to_arrow_schema(schema), "overwrite" if replace else "append",
+                     partition_by=stmt.partition_by, create=True, name=name, description=stmt.comment,
+                     configuration=delta_configuration(stmt.properties))
+        return schema
+    finally:
+        binder.close()
+
+
+def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
+    if stmt.location is not None:
+        line, column = ctx.position_of(stmt.table)
+        raise UnsupportedStatementError(
+            "a warehouse (Delta) table cannot name its folder: the warehouse places it by the table's name",
+            hint="leave out LOCATION / OPTIONS (path ...); to read files, use read_files(...) or a temporary view "
+                 "USING csv|json|parquet OPTIONS (path '...') under the allowed folders", line=line, column=column)
+    database, name = ctx.checked(stmt.table)
+    existing = ctx.store.get_table(database, name)
+    if existing is not None and not stmt.replace:
+        if stmt.if_not_exists:
+            return no_result()
+        raise _already_exists(ctx, stmt.table)
+    if existing is not None and existing.kind != "TABLE":
+        raise _already_exists(ctx, stmt.table, existing.kind)
+    if ctx.store.get_database(database) is None:
+        line, column = ctx.position_of(stmt.table)
+        raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
+                                  hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
+    ensure_spark_database(ctx, database)
+
+    def entry(location: str, schema: StructType) -> TableEntry:
+        return TableEntry(
+            database=database, name=name, kind="TABLE", location=location, schema_json=schema.json(),
+            definition=None, properties=dict(stmt.properties), partition_by=tuple(stmt.partition_by),
+            comment=stmt.comment, owner=ctx.user)
+
+    if existing is not None:  # OR REPLACE: a new version of the same table, in the folder the catalog gave it
+        location = str(locations.existing_table_folder(ctx.warehouse, existing.location))
+        ctx.store.create_table(entry(location, _write_table(ctx, stmt, location, name, replace=True)), replace=True)
+        return no_result()
+    try:
+        with locations.new_table_folder(ctx.warehouse, database, name) as folder:
+            # the catalog row is written last: anything failing before it removes the folder made here, and only it
+            ctx.store.create_table(entry(str(folder), _write_table(ctx, stmt, str(folder), name, replace=False)))
+    except LocationExistsError as exc:
+        if ctx.store.get_table(database, name) is None:
+            exc.line, exc.column = ctx.position_of(stmt.table)
+            raise
+        if stmt.if_not_exists:  # a concurrent CREATE of the same name won
+            return no_result()
+        raise _already_exists(ctx, stmt.table) from None
+    return no_result()
+
+
+_VIEW_COMMENT = re.compile(r"\bCOMMENT\s+'((?:[^'\\]|\\.)*)'", re.IGNORECASE)
+
+
+def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
+    database, name = ctx.checked(stmt.table, "view")
+    existing = ctx.store.get_table(database, name)
+    if existing is not None:
+        if stmt.if_not_exists:
+            return no_result()
+        if not stmt.replace:
+            raise _already_exists(ctx, stmt.table)
+        if existing.kind != "VIEW":
+            line, column = ctx.position_of(stmt.table)
+            raise NotAViewError(f"`{database}`.`{name}` is a table; CREATE OR REPLACE VIEW cannot replace it.",
+                                hint="drop the table first, or choose another name", line=line, column=column)
+    df, binder = bind(ctx, stmt.query)  # analysed now: a view that cannot run is refused at creation
+    binder.close()
+    definition = stmt.query.sql.rstrip().rstrip(";")
+    schema = df.schema
+    if stmt.columns:
+        schema, definition = named_columns(ctx, stmt, schema, definition)
+    comment = stmt.comment
+    if comment is None:
+        found = _VIEW_COMMENT.search(ctx.sql[: stmt.query.offset])
+        comment = found.group(1) if found else None
+    entry = TableEntry(database=database, name=name, kind="VIEW", location=None, schema_json=schema.json(),
+                       definition=definition, properties={}, comment=comment, owner=ctx.user)
+    ctx.store.create_table(entry, replace=existing is not None)
+    if existing is not None:
+        # As in Databricks and Spark, the replaced view is a new object: its grants go (a table's stay, with its
+        # history); dbt-spark relies on both when it decides what to grant again.
+        GrantStore(ctx.store).clear(Securable.table(database, name))
+    return no_result()
+
+
+def drop_table(ctx: StatementContext, stmt: DropTable) -> StatementResult:
+    """DROP TABLE and DROP VIEW: which kinds each may name is the statement's rule; what dropping one means (a
+    stream to stop, a refresh to wait for) is its kind's (executor/kinds.py)."""
+    database, name = ctx.qualify(stmt.table)
+    entry = to_drop(ctx, stmt.table, stmt.if_exists)
+    if entry is None:
+        return no_result()
+    if entry.kind == "MATERIALIZED_VIEW":
+        line, column = ctx.position_of(stmt.table)
+        raise NotATableError(f"`{database}`.`{name}` is a materialized view; DROP {'VIEW' if stmt.view else 'TABLE'} "
+                             "cannot drop it.", error_class="WRONG_COMMAND_FOR_OBJECT_TYPE", line=line, column=column,
+                             hint="use DROP MATERIALIZED VIEW")
+    if stmt.view and entry.kind != "VIEW":
+        line, column = ctx.position_of(stmt.table)
+        raise NotAViewError(f"`{database}`.`{name}` is a table; DROP VIEW cannot drop it.",
+                            hint="use DROP TABLE", line=line, column=column)
+    if not stmt.view and entry.kind == "VIEW":
+        line, column = ctx.position_of(stmt.table)
+        raise NotATableError(f"`{database}`.`{name}` is a view; DROP TABLE cannot drop it.",
+                             hint="use DROP VIEW", line=line, column=column)
+    kind_of(entry).drop(ctx, entry)
+    return no_result()
+
+
+def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
+    from deltalake.schema import Field, Schema
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    entry = require_table(ctx, stmt.table, "ALTER TABLE ADD COLUMNS")
+    current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
+    added = spark_schema(tuple(ColumnSpec(c.name, c.type, True, c.comment) for c in stmt.columns))
+    taken = {f.name.lower() for f in current.fields}
+    for field in added.fields:
+        if field.name.lower() in taken:
+            line, column = ctx.position_of(TableName(None, field.name))
+            raise WarehouseError(f"Cannot add column `{field.name}`: the table already has it.",
+                                 error_class="FIELDS_ALREADY_EXISTS", sqlstate="42710",
+                                 hint="choose another column name", line=line, column=column)
+    delta_fields = list(Schema.from_arrow(to_arrow_schema(added)).fields)
+    open_table(entry.location).alter.add_columns(
+        [Field(f.name, f.type, nullable=True) for f in delta_fields],
+        commit_properties=commit.commit_properties("ADD COLUMNS", {"columns": ", ".join(added.fieldNames())}),
+    )
+    ctx.store.update_table(entry.database, entry.name, schema_json=StructType(current.fields + added.fields).json())
+    return no_result()
+
+
+def _commented(ctx: StatementContext, table: TableName) -> TableEntry:
+    """A Delta table or streaming table whose metadata the statement changes (a view's text is its definition)."""
+    entry = require(ctx, table)
+    if entry.kind == "VIEW" or not entry.location:
+        line, column = ctx.position_of(table)
+        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a view; ALTER TABLE needs a table.",
+                             hint="recreate the view with CREATE OR REPLACE VIEW", line=line, column=column)
+    owned_table_folder(ctx.warehouse, entry.location)
+    return entry
+
+
+def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> StatementResult:
+    """The comment goes into the Delta schema's field metadata (where Spark with Delta keeps it) and the catalog."""
+    from pyspark.sql.types import StructField, StructType
+
+    entry = _commented(ctx, stmt.table)
+    current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
+    found = next((f for f in current.fields if f.name.lower() == stmt.column.lower()), None)
+    if found is None:
+        line, column = ctx.position_of(TableName(None, stmt.column))
+        raise WarehouseError(
+            f"A column `{stmt.column}` cannot be found in `{entry.database}`.`{entry.name}`.",
+            error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703", line=line, column=column,
+            hint=f"its columns are {', '.join(f.name for f in current.fields)}")
+    open_table(entry.location).alter.set_column_metadata(
+        found.name, {"comment": stmt.comment},
+        commit_properties=commit.commit_properties("CHANGE COLUMN", {"column": found.name}))
+    fields = [StructField(f.name, f.dataType, f.nullable, {**(f.metadata or {}), "comment": stmt.comment})
+              if f is found else f for f in current.fields]
+    ctx.store.update_table(entry.database, entry.name, schema_json=StructType(fields).json())
+    return no_result()
+
+
+def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> StatementResult:
+    entry = _commented(ctx, stmt.table)
+    open_table(entry.location).alter.set_table_description(
+        stmt.comment or "", commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"comment": "set"}))
+    ctx.store.update_table(entry.database, entry.name, comment=stmt.comment)
+    return no_result()
+
+
+def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> StatementResult:
+    """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment."""
+    entry = _commented(ctx, stmt.table)
+    changes = {key: value for key, value in stmt.properties if key.lower() != "comment"}
+    comment = next((value for key, value in stmt.properties if key.lower() == "comment"), None)
+    table = open_table(entry.location)
+    delta_changes = delta_configuration(changes)
+    if delta_changes:
+        table.alter.set_table_properties(
+            delta_changes, raise_if_not_exists=False,
+            commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"properties": json.dumps(changes)}))
+    if comment is not None:
+        table.alter.set_table_description(comment)
+    ctx.store.update_table(entry.database, entry.name, properties={**(entry.properties or {}), **changes},
+                           **({"comment": comment} if comment is not None else {}))
+    return no_result()
+
+
+def unset_table_properties(ctx: StatementContext, stmt: UnsetTableProperties) -> StatementResult:
+    """Removed from the catalog (what SHOW TBLPROPERTIES, DESCRIBE and the gateway read); delta-rs cannot remove a
+    key from the Delta log's configuration, which keeps its last value for other engines."""
+    entry = _commented(ctx, stmt.table)
+    properties = dict(entry.properties or {})
+    missing = [key for key in stmt.keys if key not in properties and key.lower() != "comment"]
+    if missing and not stmt.if_exists:
+        line, column = ctx.position_of(stmt.table)
+        raise WarehouseError(
+            f"Attempted to unset non-existent properties [{', '.join(missing)}] in table "
+            f"`{entry.database}`.`{entry.name}`.", error_class="UNSET_NONEXISTENT_PROPERTIES", sqlstate="42K0J",
+            line=line, column=column, hint="write UNSET TBLPROPERTIES IF EXISTS (...)")
+    for key in stmt.keys:
+        properties.pop(key, None)
+    comment = {"comment": None} if any(key.lower() == "comment" for key in stmt.keys) else {}
+    ctx.store.update_table(entry.database, entry.name, properties=properties, **comment)
+    return no_result()
+
+
+def rename_table(ctx: StatementContext, stmt: RenameTable) -> StatementResult:
+    """The folder moves first, to a new table folder that must not exist; the catalog row (name and location in
+    one transaction) is written last, and the folder moves back if it cannot be."""
+    entry = require(ctx, stmt.table)
+    if entry.kind == "STREAMING_TABLE":
+        line, column = ctx.position_of(stmt.table)
+        raise StreamingTableOperationError(
+            f"`{entry.database}`.`{entry.name}` is a streaming table: its stream, checkpoint and Delta log belong "
+            "to its name, so it cannot be renamed.", line=line, column=column,
+            hint="create a streaming table of the new name with the same query (it reads its sources again), then "
+                 "DROP TABLE the old one; or CREATE VIEW new_name AS SELECT * FROM the old one")
+    line, column = ctx.position_of(stmt.new_name)
+    new_database, new_name = stmt.new_name.qualified(entry.database)
+    check_name(new_database, "database", line=line, column=column)
+    check_name(new_name, _NAME_KINDS.get(entry.kind, "table"), line=line, column=column)
+    if ctx.store.get_table(new_database, new_name) is not None:
+        raise _already_exists(ctx, stmt.new_name)
+    if ctx.store.get_database(new_database) is None:
+        raise SchemaNotFoundError(f"The schema `{new_database}` cannot be found.", line=line, column=column,
+                                  hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
+    if not entry.location:
+        ctx.store.rename_table(entry.database, entry.name, new_database, new_name)
+        return no_result()
+    target = locations.move_table_folder(ctx.warehouse, entry.location, new_database, new_name)
+    try:
+        ctx.store.rename_table(entry.database, entry.name, new_database, new_name, location=str(target))
+    except BaseException:
+        locations.restore_table_folder(target, entry.location)
+        raise
+    return no_result()

@@ -1,0 +1,173 @@
+"""MERGE INTO a Delta table: one full outer join of the pinned target with the source computes, per row, the first
+WHEN clause that applies (Spark's order); the files holding an updated or deleted row are rewritten and the inserted
+rows added, as one remove+add commit checked against the version read.
+
+Values are cast to the column types with CAST (not the stricter INSERT store assignment). As in Spark with Delta,
+several source rows matching one target row that a WHEN MATCHED clause would change is an error (which source row
+wins would be arbitrary); nothing is written then.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from sluicegate.catalog.names import quote_identifier, quote_qualified
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.statements import Merge, Query
+from sluicegate.engine.sql import StatementResult
+from sluicegate.executor.binding.binder import SOURCE_FILE, bind
+from sluicegate.executor.context import StatementContext
+from sluicegate.executor.errors import UnresolvedColumnError, UnsupportedStatementError, WarehouseError
+from sluicegate.executor.lookups import require_table
+from sluicegate.executor.output import modified, no_result
+from sluicegate.executor.tables.dml import enforce_not_null, inserted_result, source_file, table_schema
+from sluicegate.storage.delta import commit
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+_FILE, _HIT, _KEEP, _ROW, _MATCHED = "__sg_file", "__sg_hit", "__sg_keep", "__sg_row", "__sg_matched"
+
+
+def _sql(node: exp.Expression) -> str:
+    return node.sql(dialect=StreamingSpark)
+
+
+def _source(using: exp.Expression) -> tuple[str, str]:
+    """The source's text without its alias, and the alias its columns are qualified with."""
+    alias = using.alias or (using.name if isinstance(using, exp.Table) else "")
+    if isinstance(using, exp.Subquery):
+        text = f"({_sql(using.this)})"
+    else:
+        bare = using.copy()
+        bare.set("alias", None)
+        text = _sql(bare)
+    return text, alias or "__sg_source"
+
+
+def _assignments(when: exp.When, schema: StructType, source: str) -> dict[str, str] | None:
+    """Column (lower-cased) -> value for an UPDATE or INSERT clause; None for DELETE."""
+    then = when.args.get("then")
+    names = {f.name.lower(): f.name for f in schema.fields}
+    if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+        return None
+    if isinstance(then, exp.Update):
+        if not then.expressions or isinstance(then.expressions[0], exp.Star):
+            return {n: quote_qualified(source, names[n]) for n in names}
+        pairs = [(eq.this.name, _sql(eq.expression)) for eq in then.expressions]
+    elif isinstance(then, exp.Insert):
+        target = then.this
+        if isinstance(target, exp.Star) or (target is None and then.expression is None):
+            return {n: quote_qualified(source, names[n]) for n in names}
+        values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+        columns = [c.name for c in target.expressions] if isinstance(target, exp.Tuple) else list(names.values())
+        pairs = list(zip(columns, (_sql(v) for v in values), strict=False))
+    else:
+        raise UnsupportedStatementError(f"this MERGE action is not supported: {_sql(then)}",
+                                        hint="use UPDATE SET, DELETE or INSERT")
+    result = {}
+    for column, value in pairs:
+        if column.lower() not in names:
+            raise UnresolvedColumnError(f"A column with name `{column}` cannot be resolved in the MERGE target.",
+                                        hint=f"columns: {', '.join(names.values())}")
+        result[column.lower()] = value
+    return result
+
+
+def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
+    from pyspark.sql import functions as F
+
+    entry = require_table(ctx, stmt.table, "MERGE")
+    schema = table_schema(entry)
+    tree = stmt.tree
+    target = tree.this.alias or entry.name
+    source_text, source = _source(tree.args["using"])
+    on = _sql(tree.args["on"])
+    whens = tree.args["whens"].expressions
+    t, s = quote_identifier(target), quote_identifier(source)  # aliases as Spark SQL identifiers
+    clauses = []  # (condition, assignments or None for delete, is_insert)
+    for when in whens:
+        matched, by_source = bool(when.args.get("matched")), bool(when.args.get("source"))
+        if matched:
+            base = f"{t}.__sg_t IS NOT NULL AND {s}.__sg_s IS NOT NULL"
+        elif by_source:
+            base = f"{s}.__sg_s IS NULL"
+        else:
+            base = f"{t}.__sg_t IS NULL"
+        extra = when.args.get("condition")
+        condition = f"({base}) AND coalesce(({_sql(extra)}), false)" if extra is not None else f"({base})"
+        clauses.append((condition, _assignments(when, schema, source), not matched and not by_source))
+    columns = []
+    for field in schema.fields:
+        cases = []
+        for condition, values, is_insert in clauses:
+            if values is None:
+                value = quote_qualified(target, field.name)
+            elif field.name.lower() in values:
+                value = f"CAST(({values[field.name.lower()]}) AS {field.dataType.simpleString()})"
+            else:
+                value = "NULL" if is_insert else quote_qualified(target, field.name)
+            cases.append(f"WHEN {condition} THEN {value}")
+        columns.append(f"CASE {' '.join(cases)} ELSE {quote_qualified(target, field.name)} "
+                       f"END AS {quote_identifier(field.name)}")
+    first = " ".join(f"WHEN {c} THEN {i}" for i, (c, _, _) in enumerate(clauses))
+    action = f"CASE {first} ELSE -1 END"
+    delete_ids = [str(i) for i, (_, v, _) in enumerate(clauses) if v is None] or ["-2"]
+    insert_ids = [str(i) for i, (_, _, ins) in enumerate(clauses) if ins] or ["-2"]
+    _, files = source_file(entry)
+    file_sql = SOURCE_FILE if files else "input_file_name()"
+    sql = (
+        f"SELECT {', '.join(columns)}, {t}.__sg_file AS {_FILE}, "
+        f"{t}.__sg_t IS NOT NULL AND {action} >= 0 AS {_HIT}, "
+        f"NOT ({action} IN ({', '.join(delete_ids)})) AND ({t}.__sg_t IS NOT NULL "
+        f"OR {action} IN ({', '.join(insert_ids)})) AS {_KEEP}, {t}.__sg_row AS {_ROW}, "
+        f"{t}.__sg_t IS NOT NULL AND {s}.__sg_s IS NOT NULL AND {action} >= 0 AS {_MATCHED} "
+        f"FROM (SELECT *, {file_sql} AS __sg_file, monotonically_increasing_id() AS __sg_row, "
+        f"true AS __sg_t FROM {quote_qualified(entry.database, entry.name)}) "
+        f"AS {t} FULL OUTER JOIN (SELECT *, true AS __sg_s FROM {source_text} AS __sg_src) AS {s} "
+        f"ON {on}"
+    )
+    df, binder = bind(ctx, Query(sql), source_files=files)
+    snapshot = binder.snapshots.get((entry.database, entry.name))
+    try:
+        if any(when.args.get("matched") for when in whens):
+            _refuse_multiple_matches(df, quote_qualified(entry.database, entry.name))
+        hits = df.where(F.col(_HIT)).groupBy(_FILE, _KEEP).count().collect()  # target rows updated or deleted
+        touched = sorted({row[0] for row in hits})
+        inserted = df.where(F.col(_KEEP) & F.col(_FILE).isNull())
+        if not touched and not inserted.limit(1).count():
+            return modified(0)
+        rows = df.where(F.col(_KEEP) & (F.col(_FILE).isin(touched) | F.col(_FILE).isNull()))
+        qualified = quote_qualified(entry.database, entry.name)
+        version = commit.rewrite(entry.location or "", snapshot.version if snapshot else 0, touched,
+                                 enforce_not_null(rows, schema, qualified), "MERGE", {"predicate": on})
+    finally:
+        binder.close()
+    return _merged(entry.location or "", version, hit=sum(row[2] for row in hits),
+                   deleted=sum(row[2] for row in hits if not row[1]))
+
+
+def _merged(location: str, version: int, hit: int, deleted: int) -> StatementResult:
+    """MERGE's count: the target rows it updated or deleted plus the rows it inserted, which are the commit's net
+    change in rows (from the Delta log's statistics) plus the deleted ones."""
+    net = inserted_result(location, version, replaced=False).modified_rows
+    return no_result() if net is None else modified(hit + net + deleted)
+
+
+def _refuse_multiple_matches(df: DataFrame, table: str) -> None:
+    """A target row (file, row id) that more than one source row matches with a WHEN MATCHED clause applying."""
+    from pyspark.sql import functions as F
+
+    twice = (df.where(F.col(_MATCHED)).groupBy(_FILE, _ROW).count().where(F.col("count") > 1).limit(1).collect())
+    if twice:
+        raise WarehouseError(
+            f"MERGE into {table} failed: {twice[0]['count']} rows of the source matched the same target row, and a "
+            "WHEN MATCHED clause would change it; which source row should win is undefined.",
+            error_class="DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE", sqlstate="21506",
+            hint="make the source unique on the ON condition's keys (aggregate it, or keep one row per key with "
+                 "row_number() in a subquery)",
+        )
+
