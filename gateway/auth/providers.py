@@ -29,7 +29,7 @@ ITERATIONS = 200_000
 SCHEME = "pbkdf2_sha256"
 # Checked against when the user is unknown, so that an unknown name costs the same PBKDF2 as a wrong password and
 # timing does not tell which user names exist. A fixed salt is fine: nothing can ever match it on purpose.
-_DUMMY_HASH = f"{SCHEME}:{ITERATIONS}:{'00' * 16}:{'00' * 32}"
+DUMMY_HASH = f"{SCHEME}:{ITERATIONS}:{'00' * 16}:{'00' * 32}"
 
 
 class Authenticator(Protocol):
@@ -172,7 +172,7 @@ class PasswordFileAuthentication:
         stored = self._current_users().get(user)
         # Unknown users cost one PBKDF2 as well, and get the same message as a wrong password: neither timing nor
         # text tells which user names exist.
-        matches = verify_password(password or "", stored if stored is not None else _DUMMY_HASH)
+        matches = verify_password(password or "", stored if stored is not None else DUMMY_HASH)
         if stored is None or not password or not matches:
             raise AuthenticationError(
                 f"authentication failed for user '{user}': wrong user name or password",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sluicegate.gateway.auth.providers import (
-    _DUMMY_HASH,
+    DUMMY_HASH,
     WatchedSecretFile,
     check_file_mode,
     hash_password,
@@ -144,7 +144,7 @@ class TokenAuthentication:
         refusal costs one PBKDF2, so timing does not tell a known id from an unknown one."""
         match = _TOKEN.fullmatch(token)
         record = self._current().get(match.group(1)) if match else None
-        matches = verify_password(match.group(2) if match else "", record.stored_hash if record else _DUMMY_HASH)
+        matches = verify_password(match.group(2) if match else "", record.stored_hash if record else DUMMY_HASH)
         if record is None or not matches:
             raise AuthenticationError(
                 "authentication failed: the access token is invalid or was revoked",
