@@ -10,6 +10,8 @@ import typing as t
 
 from sqlglot import exp
 from sqlglot.dialects.databricks import Databricks
+from sqlglot.generators.databricks import DatabricksGenerator
+from sqlglot.parsers.databricks import DatabricksParser
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
@@ -49,7 +51,7 @@ class StreamingSpark(Databricks):
         # tokenized as the rest of the text is, the parser decides what they are (and falls back to exp.Command).
         COMMANDS = Databricks.Tokenizer.COMMANDS - {TokenType.SHOW, TokenType.COMMAND}
 
-    class Parser(Databricks.Parser):
+    class Parser(DatabricksParser):
         STATEMENT_PARSERS = {
             **Databricks.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_show(),
@@ -100,7 +102,7 @@ class StreamingSpark(Databricks):
         }
 
         # Statements whose first token is a COMMAND keyword; any other stays an exp.Command.
-        COMMAND_PARSERS: t.ClassVar[dict[str, t.Callable[[StreamingSpark.Parser, Token], exp.Expression | None]]] = {
+        COMMAND_PARSERS: t.ClassVar[dict[str, t.Callable[[StreamingSpark.Parser, Token], exp.Expr | None]]] = {
             "VACUUM": lambda self, start: self._parse_vacuum(),
             "EXPLAIN": lambda self, start: self._parse_explain_streaming(start),
         }
@@ -119,7 +121,9 @@ class StreamingSpark(Databricks):
                 return None
             return super()._parse_table_alias(alias_tokens=alias_tokens)
 
-        def _parse_stream(self) -> exp.Expression | None:
+        # sqlglot declares `Stream | None`, but its only caller (_parse_table) takes any node: a WATERMARK clause
+        # wraps the stream in a Watermark
+        def _parse_stream(self) -> exp.Stream | Watermark | None:  # type: ignore[override]
             stream = super()._parse_stream()
             if stream is None or not self._match_text_seq("WATERMARK"):
                 return stream
@@ -184,7 +188,8 @@ class StreamingSpark(Databricks):
                 policy = "INCREMENTAL STRICT"
             return self.expression(RefreshPolicy(this=policy))
 
-        def _parse_alter(self) -> exp.Expression:
+        # sqlglot declares `Alter | Command`, but its only caller (STATEMENT_PARSERS) takes any statement node
+        def _parse_alter(self) -> exp.Alter | exp.Command | AlterScheduleCommand:  # type: ignore[override]
             """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule> | DROP SCHEDULE`; any other
             ALTER is sqlglot's."""
             for words in (("STREAMING", "TABLE"), ("MATERIALIZED", "VIEW")):
@@ -231,7 +236,7 @@ class StreamingSpark(Databricks):
 
         # --- statements sqlglot leaves as exp.Command -------------------------------------------------------------
 
-        def _parse_keyword_command(self) -> exp.Expression:
+        def _parse_keyword_command(self) -> exp.Expr:
             start = self._prev
             parser = self.COMMAND_PARSERS.get(start.text.upper())
             node = parser(self, start) if parser is not None else None
@@ -239,7 +244,7 @@ class StreamingSpark(Databricks):
 
         def _parse_show_list(self, kind: str, in_database: bool = True) -> exp.Show:
             """`SHOW <kind> [{IN|FROM} db] [[LIKE] 'pattern']`, Spark's form for databases, tables and views."""
-            db: exp.Expression | None = None
+            db: exp.Expr | None = None
             if self._match_set((TokenType.IN, TokenType.FROM)):
                 # SHOW SCHEMAS IN catalog; SHOW TABLES IN [catalog.]schema (the catalog: dialect/catalogs.py)
                 parts = [self._parse_id_var()]
@@ -294,7 +299,7 @@ class StreamingSpark(Databricks):
                     self.raise_error("Expected ('key') after SHOW TBLPROPERTIES table")
             return self.expression(exp.Show(this="TBLPROPERTIES", target=table, like=key))
 
-        def _parse_set_catalog(self) -> exp.Expression | None:
+        def _parse_set_catalog(self) -> exp.Expr | None:
             """`SET CATALOG name` (Databricks; the JDBC driver sends it): a SetItem of kind CATALOG. `SET catalog =
             v` stays the setting of a key named `catalog`."""
             if self._curr is None or self._curr.token_type == TokenType.EQ:
@@ -336,7 +341,7 @@ class StreamingSpark(Databricks):
                     self.raise_error("Expected RETAIN <number> HOURS")
             return self.expression(VacuumCommand(this=table, retain=retain))
 
-        def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | None:
+        def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | ExplainQuery | None:
             """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` and `EXPLAIN CREATE [OR REFRESH | OR REPLACE]
             MATERIALIZED VIEW ...`; any other EXPLAIN stays a command for Spark."""
             index = self._index
@@ -350,7 +355,8 @@ class StreamingSpark(Databricks):
             node.meta["keyword_end"] = start.end + 1
             return node
 
-        def _parse_refresh(self) -> exp.Expression:
+        # sqlglot declares `Refresh | Command`, but its only caller (STATEMENT_PARSERS) takes any statement node
+        def _parse_refresh(self) -> exp.Refresh | exp.Command | RefreshTable:  # type: ignore[override]
             """`REFRESH {STREAMING TABLE | TABLE | MATERIALIZED VIEW} name [FULL] [SYNC | ASYNC]`; any other REFRESH
             (Spark's `REFRESH path`, `REFRESH FUNCTION f`) stays sqlglot's."""
             index = self._index
@@ -387,7 +393,8 @@ class StreamingSpark(Databricks):
                 return self.expression(exp.Describe(this=self._parse_table_parts(), kind="STREAMING TABLE"))
             return super()._parse_describe()
 
-        def _parse_create(self) -> exp.Expression:
+        # sqlglot declares `Create | Command`, but its only caller (STATEMENT_PARSERS) takes any statement node
+        def _parse_create(self) -> exp.Create | exp.Command | CreateFlowCommand:  # type: ignore[override]
             """`CREATE FLOW f [COMMENT '...'] AS INSERT INTO t [BY NAME] <query>`; any other CREATE is sqlglot's."""
             if not self._match_text_seq("FLOW"):
                 return super()._parse_create()
@@ -422,7 +429,7 @@ class StreamingSpark(Databricks):
                 node.meta.update(line=first.line, col=first.col, start=first.start, end=self._prev.end)
             return node
 
-        def _parse_grant_revoke_common(self) -> tuple[list | None, str | None, exp.Expression | None]:
+        def _parse_grant_revoke_common(self) -> tuple[list | None, str | None, exp.Expr | None]:
             privileges = self._parse_csv(self._parse_grant_privilege)
             if not self._match(TokenType.ON):
                 self.raise_error("Expected ON and the object: ON TABLE t, ON VIEW v or ON SCHEMA s")
@@ -454,7 +461,7 @@ class StreamingSpark(Databricks):
             return self.expression(exp.Revoke(privileges=privileges, kind=kind, securable=securable,
                                               principals=principals))
 
-    class Generator(Databricks.Generator):
+    class Generator(DatabricksGenerator):
         TRANSFORMS = {
             **Databricks.Generator.TRANSFORMS,
             Watermark: watermark_sql,

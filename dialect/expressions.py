@@ -16,6 +16,7 @@ CREATE FLOW, ALTER ... SCHEDULE, SHOW GRANTS), so that both can be imported side
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.generator import Generator
 
 
 class VacuumCommand(exp.Expression):
@@ -91,7 +92,7 @@ class CreateFlowCommand(exp.Expression):
     arg_types = {"this": True, "table": True, "expression": True, "comment": False, "by_name": False}
 
 
-def create_flow_sql(generator: object, node: CreateFlowCommand) -> str:
+def create_flow_sql(generator: Generator, node: CreateFlowCommand) -> str:
     sql = generator.sql
     comment = f" COMMENT {sql(node, 'comment')}" if node.args.get("comment") else ""
     by_name = " BY NAME" if node.args.get("by_name") else ""
@@ -99,7 +100,7 @@ def create_flow_sql(generator: object, node: CreateFlowCommand) -> str:
            f"{sql(node, 'expression')}"
 
 
-def refresh_schedule_sql(generator: object, node: RefreshSchedule) -> str:
+def refresh_schedule_sql(generator: Generator, node: RefreshSchedule) -> str:
     sql = generator.sql
     kind = node.args["kind"]
     if kind == "EVERY":
@@ -111,24 +112,24 @@ def refresh_schedule_sql(generator: object, node: RefreshSchedule) -> str:
     return "TRIGGER ON UPDATE" + (f" AT MOST EVERY {interval}" if interval else "")
 
 
-def refresh_policy_sql(_generator: object, node: RefreshPolicy) -> str:
+def refresh_policy_sql(_generator: Generator, node: RefreshPolicy) -> str:
     return f"REFRESH POLICY {node.this}"
 
 
-def alter_schedule_sql(generator: object, node: AlterScheduleCommand) -> str:
+def alter_schedule_sql(generator: Generator, node: AlterScheduleCommand) -> str:
     sql = generator.sql
     action = node.args["action"]
     what = "SCHEDULE" if action == "DROP" else sql(node, "schedule")
     return f"ALTER {node.args['kind']} {sql(node, 'this')} {action} {what}"
 
 
-def vacuum_sql(generator: object, node: VacuumCommand) -> str:
+def vacuum_sql(generator: Generator, node: VacuumCommand) -> str:
     sql = generator.sql
     retain = sql(node, "retain")
     return f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
 
 
-def refresh_table_sql(generator: object, node: RefreshTable) -> str:
+def refresh_table_sql(generator: Generator, node: RefreshTable) -> str:
     sql = generator.sql
     text = f"REFRESH {node.args['kind']} {sql(node, 'this')}"
     if node.args.get("full"):
@@ -136,12 +137,12 @@ def refresh_table_sql(generator: object, node: RefreshTable) -> str:
     return text + (f" {node.args['mode']}" if node.args.get("mode") else "")
 
 
-def unset_properties_sql(generator: object, node: UnsetProperties) -> str:
+def unset_properties_sql(generator: Generator, node: UnsetProperties) -> str:
     keys = ", ".join(generator.sql(key) for key in node.expressions)
     return "UNSET TBLPROPERTIES " + ("IF EXISTS " if node.args.get("exists") else "") + f"({keys})"
 
 
-def show_grants_sql(generator: object, node: ShowGrantsCommand) -> str:
+def show_grants_sql(generator: Generator, node: ShowGrantsCommand) -> str:
     sql = generator.sql
     principal = sql(node, "principal")
     kind = node.args.get("kind")
@@ -150,11 +151,11 @@ def show_grants_sql(generator: object, node: ShowGrantsCommand) -> str:
     return f"SHOW GRANTS{' ' + principal if principal else ''}{on}"
 
 
-def explain_streaming_sql(generator: object, node: ExplainStreaming) -> str:
+def explain_streaming_sql(generator: Generator, node: ExplainStreaming) -> str:
     return f"EXPLAIN {generator.sql(node, 'this')}"
 
 
-def show_sql(generator: object, node: exp.Show) -> str:
+def show_sql(generator: Generator, node: exp.Show) -> str:
     """Spark's spelling of the SHOW statements the dialect parses."""
     sql = generator.sql
     target = sql(node, "target")
@@ -177,7 +178,7 @@ class Watermark(exp.Expression):
     arg_types = {"this": True, "column": True, "name": False, "delay": True, "alias": False}
 
 
-def watermark_sql(generator: object, node: Watermark) -> str:
+def watermark_sql(generator: Generator, node: Watermark) -> str:
     """Databricks' spelling, so a tree prints back as the user could have written it."""
     sql = generator.sql
     name = sql(node, "name")
@@ -199,5 +200,5 @@ class Expectation(exp.Expression):
 EXPECTATION_ACTIONS = {"warn": "", "drop": " ON VIOLATION DROP ROW", "fail": " ON VIOLATION FAIL UPDATE"}
 
 
-def expectation_sql(generator: object, node: Expectation) -> str:
+def expectation_sql(generator: Generator, node: Expectation) -> str:
     return f"EXPECT ({generator.sql(node, 'this')}){EXPECTATION_ACTIONS[node.args['action']]}"
