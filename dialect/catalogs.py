@@ -96,7 +96,7 @@ def check_catalog(name: str, schema: str | None = None, *, line: int | None = No
     raise NoSuchCatalogError(message, line=line, column=column, hint=hint)
 
 
-def _checked(sql: str, catalog: exp.Expression, schema: str | None) -> None:
+def _checked(sql: str, catalog: exp.Expr, schema: str | None) -> None:
     start = catalog.meta.get("start")
     line, column = line_column(sql, start) if start is not None else (None, None)
     check_catalog(catalog.name, schema, line=line, column=column)
@@ -114,14 +114,14 @@ def _drop_table_catalog(sql: str, table: exp.Table) -> None:
     table.set("catalog", None)
 
 
-def _drop_schema_catalog(sql: str, schema: exp.Expression | None) -> None:
+def _drop_schema_catalog(sql: str, schema: exp.Expr | None) -> None:
     """A schema named `catalog.schema` (parsed as a table `db.name`): the catalog checked and dropped."""
     if isinstance(schema, exp.Table) and isinstance(schema.args.get("db"), exp.Identifier):
         _checked(sql, schema.args["db"], schema.name)
         schema.set("db", None)
 
 
-def _names_schema(node: exp.Expression) -> bool:
+def _names_schema(node: exp.Expr) -> bool:
     """Whether `node` names a schema by a table-shaped node: USE [SCHEMA] s, GRANT/REVOKE/SHOW GRANTS ON SCHEMA s,
     DESCRIBE SCHEMA s, SHOW <kind> IN s."""
     if isinstance(node, exp.Use):
@@ -131,7 +131,7 @@ def _names_schema(node: exp.Expression) -> bool:
     return False
 
 
-def drop_catalogs(sql: str, tree: exp.Expression) -> exp.Expression:
+def drop_catalogs(sql: str, tree: exp.Expr) -> exp.Expr:
     """Every catalog part in `tree` checked against the catalog (NoSuchCatalogError at its position) and dropped, in
     place; returns `tree`."""
     if _names_schema(tree):

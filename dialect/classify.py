@@ -132,13 +132,13 @@ def _owned(sql: str) -> bool:
                for prefix in _OWNED)
 
 
-def _classify_tree(sql: str, tree: exp.Expression) -> Statement:
+def _classify_tree(sql: str, tree: exp.Expr) -> Statement:
     """The statement `tree` is; Passthrough (Spark's, judged on its plan) for every form the gateway does not run."""
     found = _gateway_statement(sql, tree)
     return found if found is not None else Passthrough(sql, parsed=not isinstance(tree, exp.Command))
 
 
-def _gateway_statement(sql: str, tree: exp.Expression) -> Statement | None:
+def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
     if isinstance(tree, exp.Query):
         return SelectQuery(Query(sql))
     if isinstance(tree, exp.Show):
@@ -227,15 +227,15 @@ def _drop(tree: exp.Drop) -> Statement | None:
     kind = (tree.args.get("kind") or "").upper()
     exists = bool(tree.args.get("exists"))
     if kind == "STREAMING TABLE":
-        return DropStreamingTable(table_name(_dropped(tree)), exists)
+        return DropStreamingTable(_dropped_table(tree), exists)
     if kind == "FLOW":
-        return DropFlow(table_name(_dropped(tree)), exists)
+        return DropFlow(_dropped_table(tree), exists)
     if kind in ("DATABASE", "SCHEMA"):
         return DropDatabase(_database_name(_dropped(tree)), exists, bool(tree.args.get("cascade")))
     if kind == "VIEW" and tree.args.get("materialized"):
-        return DropMaterializedView(table_name(_dropped(tree)), exists)
+        return DropMaterializedView(_dropped_table(tree), exists)
     if kind in ("TABLE", "VIEW"):
-        return DropTable(table_name(_dropped(tree)), exists, kind == "VIEW")
+        return DropTable(_dropped_table(tree), exists, kind == "VIEW")
     return None
 
 
@@ -264,7 +264,7 @@ def _insert(sql: str, tree: exp.Insert) -> Insert | None:
     return Insert(table_name(target), columns, Query(sql[offset:], offset), bool(tree.args.get("overwrite")))
 
 
-def _database_name(node: exp.Expression | None) -> str:
+def _database_name(node: exp.Expr | None) -> str:
     if isinstance(node, exp.Table) and (node.name or node.db):
         return node.name or node.db
     raise DialectError("expected a database name")
@@ -275,7 +275,14 @@ def _dropped(tree: exp.Drop) -> exp.Expression | None:
     return tables[0] if tables else tree.this
 
 
-def _use_catalog(sql: str, node: exp.Expression | None) -> UseCatalog:
+def _dropped_table(tree: exp.Drop) -> TableName:
+    node = _dropped(tree)
+    if node is None:  # the parser always gives a DROP of a table kind its name; for the type checker
+        raise DialectError("expected a table name")
+    return table_name(node)
+
+
+def _use_catalog(sql: str, node: exp.Expr | None) -> UseCatalog:
     if node is None or not node.name:
         raise StatementSyntaxError("expected a catalog name", hint="write USE CATALOG main")
     if isinstance(node, exp.Table) and node.db:
@@ -370,7 +377,7 @@ def _temporary_view(sql: str, tree: exp.Create) -> CreateTemporaryView | None:
     return CreateTemporaryView(target.name, None, replace, is_global, sql, using, options or {})
 
 
-def _has_property(tree: exp.Create, kind: type[exp.Expression]) -> bool:
+def _has_property(tree: exp.Create, kind: type[exp.Expr]) -> bool:
     container = tree.args.get("properties")
     return container is not None and any(isinstance(p, kind) for p in container.expressions)
 
@@ -455,7 +462,7 @@ def _securable(sql: str, kind: str | None, table: exp.Expression) -> SecurableOb
     return SecurableObject("SCHEMA", TableName(None, table.name))
 
 
-def _privileges(sql: str, nodes: list[exp.Expression]) -> tuple[str, ...]:
+def _privileges(sql: str, nodes: list[exp.GrantPrivilege]) -> tuple[str, ...]:
     privileges = []
     for node in nodes:
         name = " ".join(node.name.upper().split())
@@ -467,7 +474,7 @@ def _privileges(sql: str, nodes: list[exp.Expression]) -> tuple[str, ...]:
     return tuple(privileges)
 
 
-def _principals(sql: str, nodes: list[exp.Expression]) -> tuple[str, ...]:
+def _principals(sql: str, nodes: list[exp.GrantPrincipal]) -> tuple[str, ...]:
     for node in nodes:
         if node.args.get("kind"):
             raise error_at(sql, node, f"{node.args['kind']} principals are not supported", "name the user")

@@ -37,11 +37,11 @@ NONDETERMINISTIC = frozenset({
     "localtimestamp", "unix_timestamp", "monotonically_increasing_id", "spark_partition_id", "input_file_name",
     "current_user", "session_user", "user", "try_reflect", "reflect", "java_method",
 })
-_AGGREGATES: dict[type[exp.Expression], str] = {exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG",
+_AGGREGATES: dict[type[exp.Expr], str] = {exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG",
                                                 exp.Min: "MIN", exp.Max: "MAX"}
 
 
-def _sql(node: exp.Expression) -> str:
+def _sql(node: exp.Expr) -> str:
     return node.sql(dialect=StreamingSpark)
 
 
@@ -84,7 +84,7 @@ class Incrementality:
     references: tuple[TableReference, ...] = ()      # the tables read, in text order (a table may appear twice)
     aggregates: tuple[Aggregate, ...] = ()
     keys: tuple[int, ...] = ()          # for an aggregation: the select items that are its GROUP BY keys
-    items: tuple[exp.Expression, ...] = field(default=(), compare=False)   # an aggregation's select items
+    items: tuple[exp.Expr, ...] = field(default=(), compare=False)   # an aggregation's select items
     aggregation: bool = False
 
     @property
@@ -169,7 +169,7 @@ def _aggregation(tree: exp.Select, refs: tuple[TableReference, ...], names: str)
                           items=tuple(items), aggregation=True)
 
 
-def _select_item_of(key: exp.Expression, items: list[exp.Expression], inner: list[exp.Expression]) -> int | None:
+def _select_item_of(key: exp.Expr, items: list[exp.Expr], inner: list[exp.Expr]) -> int | None:
     """The select item a GROUP BY expression names: by position (`GROUP BY 2`), the same expression, or an alias."""
     if isinstance(key, exp.Literal) and not key.is_string and key.name.isdigit():
         position = int(key.name) - 1
@@ -202,7 +202,7 @@ def _aggregate(call: exp.AggFunc, index: int) -> Aggregate | Incrementality:
     return Aggregate(index, function, _sql(argument))
 
 
-def _outside_aggregates(expression: exp.Expression, keys: list[exp.Expression]) -> bool:
+def _outside_aggregates(expression: exp.Expr, keys: list[exp.Expr]) -> bool:
     """Whether `expression` reads a column outside its aggregate calls that is not (inside) a GROUP BY key."""
     if any(expression == key for key in keys):
         return False
@@ -282,7 +282,7 @@ def visible_expression(found: Incrementality, position: int, key_columns: dict[i
     calls = list(expression.find_all(exp.AggFunc))
     states = {id(call): _from_state(found.aggregates[first + i], avg_types) for i, call in enumerate(calls)}
 
-    def substitute(node: exp.Expression) -> exp.Expression:
+    def substitute(node: exp.Expr) -> exp.Expr:
         if id(node) in states:
             return parse_expression(states[id(node)])
         for k, key in keys.items():
@@ -297,7 +297,7 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _unaliased(item: exp.Expression) -> exp.Expression:
+def _unaliased(item: exp.Expr) -> exp.Expr:
     return item.this if isinstance(item, exp.Alias) else item
 
 
@@ -311,7 +311,7 @@ def _from_state(aggregate: Aggregate, avg_types: dict[int, str]) -> str:
     return aggregate.state
 
 
-def parse_expression(text: str) -> exp.Expression:
+def parse_expression(text: str) -> exp.Expr:
     return parse(f"SELECT {text}").expressions[0]
 
 

@@ -25,7 +25,7 @@ class ExpectationsNotSupportedError(DialectError):
     sqlstate = "0A000"
 
 
-def _refuse_streams(sql: str, query: exp.Expression) -> None:
+def _refuse_streams(sql: str, query: exp.Expr) -> None:
     stream = query.find(exp.Stream)
     if stream is not None:
         error = error_at(sql, stream, "Streaming relations cannot be used in the query of a materialized view: "
@@ -34,7 +34,7 @@ def _refuse_streams(sql: str, query: exp.Expression) -> None:
         raise StreamingRelationError(error.message, hint=error.hint, line=error.line, column=error.column)
 
 
-def _refuse_expectations(sql: str, target: exp.Expression) -> None:
+def _refuse_expectations(sql: str, target: exp.Expr) -> None:
     if not isinstance(target, exp.Schema):
         return
     for column in target.expressions:

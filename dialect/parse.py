@@ -13,7 +13,7 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import StatementSyntaxError
 
 
-def parse(sql: str) -> exp.Expression:
+def parse(sql: str) -> exp.Expr:
     """`sql`'s tree, every catalog part of a name checked and dropped (dialect/catalogs.py)."""
     try:
         tree = sqlglot.parse_one(sql, read=StreamingSpark)

@@ -7,7 +7,7 @@ from sqlglot import exp
 from sqlglot.tokens import Token
 
 
-def start_of(node: exp.Expression) -> int | None:
+def start_of(node: exp.Expr) -> int | None:
     starts = [n.meta["start"] for n in node.walk() if n.meta.get("start") is not None]
     return min(starts) if starts else None
 
@@ -30,7 +30,7 @@ def keyword_before(tokens: list[Token], offset: int, *words: str) -> int | None:
     return found
 
 
-def position(sql: str, tokens: list[Token], node: exp.Expression | None,
+def position(sql: str, tokens: list[Token], node: exp.Expr | None,
              keyword: tuple[str, ...] = ()) -> tuple[int | None, int | None]:
     if node is None:
         return None, None

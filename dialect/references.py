@@ -34,16 +34,17 @@ class TableReference:
     end: int                    # offset just past it (the time-travel clause included)
     version: int | None = None
     timestamp: str | None = None
-    node: exp.Table | None = field(default=None, compare=False, repr=False)   # the node in the tree it came from
+    # the node in the tree it came from (a current_catalog() call's is the call)
+    node: exp.Table | exp.CurrentCatalog | None = field(default=None, compare=False, repr=False)
     alias_at: int | None = None  # where an alias goes when the reference has none: after a TABLESAMPLE clause
     needs_alias: bool = True     # False: replaced inside an expression, where no alias may follow
 
 
-def _cte_names(tree: exp.Expression) -> set[str]:
+def _cte_names(tree: exp.Expr) -> set[str]:
     return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
 
 
-def _end_of(node: exp.Expression) -> int | None:
+def _end_of(node: exp.Expr) -> int | None:
     ends = [n.meta["end"] + 1 for n in node.walk() if n.meta.get("end") is not None]
     return max(ends) if ends else None
 
@@ -87,7 +88,7 @@ def after_parentheses(sql: str, end: int) -> int:
     return end
 
 
-def table_references(sql: str, tree: exp.Expression | None = None) -> list[TableReference]:
+def table_references(sql: str, tree: exp.Expr | None = None) -> list[TableReference]:
     """Every table or view the statement names (CTE names, table functions and streaming sources excluded), in text
     order, each with the node it came from (in `tree` when given)."""
     tree = tree if tree is not None else parse(sql)
@@ -111,12 +112,12 @@ def table_references(sql: str, tree: exp.Expression | None = None) -> list[Table
     return sorted(found, key=lambda ref: ref.start)
 
 
-def file_reads(sql: str, tree: exp.Expression) -> list[TableReference]:
+def file_reads(sql: str, tree: exp.Expr) -> list[TableReference]:
     """Every batch `read_files(...)` in FROM (not under STREAM), its span running to the closing parenthesis."""
     return table_function_calls(sql, tree, "read_files")
 
 
-def table_function_calls(sql: str, tree: exp.Expression, function_name: str) -> list[TableReference]:
+def table_function_calls(sql: str, tree: exp.Expr, function_name: str) -> list[TableReference]:
     """Every call of the table function `function_name` in FROM (not under STREAM), its span running to the closing
     parenthesis."""
     found = []
@@ -133,7 +134,7 @@ def table_function_calls(sql: str, tree: exp.Expression, function_name: str) -> 
     return sorted(found, key=lambda ref: ref.start)
 
 
-def current_catalog_calls(sql: str, tree: exp.Expression) -> list[TableReference]:
+def current_catalog_calls(sql: str, tree: exp.Expr) -> list[TableReference]:
     """Every `current_catalog()` call, its span running to the closing parenthesis: Spark's would answer
     `spark_catalog`, so the binder puts the gateway's catalog name there. A call that is a column of the result by
     itself keeps Spark's column name, `current_catalog()`."""

@@ -82,7 +82,7 @@ _INTERVAL_SECONDS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600}
 _INTERVAL_SECONDS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600}
 
 
-def _positioned(sql: str, node: exp.Expression, error: DialectError) -> DialectError:
+def _positioned(sql: str, node: exp.Expr, error: DialectError) -> DialectError:
     start = start_of(node)
     if start is not None and error.line is None:
         error.line, error.column = line_column(sql, start)

@@ -23,10 +23,10 @@ from sluicegate.dialect.streaming.sources import find_sources, rewrite
 from sluicegate.dialect.trees import column_specs, table_name
 
 
-def _properties(create: exp.Create) -> tuple[str | None, dict[str, str], dict[str, exp.Expression]]:
+def _properties(create: exp.Create) -> tuple[str | None, dict[str, str], dict[str, exp.Expr]]:
     comment = None
     properties: dict[str, str] = {}
-    values: dict[str, exp.Expression] = {}
+    values: dict[str, exp.Expr] = {}
     container = create.args.get("properties")
     for prop in container.expressions if container else []:
         if isinstance(prop, exp.SchemaCommentProperty):

@@ -24,23 +24,23 @@ TRIGGER_KEY = "pipelines.trigger.interval"
 TIME_WINDOWS = ("window", "session_window")
 
 
-def function_name(node: exp.Expression) -> str:
+def function_name(node: exp.Expr) -> str:
     return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower() \
         if isinstance(node, exp.Func) else ""
 
 
-def is_time_window(node: exp.Expression) -> bool:
+def is_time_window(node: exp.Expr) -> bool:
     return isinstance(node, exp.Func) and function_name(node) in TIME_WINDOWS
 
 
-def own_nodes(select: exp.Expression, kind: type[exp.Expression]) -> Iterator[exp.Expression]:
+def own_nodes(select: exp.Expr, kind: type[exp.Expr]) -> Iterator[exp.Expr]:
     """Nodes of `kind` belonging to this SELECT itself (not to a subquery nested in it)."""
     for node in select.find_all(kind):
         if node.find_ancestor(exp.Select) is select or node is select:
             yield node
 
 
-def aggregates(select: exp.Select) -> list[exp.Expression]:
+def aggregates(select: exp.Select) -> list[exp.Expr]:
     return [a for a in own_nodes(select, exp.AggFunc) if a.find_ancestor(exp.Window) is None]
 
 
@@ -48,7 +48,7 @@ def is_aggregating(select: exp.Select) -> bool:
     return select.args.get("group") is not None or bool(aggregates(select))
 
 
-def left_of(join: exp.Join) -> list[exp.Expression]:
+def left_of(join: exp.Join) -> list[exp.Expr]:
     """The FROM items a join joins to: the FROM item and every join before it in its SELECT."""
     select = join.find_ancestor(exp.Select)
     if select is None or select.args.get("from_") is None:
@@ -69,10 +69,10 @@ class Context:
     query: exp.Query
     sources: list[FoundSource]
     properties: dict[str, str]
-    property_values: dict[str, exp.Expression] = field(default_factory=dict)
+    property_values: dict[str, exp.Expr] = field(default_factory=dict)
     table_kind: TableKindLookup | None = None
 
-    def error(self, kind: type[StreamingQueryError], message: str, node: exp.Expression | None, hint: str,
+    def error(self, kind: type[StreamingQueryError], message: str, node: exp.Expr | None, hint: str,
               keyword: tuple[str, ...] = ()) -> StreamingQueryError:
         line, column = position(self.sql, self.tokens, node, keyword)
         return kind(message, line=line, column=column, hint=hint)
@@ -82,7 +82,7 @@ class Context:
         return list(self.query.find_all(exp.Select))
 
     @cached_property
-    def ctes(self) -> dict[str, exp.Expression]:
+    def ctes(self) -> dict[str, exp.Expr]:
         return {cte.alias_or_name.lower(): cte.this for cte in self.query.find_all(exp.CTE)}
 
     @cached_property
@@ -108,7 +108,7 @@ class Context:
         mode = self.properties.get(OUTPUT_MODE_KEY)
         return mode.strip().lower() if mode is not None else None
 
-    def is_streaming(self, node: exp.Expression | None, seen: frozenset[str] = frozenset()) -> bool:
+    def is_streaming(self, node: exp.Expr | None, seen: frozenset[str] = frozenset()) -> bool:
         """Whether a FROM item (or a subtree) reads a stream, following CTE names."""
         if node is None:
             return False
@@ -122,7 +122,7 @@ class Context:
                 return True
         return False
 
-    def has_watermark(self, node: exp.Expression) -> bool:
+    def has_watermark(self, node: exp.Expr) -> bool:
         if isinstance(node, Watermark) or node.find(Watermark) is not None:
             return True
         for table in ([node] if isinstance(node, exp.Table) else []) + list(node.find_all(exp.Table)):

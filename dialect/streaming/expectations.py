@@ -29,7 +29,7 @@ class FoundExpectation:
         return ExpectationSpec(self.name, text.strip(), self.node.args["action"])
 
 
-def found_expectations(create: exp.Expression) -> list[FoundExpectation]:
+def found_expectations(create: exp.Expr) -> list[FoundExpectation]:
     schema = create.this if isinstance(create, exp.Create) else None
     if not isinstance(schema, exp.Schema):
         return []
@@ -42,7 +42,7 @@ def found_expectations(create: exp.Expression) -> list[FoundExpectation]:
     return found
 
 
-def expectation_specs(sql: str, create: exp.Expression) -> tuple[ExpectationSpec, ...]:
+def expectation_specs(sql: str, create: exp.Expr) -> tuple[ExpectationSpec, ...]:
     return tuple(found.spec(sql) for found in found_expectations(create))
 
 
@@ -68,6 +68,6 @@ def unknown_columns(found: FoundExpectation, columns: set[str]) -> list[exp.Colu
             if c.parts[0].name.lower() not in columns and c.parts[0].name.lower() not in lambda_vars]
 
 
-def position_in(sql: str, node: exp.Expression) -> tuple[int | None, int | None]:
+def position_in(sql: str, node: exp.Expr) -> tuple[int | None, int | None]:
     start = start_of(node)
     return line_column(sql, start) if start is not None else (None, None)

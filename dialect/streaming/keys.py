@@ -20,15 +20,15 @@ from sluicegate.dialect.streaming.context import function_name, is_time_window
 WINDOW_BOUNDS = ("start", "end")
 
 
-def _is_fixed_window(node: exp.Expression) -> bool:
+def _is_fixed_window(node: exp.Expr) -> bool:
     return is_time_window(node) and function_name(node) == "window"
 
 
-def _value(projection: exp.Expression) -> exp.Expression:
+def _value(projection: exp.Expr) -> exp.Expr:
     return projection.this if isinstance(projection, exp.Alias) else projection
 
 
-def _result_name(projection: exp.Expression) -> str:
+def _result_name(projection: exp.Expr) -> str:
     """The column name Spark gives the projection (checked against Spark 4.1)."""
     if isinstance(projection, exp.Alias):
         return projection.alias
@@ -39,7 +39,7 @@ def _result_name(projection: exp.Expression) -> str:
     return projection.alias_or_name
 
 
-def _same_column(value: exp.Expression, key: exp.Expression) -> bool:
+def _same_column(value: exp.Expr, key: exp.Expr) -> bool:
     """`c.k` and `k` name one column; `a.k` and `b.k` do not."""
     if not (isinstance(value, exp.Column) and isinstance(key, exp.Column)):
         return False
@@ -48,14 +48,14 @@ def _same_column(value: exp.Expression, key: exp.Expression) -> bool:
     return not value.table or not key.table or value.table.lower() == key.table.lower()
 
 
-def _selects_as_written(projection: exp.Expression, key: exp.Expression) -> bool:
+def _selects_as_written(projection: exp.Expr, key: exp.Expr) -> bool:
     value = _value(projection)
     if value == key:
         return True
     return not isinstance(projection, exp.Alias) and _same_column(value, key)
 
 
-def _is_window_bound(value: exp.Expression, key: exp.Expression, windows_grouped: int) -> bool:
+def _is_window_bound(value: exp.Expr, key: exp.Expr, windows_grouped: int) -> bool:
     if not _is_fixed_window(key):
         return False
     if isinstance(value, exp.Dot) and value.name.lower() in WINDOW_BOUNDS:
@@ -65,7 +65,7 @@ def _is_window_bound(value: exp.Expression, key: exp.Expression, windows_grouped
         and value.name.lower() in WINDOW_BOUNDS and windows_grouped == 1
 
 
-def _is_injective_cast(value: exp.Expression, key: exp.Expression) -> bool:
+def _is_injective_cast(value: exp.Expr, key: exp.Expr) -> bool:
     if not isinstance(value, (exp.Cast, exp.TryCast)):
         return False
     to = value.args.get("to")
@@ -73,12 +73,12 @@ def _is_injective_cast(value: exp.Expression, key: exp.Expression) -> bool:
     return to_text and (value.this == key or _same_column(value.this, key))
 
 
-def _identifies(projection: exp.Expression, key: exp.Expression, windows_grouped: int) -> bool:
+def _identifies(projection: exp.Expr, key: exp.Expr, windows_grouped: int) -> bool:
     value = _value(projection)
     return _is_window_bound(value, key, windows_grouped) or _is_injective_cast(value, key)
 
 
-def group_keys(select: exp.Select) -> tuple[tuple[str, ...], exp.Expression | None]:
+def group_keys(select: exp.Select) -> tuple[tuple[str, ...], exp.Expr | None]:
     """(the key column names, the first group key that is not in the result, if any)."""
     group = select.args.get("group")
     keys = list(group.expressions) if group is not None else []

@@ -134,7 +134,8 @@ def check_kafka_options(ctx: Context) -> None:
             parse_options({key: literal_text(value) for key, value in named.items()})
         except KafkaOptionError as exc:
             value = named.get(exc.option.lower()) if exc.option is not None else None
-            at, name = (value, (exc.option,)) if value is not None else (source.function, ())
+            at, name = (value, (exc.option,)) if value is not None and exc.option is not None \
+                else (source.function, ())
             raise ctx.error(InvalidKafkaOptionError, exc.message, at, exc.hint, keyword=name) from None
 
 
@@ -177,7 +178,7 @@ def check_sources_append_only(ctx: Context) -> None:
                             "the commits that append", keyword=("STREAM",))
 
 
-def non_deterministic(tree: exp.Expression) -> exp.Func | None:
+def non_deterministic(tree: exp.Expr) -> exp.Func | None:
     """The first call in `tree` whose value can differ between two runs over the same row."""
     for func in tree.find_all(exp.Func):
         name = function_name(func)
@@ -238,7 +239,7 @@ def check_no_chained_aggregations(ctx: Context) -> None:
                                       "STREAM of it in another, or merge the two GROUP BYs into one")
 
 
-def _has_range_condition(on: exp.Expression | None) -> bool:
+def _has_range_condition(on: exp.Expr | None) -> bool:
     return on is not None and on.find(exp.Between, exp.GT, exp.GTE, exp.LT, exp.LTE) is not None
 
 
@@ -273,11 +274,11 @@ def check_joins(ctx: Context) -> None:
                             f"A {side} OUTER join of a stream with a static table is not supported: a static row "
                             "without a match could never be emitted as final.", join.this,
                             "use an inner or LEFT join with the stream on the left", keyword=(side,))
-    join = stream_stream_join(ctx)
-    if join is not None and ctx.requested_mode is None and ctx.aggregation is not None:
+    stream_join = stream_stream_join(ctx)
+    if stream_join is not None and ctx.requested_mode is None and ctx.aggregation is not None:
         raise ctx.error(UnsupportedOutputModeError,
                         "A join between two streams only works in append mode, and this query aggregates its "
-                        "result (update mode).", join.this,
+                        "result (update mode).", stream_join.this,
                         "write the join as its own streaming table and aggregate STREAM of it in another, or "
                         "aggregate by a watermarked window with 'sluicegate.output_mode' = 'append'",
                         keyword=("JOIN",))

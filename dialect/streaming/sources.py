@@ -23,9 +23,9 @@ RESCUING_FORMATS = ("json", "csv")     # Spark's PERMISSIVE mode keeps a bad rec
 class FoundSource:
     """One STREAM item as written: `node` is what the rewrite replaces (the Watermark clause when there is one)."""
 
-    node: exp.Expression
+    node: exp.Expr
     stream: exp.Stream | None           # None: a batch read_files(...) in a plain query
-    target: exp.Expression              # exp.Table, whose `this` is a function for read_files/rate
+    target: exp.Table                   # its `this` is a function for read_files/rate
     alias: str | None
     watermark: Watermark | None
 
@@ -40,10 +40,10 @@ class FoundSource:
             return None
         return (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
 
-    def arguments(self) -> tuple[list[exp.Expression], dict[str, exp.Expression]]:
+    def arguments(self) -> tuple[list[exp.Expr], dict[str, exp.Expr]]:
         func = self.function
-        positional: list[exp.Expression] = []
-        named: dict[str, exp.Expression] = {}
+        positional: list[exp.Expr] = []
+        named: dict[str, exp.Expr] = {}
         for arg in (func.expressions if func is not None else []):
             if isinstance(arg, (exp.Kwarg, exp.PropertyEQ, exp.EQ)):
                 named[arg.this.name.lower()] = arg.expression
@@ -52,32 +52,32 @@ class FoundSource:
         return positional, named
 
 
-def cte_names(tree: exp.Expression) -> set[str]:
+def cte_names(tree: exp.Expr) -> set[str]:
     return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
 
 
-def _alias_of(*nodes: exp.Expression | None) -> str | None:
+def _alias_of(*nodes: exp.Expr | None) -> str | None:
     for node in nodes:
         if node is not None and node.args.get("alias") is not None:
             return node.args["alias"].name
     return None
 
 
-def find_sources(query: exp.Expression) -> list[FoundSource]:
+def find_sources(query: exp.Expr) -> list[FoundSource]:
     found = []
     for stream in query.find_all(exp.Stream):
         outer = stream.parent if isinstance(stream.parent, Watermark) else stream
         target = stream.this
         wrapper = target if isinstance(target, exp.Subquery) else None
         if wrapper is not None:
-            target = wrapper.this
+            target = wrapper.this   # FIXME: STREAM (SELECT ...) makes this a Select, not the Table the rules expect
         watermark = outer if isinstance(outer, Watermark) else None
         alias = _alias_of(watermark, wrapper, target)
         found.append(FoundSource(outer, stream, target, alias, watermark))
     return sorted(found, key=lambda s: start_of(s.node) or 0)  # view names follow the text order
 
 
-def find_static_tables(query: exp.Expression) -> list[exp.Table]:
+def find_static_tables(query: exp.Expr) -> list[exp.Table]:
     ctes = cte_names(query)
     tables = []
     for table in sorted(query.find_all(exp.Table), key=lambda t: start_of(t) or 0):
@@ -89,7 +89,7 @@ def find_static_tables(query: exp.Expression) -> list[exp.Table]:
     return tables
 
 
-def literal_text(node: exp.Expression) -> str:
+def literal_text(node: exp.Expr) -> str:
     if isinstance(node, exp.Boolean):
         return "true" if node.this else "false"
     return node.name if isinstance(node, (exp.Literal, exp.Var, exp.Identifier, exp.Column)) else node.sql("spark")
@@ -100,7 +100,7 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def interval_text(interval: exp.Expression) -> str:
+def interval_text(interval: exp.Expr) -> str:
     """`INTERVAL 10 SECONDS` / `INTERVAL '10 seconds'` -> "10 seconds" (what withWatermark takes)."""
     if isinstance(interval, exp.Interval):
         value = interval.this.name if interval.this is not None else ""
@@ -150,25 +150,25 @@ def rescued_data_column(file_format: str, options: dict[str, str]) -> str | None
     return option(options, "rescuedDataColumn") or option(options, "columnNameOfCorruptRecord") or RESCUED_DATA
 
 
-def _view(name: str, alias: str | None) -> exp.Expression:
+def _view(name: str, alias: str | None) -> exp.Expr:
     table = exp.to_table(name)
     return exp.alias_(table, alias, table=True) if alias else table
 
 
-def rewrite(query: exp.Expression) -> tuple[str, tuple[SourceSpec, ...], tuple[StaticTableSpec, ...]]:
+def rewrite(query: exp.Expr) -> tuple[str, tuple[SourceSpec, ...], tuple[StaticTableSpec, ...]]:
     """Replace each source and static table by its view (keeping the name the query qualifies columns with)."""
     query = query.copy()
     sources = find_sources(query)
     specs = tuple(source_spec(found, f"__sg_source_{i}") for i, found in enumerate(sources))
     statics = find_static_tables(query)
     static_specs = tuple(StaticTableSpec(f"__sg_static_{i}", t.db or None, t.name) for i, t in enumerate(statics))
-    replacements: list[tuple[exp.Expression, exp.Expression]] = []
+    replacements: list[tuple[exp.Expr, exp.Expr]] = []
     for found, spec in zip(sources, specs, strict=True):
         alias = found.alias or (found.target.name if spec.kind == "table" else None)
         replacements.append((found.node, _view(spec.view_name, alias)))
-    for table, spec in zip(statics, static_specs, strict=True):
+    for table, static_spec in zip(statics, static_specs, strict=True):
         alias = _alias_of(table) or table.name
-        replacements.append((table, _view(spec.view_name, alias)))
+        replacements.append((table, _view(static_spec.view_name, alias)))
     for node, replacement in replacements:
         node.replace(replacement)
     return query.sql("spark"), specs, static_specs

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from sluicegate.catalog.uris import ObjectLocation
 from sluicegate.dialect.references import TableReference
 from sluicegate.dialect.streaming.sources import FILE_FORMATS, FoundSource, source_spec
@@ -31,7 +33,7 @@ class FileReadError(RuntimeQueryError):
 def file_dataframe(ctx: StatementContext, ref: TableReference) -> DataFrame:
     """The files `ref` (a read_files call) names, once the policy allows them. Raises without a position; the
     binder adds the call's."""
-    assert ref.node is not None
+    assert isinstance(ref.node, exp.Table)   # a read_files call's reference is its table node
     found = FoundSource(ref.node, None, ref.node, ref.node.alias or None, None)
     positional, named = found.arguments()
     if not positional and "path" not in named:
