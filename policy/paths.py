@@ -69,6 +69,9 @@ def any_location(text: str) -> Location:
 
 
 def _within(path: Location, root: Location) -> bool:
+    """`path` is `root` or under it; the callers compare locations of one kind only."""
+    if isinstance(path, Path):
+        return path == root or (isinstance(root, Path) and path.is_relative_to(root))
     return path == root or path.is_relative_to(root)
 
 

@@ -255,7 +255,9 @@ def _refuse_gateway_options(options: Mapping[str, str]) -> None:
 
 
 def _java_map(spark: SparkSession, scala_map: Any) -> dict[str, str]:
-    converters = spark._jvm.scala.jdk.javaapi.CollectionConverters
+    jvm = spark._jvm
+    assert jvm is not None  # typed optional; a session always has its JVM
+    converters = jvm.scala.jdk.javaapi.CollectionConverters
     return {str(k): str(v) for k, v in dict(converters.asJava(scala_map)).items()}
 
 

@@ -181,7 +181,9 @@ def check_analyzed(df: DataFrame) -> list[tuple[str, str]]:
 def analyzed_without_running(spark: SparkSession, jplan: Any, sql: str, original: str | None = None,
                              to_original: Callable[[int], int] | None = None) -> Any:
     """The analysed plan of a parsed command (CREATE TABLE AS, INSERT), without running it: what it would read."""
-    mode = spark._jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
+    jvm = spark._jvm
+    assert jvm is not None  # typed optional; a session always has its JVM
+    mode = jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
     try:
         return spark._jsparkSession.sessionState().executePlan(jplan, mode).analyzed()
     except Exception as exc:
