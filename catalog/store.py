@@ -16,7 +16,7 @@ import datetime as dt
 import json
 import re
 import uuid
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -325,7 +325,7 @@ class CatalogStore:
             return _table_entry(self._require(session, database, name))
 
     def list_tables(self, database: str | None = None, pattern: str | None = None,
-                    kinds: Collection[TableKind] | None = None) -> list[TableEntry]:
+                    kinds: Sequence[TableKind] | None = None) -> list[TableEntry]:
         matcher = pattern_matcher(pattern)
         with self._transaction() as session:
             query = select(TableRow).order_by(TableRow.database, TableRow.name)

@@ -31,7 +31,9 @@ def _identity(spark: SparkSession, name: str) -> int | None:
     found = spark._jsparkSession.sessionState().catalog().getRawTempView(name)
     if not found.isDefined():
         return None
-    return int(spark._jvm.System.identityHashCode(found.get()))
+    jvm = spark._jvm
+    assert jvm is not None  # typed optional; a session always has its JVM
+    return int(jvm.System.identityHashCode(found.get()))
 
 
 class SessionViews:

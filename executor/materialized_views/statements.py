@@ -36,7 +36,9 @@ from sluicegate.storage import locations
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-KIND = "MATERIALIZED_VIEW"
+    from sluicegate.catalog.models import TableKind
+
+KIND: TableKind = "MATERIALIZED_VIEW"
 
 
 def scheduler_changed(ctx: StatementContext, database: str, name: str) -> None:
