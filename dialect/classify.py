@@ -87,6 +87,7 @@ from sluicegate.dialect.trees import (
     end_of,
     error_at,
     location,
+    offset_of,
     query_offset,
     table_name,
     view_columns,
@@ -200,7 +201,8 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
         for prop in container.expressions if container else []:
             if isinstance(prop, exp.SchemaCommentProperty):
                 comment = prop.this.name
-        return CreateDatabase(_database_name(tree.this), bool(tree.args.get("exists")), comment)
+        return CreateDatabase(_database_name(tree.this), bool(tree.args.get("exists")), comment,
+                              offset_of(tree.this))
     if kind == "VIEW":
         table = table_name(tree.this)
         offset = query_offset(sql, end_of(tree.this), require_as=True)
@@ -219,7 +221,8 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
             offset = query_offset(sql, end_of(tree.this), require_as=True)
             query = Query(sql[offset:], offset)
         return CreateTable(table, columns, partition_by, comment, properties, using,
-                           bool(tree.args.get("exists")), bool(tree.args.get("replace")), query, location(tree))
+                           bool(tree.args.get("exists")), bool(tree.args.get("replace")), query, location(tree),
+                           _partition_offsets(tree))
     return None
 
 
@@ -231,7 +234,8 @@ def _drop(tree: exp.Drop) -> Statement | None:
     if kind == "FLOW":
         return DropFlow(_dropped_table(tree), exists)
     if kind in ("DATABASE", "SCHEMA"):
-        return DropDatabase(_database_name(_dropped(tree)), exists, bool(tree.args.get("cascade")))
+        return DropDatabase(_database_name(_dropped(tree)), exists, bool(tree.args.get("cascade")),
+                            offset_of(_dropped(tree)))
     if kind == "VIEW" and tree.args.get("materialized"):
         return DropMaterializedView(_dropped_table(tree), exists)
     if kind in ("TABLE", "VIEW"):
@@ -245,7 +249,7 @@ def _describe(tree: exp.Describe) -> Statement | None:
     if kind == "FUNCTION":
         return None  # DESCRIBE FUNCTION: Spark's, judged on its plan
     if kind in ("SCHEMA", "DATABASE"):
-        return DescribeDatabase(_database_name(tree.this), style == "EXTENDED")
+        return DescribeDatabase(_database_name(tree.this), style == "EXTENDED", offset_of(tree.this))
     if not isinstance(tree.this, exp.Table):
         return None
     if kind == "STREAMING TABLE":
@@ -262,6 +266,22 @@ def _insert(sql: str, tree: exp.Insert) -> Insert | None:
     columns = tuple(c.name for c in target.expressions) if isinstance(target, exp.Schema) else ()
     offset = query_offset(sql, end_of(target))
     return Insert(table_name(target), columns, Query(sql[offset:], offset), bool(tree.args.get("overwrite")))
+
+
+def _partition_offsets(tree: exp.Create) -> tuple[int | None, ...]:
+    """Where each PARTITIONED BY name starts, in the order of `create_properties`' names."""
+    container = tree.args.get("properties")
+    for prop in container.expressions if container else []:
+        if isinstance(prop, exp.PartitionedByProperty):
+            target = prop.this
+            names = target.expressions if isinstance(target, (exp.Schema, exp.Tuple)) else [target]
+            return tuple(offset_of(name) for name in names)
+    return ()
+
+
+def _column_offsets(columns: list[exp.Expression]) -> tuple[int | None, ...]:
+    """Where each declared column's name starts, in the order of `column_specs`' columns."""
+    return tuple(offset_of(column.this) for column in columns if isinstance(column, exp.ColumnDef))
 
 
 def _database_name(node: exp.Expr | None) -> str:
@@ -319,7 +339,7 @@ def _show(tree: exp.Show) -> Statement:
         return ShowTblProperties(table_name(tree.args["target"]), pattern)
     if kind == "COLUMNS":
         table = table_name(tree.args["target"])
-        return ShowColumns(TableName(database or table.database, table.name))
+        return ShowColumns(TableName(database or table.database, table.name, table.offset))
     return ShowCreateTable(table_name(tree.args["target"]))
 
 
@@ -328,16 +348,16 @@ def _altered_table(tree: exp.Alter) -> Statement | None:
     actions = tree.args.get("actions") or []
     table = table_name(tree.this)
     if actions and all(isinstance(action, exp.ColumnDef) for action in actions):  # ADD COLUMNS c t, d u
-        return AddColumns(table, column_specs(exp.Schema(expressions=list(actions))))
+        return AddColumns(table, column_specs(exp.Schema(expressions=list(actions))), _column_offsets(actions))
     if len(actions) != 1:
         return None
     action = actions[0]
     if isinstance(action, exp.AlterRename):
         return RenameTable(table, table_name(action.this))
     if isinstance(action, exp.Schema):
-        return AddColumns(table, column_specs(action))
+        return AddColumns(table, column_specs(action), _column_offsets(action.expressions))
     if isinstance(action, exp.AlterColumn) and {k for k, v in action.args.items() if v} == {"this", "comment"}:
-        return SetColumnComment(table, action.this.name, action.args["comment"].name)
+        return SetColumnComment(table, action.this.name, action.args["comment"].name, offset_of(action.this))
     if isinstance(action, exp.AlterSet) and len(action.expressions) == 1 and isinstance(
             action.expressions[0], exp.Properties):
         pairs = [(p.this.name, p.args["value"].name) for p in action.expressions[0].expressions
@@ -388,7 +408,7 @@ def _streaming(sql: str, tree: exp.Create) -> CreateStreamingTable | CreateStrea
     schedule = create_schedule(sql, tree)
     if tree.args.get("expression") is None and not tree.args.get("refresh"):
         return _streaming_schema(sql, tree, schedule)
-    return CreateStreamingTable(analyze(sql, create=tree), sql, schedule)
+    return CreateStreamingTable(analyze(sql, create=tree), sql, schedule, table_name(tree.this))
 
 
 def _streaming_schema(sql: str, tree: exp.Create, schedule: Schedule | None) -> CreateStreamingTableSchema:
@@ -459,7 +479,7 @@ def _securable(sql: str, kind: str | None, table: exp.Expression) -> SecurableOb
         return SecurableObject(normalised, table_name(table))
     if not isinstance(table, exp.Table) or table.db or not table.name:
         raise error_at(sql, table, "a schema's name has one part", "write ON SCHEMA name")
-    return SecurableObject("SCHEMA", TableName(None, table.name))
+    return SecurableObject("SCHEMA", TableName(None, table.name, offset_of(table.this)))
 
 
 def _privileges(sql: str, nodes: list[exp.GrantPrivilege]) -> tuple[str, ...]:

@@ -20,8 +20,13 @@ from sluicegate.dialect.streaming.plan import StreamingPlan
 
 @dataclass(frozen=True)
 class TableName:
+    """A table's name as a statement writes it; `offset`: where in the statement's text (the text `classify` read) it
+    starts (its database part's first character when written, else its name's), None for a name no statement wrote.
+    Not compared: two statements naming the same table at different places are equal."""
+
     database: str | None
     name: str
+    offset: int | None = field(default=None, compare=False, repr=False)
 
     def qualified(self, current_database: str) -> tuple[str, str]:
         return (self.database or current_database).lower(), self.name.lower()
@@ -40,6 +45,7 @@ class CreateDatabase:
     name: str
     if_not_exists: bool
     comment: str | None
+    offset: int | None = field(default=None, compare=False, repr=False)  # where the name starts in the text
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class DropDatabase:
     name: str
     if_exists: bool
     cascade: bool
+    offset: int | None = field(default=None, compare=False, repr=False)  # where the name starts in the text
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,7 @@ class DescribeDatabase:
 
     name: str
     extended: bool
+    offset: int | None = field(default=None, compare=False, repr=False)  # where the name starts in the text
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,7 @@ class CreateTable:
     replace: bool
     query: Query | None
     location: str | None = None    # LOCATION '...' or OPTIONS (path '...'): only Spark's own tables may have one
+    partition_offsets: tuple[int | None, ...] = field(default=(), compare=False, repr=False)  # of `partition_by`
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,7 @@ class DropTable:
 class AddColumns:
     table: TableName
     columns: tuple[ColumnSpec, ...]
+    column_offsets: tuple[int | None, ...] = field(default=(), compare=False, repr=False)  # where each name starts
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,7 @@ class SetColumnComment:
     table: TableName
     column: str
     comment: str
+    column_offset: int | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -253,6 +264,7 @@ class CreateStreamingTable:
     plan: StreamingPlan
     sql: str
     schedule: Schedule | None = None   # beside the plan, not in it: a new schedule alone never restarts the stream
+    table: TableName | None = field(default=None, compare=False)  # the plan's table as written, with its offset
 
 
 @dataclass(frozen=True)

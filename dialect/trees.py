@@ -19,12 +19,24 @@ _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.F
 
 
 def table_name(table: exp.Expression) -> TableName:
-    """The table a node names (a CREATE's exp.Schema: its table), or a DialectError when it names none."""
+    """The table a node names (a CREATE's exp.Schema: its table), or a DialectError when it names none; with the
+    offset where the statement writes it: its database part when written (after a dropped catalog), else its name."""
     if isinstance(table, exp.Schema):
         table = table.this
     if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier) or not table.name:
         raise DialectError(f"expected a table name, found {table.sql(StreamingSpark)!r}")
-    return TableName(table.db or None, table.name)
+    db = table.args.get("db")
+    return TableName(table.db or None, table.name, offset_of(db if table.db else table.this))
+
+
+def offset_of(node: exp.Expression | None) -> int | None:
+    """Where `node` (an identifier, quotes included, or a node holding one) starts in the statement's text."""
+    if node is None:
+        return None
+    if isinstance(node, exp.Identifier):
+        return node.meta.get("start")
+    return min((i.meta["start"] for i in node.find_all(exp.Identifier) if i.meta.get("start") is not None),
+               default=None)
 
 
 def column_specs(schema: exp.Schema) -> tuple[ColumnSpec, ...]:

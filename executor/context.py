@@ -3,13 +3,13 @@ policy that decides what they may do."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import NameKind, check_name, table_folder
+from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.statements import TableName
 from sluicegate.executor.binding.session_views import SessionViews
 
@@ -64,11 +64,12 @@ class StatementContext:
         return str(table_folder(self.warehouse, database, name, kind))
 
     def position_of(self, table: TableName) -> tuple[int | None, int | None]:
-        """Line and column (1-based) where the statement names `table`; (None, None) when it cannot be found."""
-        parts = [re.escape(p) for p in (table.database, table.name) if p]
-        pattern = r"`?\s*\.\s*`?".join(parts)
-        found = re.search(rf"(?<![\w`])`?{pattern}`?(?![\w`])", self.sql, re.IGNORECASE)
-        if found is None:
+        """Line and column (1-based) where the statement names `table`, as the classifier carried it; (None, None)
+        for a name the statement did not write."""
+        return self.position_at(table.offset)
+
+    def position_at(self, offset: int | None) -> tuple[int | None, int | None]:
+        """Line and column (1-based) of a character offset the classifier carried into the statement's text."""
+        if offset is None or not 0 <= offset < len(self.sql):
             return None, None
-        before = self.sql[: found.start()]
-        return before.count("\n") + 1, found.start() - (before.rfind("\n") + 1) + 1
+        return line_column(self.sql, offset)

@@ -15,7 +15,6 @@ from sluicegate.dialect.statements import (
     DescribeDatabase,
     DropDatabase,
     ShowDatabases,
-    TableName,
     UseDatabase,
 )
 from sluicegate.engine.sql import StatementResult
@@ -30,7 +29,7 @@ def create_database(ctx: StatementContext, stmt: CreateDatabase) -> StatementRes
     """Check the name, create Spark's shadow, then commit the catalog row: a row is never left behind by a
     statement that failed (a row Spark cannot take used to stop every later boot). If the commit fails, the shadow
     this statement created is dropped again."""
-    line, column = ctx.position_of(TableName(None, stmt.name))
+    line, column = ctx.position_at(stmt.offset)
     name = check_name(stmt.name, "database", line=line, column=column)
     existing = ctx.store.get_database(name)
     if existing is not None and stmt.if_not_exists:
@@ -89,7 +88,7 @@ def describe_database(ctx: StatementContext, stmt: DescribeDatabase) -> Statemen
     name = stmt.name.lower()
     entry = ctx.store.get_database(name)
     if entry is None and not spark_has_database(ctx.spark, name):
-        line, column = ctx.position_of(TableName(None, stmt.name))
+        line, column = ctx.position_at(stmt.offset)
         raise SchemaNotFoundError(f"The schema `{stmt.name}` cannot be found.", line=line, column=column,
                                   hint="check the spelling (SHOW SCHEMAS lists them)")
     rows = [("Catalog Name", catalogs.current().name), ("Namespace Name", name),

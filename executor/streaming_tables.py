@@ -82,7 +82,7 @@ def _build(ctx: StatementContext, streams: Streams, plan: StreamingPlan) -> Buil
 def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingTable) -> StatementResult:
     streams = streams_of(ctx)
     plan = analyze(statement.sql, table_kind(ctx))  # again, now that the catalog can say how sources change
-    table_name = st.TableName(plan.database, plan.name)
+    table_name = statement.table or st.TableName(plan.database, plan.name)  # as written, with its offset
     database, _ = ctx.checked(table_name, "streaming table")
     if ctx.store.get_database(database) is None:
         line, column = ctx.position_of(table_name)
@@ -132,7 +132,7 @@ def _create_or_refresh(ctx: StatementContext, streams: Streams, statement: st.Cr
     if existing is not None:
         # the statement's schedule replaces the stored one (none: continuous), as Databricks' CREATE OR REFRESH
         ctx.store.update_table(database, existing.name, schedule=schedule_json(ctx, statement.schedule))
-        return _refresh(ctx, streams, existing, stored, plan, built, statement.sql)
+        return _refresh(ctx, streams, existing, stored, plan, built, statement.sql, table=table_name)
     try:
         with locations.new_table_folder(ctx.warehouse, database, plan.name, "streaming table") as folder, \
                 _quarantine_for(ctx, plan, database, built):
@@ -215,7 +215,8 @@ def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, sche
 
 def _refresh(ctx: StatementContext, streams: Streams, existing: TableEntry, stored: StreamEntry | None,
              plan: StreamingPlan, built: BuiltStream, sql: str,
-             forced: refresh.RefreshDecision | None = None) -> StatementResult:
+             forced: refresh.RefreshDecision | None = None, table: st.TableName | None = None) -> StatementResult:
+    """`table`: the name as the statement wrote it (CREATE OR REFRESH), for positions; None for REFRESH ... FULL."""
     database, name = existing.database, existing.name
     same_schema = existing.schema_json == built.result.schema.json()
     decision = forced or (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema)
@@ -227,7 +228,7 @@ def _refresh(ctx: StatementContext, streams: Streams, existing: TableEntry, stor
     table_changes = {"schema_json": built.result.schema.json(), "definition": sql.strip().rstrip(";"),
                      "properties": dict(plan.properties), "comment": plan.comment}
     if decision.kind == refresh.FULL or stored is None:
-        refuse_full_refresh_with_flows(ctx, existing, *ctx.position_of(st.TableName(database, name)))
+        refuse_full_refresh_with_flows(ctx, existing, *ctx.position_of(table or st.TableName(database, name)))
         entry = _reset(ctx, streams, existing, stored, plan, built, table_changes)
         if quarantine is not None:
             # its rows came from the input processed again now: emptied after the table, so that a crash between

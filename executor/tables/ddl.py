@@ -7,7 +7,6 @@ could not be written removes the Delta folder just made.
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
@@ -87,9 +86,9 @@ def _already_exists(ctx: StatementContext, table: TableName,
 
 def _check_partitions(ctx: StatementContext, stmt: CreateTable, schema: StructType) -> None:
     names = {f.name.lower() for f in schema.fields}
-    for column in stmt.partition_by:
+    for at, column in enumerate(stmt.partition_by):
         if column.lower() not in names:
-            line, col = ctx.position_of(TableName(None, column))
+            line, col = ctx.position_at(stmt.partition_offsets[at] if at < len(stmt.partition_offsets) else None)
             raise UnresolvedColumnError(f"The partition column `{column}` is not a column of the table.",
                                         hint=f"partition by one of: {', '.join(f.name for f in schema.fields)}",
                                         line=line, column=col)
@@ -177,9 +176,6 @@ def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
     return no_result()
 
 
-_VIEW_COMMENT = re.compile(r"\bCOMMENT\s+'((?:[^'\\]|\\.)*)'", re.IGNORECASE)
-
-
 def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
     database, name = ctx.checked(stmt.table, "view")
     existing = ctx.store.get_table(database, name)
@@ -198,12 +194,8 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
     schema = df.schema
     if stmt.columns:
         schema, definition = named_columns(ctx, stmt, schema, definition)
-    comment = stmt.comment
-    if comment is None:
-        found = _VIEW_COMMENT.search(ctx.sql[: stmt.query.offset])
-        comment = found.group(1) if found else None
     entry = TableEntry(database=database, name=name, kind="VIEW", location=None, schema_json=schema.json(),
-                       definition=definition, properties={}, comment=comment, owner=ctx.user)
+                       definition=definition, properties={}, comment=stmt.comment, owner=ctx.user)
     ctx.store.create_table(entry, replace=existing is not None)
     if existing is not None:
         # As in Databricks and Spark, the replaced view is a new object: its grants go (a table's stay, with its
@@ -245,9 +237,9 @@ def add_columns(ctx: StatementContext, stmt: AddColumns) -> StatementResult:
     current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
     added = spark_schema(tuple(ColumnSpec(c.name, c.type, True, c.comment) for c in stmt.columns))
     taken = {f.name.lower() for f in current.fields}
-    for field in added.fields:
+    for at, field in enumerate(added.fields):   # in the order of stmt.columns
         if field.name.lower() in taken:
-            line, column = ctx.position_of(TableName(None, field.name))
+            line, column = ctx.position_at(stmt.column_offsets[at] if at < len(stmt.column_offsets) else None)
             raise WarehouseError(f"Cannot add column `{field.name}`: the table already has it.",
                                  error_class="FIELDS_ALREADY_EXISTS", sqlstate="42710",
                                  hint="choose another column name", line=line, column=column)
@@ -279,7 +271,7 @@ def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> Stateme
     current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
     found = next((f for f in current.fields if f.name.lower() == stmt.column.lower()), None)
     if found is None:
-        line, column = ctx.position_of(TableName(None, stmt.column))
+        line, column = ctx.position_at(stmt.column_offset)
         raise WarehouseError(
             f"A column `{stmt.column}` cannot be found in `{entry.database}`.`{entry.name}`.",
             error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703", line=line, column=column,
