@@ -3,6 +3,7 @@ before anything runs, and the rules ask what the statements have always needed (
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -108,6 +109,14 @@ def test_spark_runs_statements_on_its_own_tables_only_with_a_read_or_change_rule
     assert None not in access.values()
     assert {kind for kind, does in access.items() if does == "read"} == {
         st.DescribeTable, st.DescribeHistory, st.ShowCreateTable, st.Refresh, st.ShowTblProperties, st.ShowColumns}
+
+
+def test_a_kind_that_reads_or_changes_one_table_names_it_in_its_table_field() -> None:
+    """check_spark_run asks the owner of `statement.table` for the access a rule sets: every such kind has one."""
+    with_access = [kind for kind, rule in RULES.items() if rule.access is not None]
+    assert with_access
+    for kind in with_access:
+        assert {f.name: f.type for f in dataclasses.fields(kind)}.get("table") in ("TableName", st.TableName), kind
 
 
 def test_owners_decide_what_changes_their_objects(store: CatalogStore) -> None:
