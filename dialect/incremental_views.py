@@ -87,11 +87,6 @@ class Incrementality:
     items: tuple[exp.Expr, ...] = field(default=(), compare=False)   # an aggregation's select items
     aggregation: bool = False
 
-    @property
-    def global_aggregation(self) -> bool:
-        """An aggregation without GROUP BY: always exactly one row, even over no input."""
-        return self.aggregation and not self.keys
-
 
 def _function_name(node: exp.Func) -> str:
     return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()

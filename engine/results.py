@@ -211,11 +211,3 @@ def collect_single_partition(wire_df: DataFrame, schema: pa.Schema) -> list[pa.R
 
 def arrow_schema(columns: list[ResultColumn]) -> pa.Schema:
     return pa.schema([pa.field(f"_c{i}", wire_arrow_type(col.type)) for i, col in enumerate(columns)])
-
-
-def table_batches(table: pa.Table) -> Iterator[pa.RecordBatch]:
-    yield from table.to_batches(max_chunksize=10000)
-
-
-def empty_batches(_: Any = None) -> Iterator[pa.RecordBatch]:
-    return iter(())

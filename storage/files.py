@@ -125,9 +125,3 @@ def read_bytes(location: str | Location) -> bytes:
     fs, path = filesystem(location)
     with fs.open_input_stream(path) as stream:
         return stream.read()
-
-
-def write_bytes(location: str | Location, data: bytes) -> None:
-    fs, path = filesystem(location)
-    with fs.open_output_stream(path) as stream:
-        stream.write(data)

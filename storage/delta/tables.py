@@ -60,11 +60,3 @@ def create_with_add_actions(location: str | Path | ObjectLocation, schema: Any, 
     with store_errors(location):
         create_table_with_add_actions(table_uri(location), schema, adds, storage_options=storage_options(location),
                                   **kwargs)
-
-
-def write_arrow(location: str | Path | ObjectLocation, data: Any, **kwargs: Any) -> None:
-    """`deltalake.write_deltalake` at `location` with the store's options."""
-    from deltalake import write_deltalake
-
-    with store_errors(location):
-        write_deltalake(table_uri(location), data, storage_options=storage_options(location), **kwargs)

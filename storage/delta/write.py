@@ -118,21 +118,3 @@ def committed_version(table_path: str, app_id: str) -> int | None:
     if not is_delta_table(table_path):
         return None
     return open_table(table_path).transaction_version(app_id)
-
-
-def write_dataframe(
-    df: DataFrame,
-    table_path: str,
-    mode: str = "append",
-    *,
-    partition_by: Sequence[str] = (),
-    app_transaction: AppTransaction | None = None,
-) -> int:
-    """Write `df` to the Delta table at `table_path` (created if absent) in one commit; returns the version."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    if not is_object_uri(table_path):
-        os.makedirs(table_path, exist_ok=True)
-    files = write_files(df, table_path, partition_by)
-    schema = to_arrow_schema(df.schema)
-    return commit_files(table_path, files, schema, mode, partition_by=partition_by, app_transaction=app_transaction)

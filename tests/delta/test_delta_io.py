@@ -6,11 +6,12 @@ import datetime
 
 import pyarrow as pa
 import pytest
+from delta_writes import write_dataframe
 from deltalake import DeltaTable
 
 from sluicegate.storage.delta.errors import DeltaVersionNotFoundError
 from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
-from sluicegate.storage.delta.write import AppTransaction, committed_version, write_dataframe
+from sluicegate.storage.delta.write import AppTransaction, committed_version
 
 
 def _rows(df):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import delta_writes
 import pyarrow as pa
 import pytest
 from object_store import S3Store, seaweed_s3
@@ -93,8 +94,8 @@ def test_delta_table_on_the_store(store: S3Store, warehouse: ObjectLocation) -> 
 
     location = warehouse / "db.db" / "t"
     assert not delta.is_delta_table(location) and not files.prefix_exists(location)
-    delta.write_arrow(location, pa.table({"id": [1, 2, 3]}))
-    delta.write_arrow(location, pa.table({"id": [4]}), mode="append")
+    delta_writes.write_arrow(location, pa.table({"id": [1, 2, 3]}))
+    delta_writes.write_arrow(location, pa.table({"id": [4]}), mode="append")
     assert delta.is_delta_table(str(location))
     assert sorted(delta.open_table(location).to_pyarrow_table().column("id").to_pylist()) == [1, 2, 3, 4]
     assert delta.open_table(location, version=0).to_pyarrow_table().num_rows == 3
@@ -107,9 +108,9 @@ def test_delta_table_on_the_store(store: S3Store, warehouse: ObjectLocation) -> 
 
 def test_prefixes_are_copied_and_deleted(warehouse: ObjectLocation) -> None:
     source, target = warehouse / "a.db" / "t", warehouse / "a.db" / "u"
-    files.write_bytes(source / "x" / "one.bin", b"1")
-    files.write_bytes(source / "two.bin", b"22")
-    files.write_bytes(warehouse / "a.db" / "t2" / "keep.bin", b"3")   # a sibling sharing the name's start
+    delta_writes.write_bytes(source / "x" / "one.bin", b"1")
+    delta_writes.write_bytes(source / "two.bin", b"22")
+    delta_writes.write_bytes(warehouse / "a.db" / "t2" / "keep.bin", b"3")   # a sibling sharing the name's start
     files.copy_prefix(source, target)
     assert [(f.path, f.size) for f in files.list_files(target)] == [("two.bin", 2), ("x/one.bin", 1)]
     assert files.read_bytes(target / "x" / "one.bin") == b"1"

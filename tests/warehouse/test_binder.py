@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from delta_writes import write_dataframe
 
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.statements import Query
 from sluicegate.executor.binding.binder import Binder, ResolvedTable
-from sluicegate.storage.delta.write import write_dataframe
 from sluicegate.storage.spark_errors import RuntimeQueryError
 
 
