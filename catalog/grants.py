@@ -58,7 +58,7 @@ class GrantStore:
 
     def grant(self, securable: Securable, principals: tuple[str, ...], privileges: tuple[str, ...],
               granted_by: str) -> None:
-        with self._store._transaction() as session:
+        with self._store.transaction() as session:
             for principal in principals:
                 for privilege in privileges:
                     found = session.scalars(select(GrantRow).where(
@@ -72,7 +72,7 @@ class GrantStore:
 
     def revoke(self, securable: Securable, principals: tuple[str, ...], privileges: tuple[str, ...]) -> int:
         """Remove the grants; ALL PRIVILEGES removes every privilege the principals hold on the securable."""
-        with self._store._transaction() as session:
+        with self._store.transaction() as session:
             condition = and_(GrantRow.kind == securable.kind, GrantRow.database == securable.database,
                              GrantRow.name == securable.name, GrantRow.principal.in_(principals))
             if "ALL PRIVILEGES" not in privileges:
@@ -81,13 +81,13 @@ class GrantStore:
 
     def clear(self, securable: Securable) -> int:
         """Remove every grant on the securable (a view replaced by CREATE OR REPLACE VIEW is a new object)."""
-        with self._store._transaction() as session:
+        with self._store.transaction() as session:
             return _deleted(session, delete(GrantRow).where(
                 GrantRow.kind == securable.kind, GrantRow.database == securable.database,
                 GrantRow.name == securable.name))
 
     def on(self, securable: Securable | None = None, principal: str | None = None) -> list[GrantEntry]:
-        with self._store._transaction() as session:
+        with self._store.transaction() as session:
             query = select(GrantRow)
             if securable is not None:
                 query = query.where(GrantRow.kind == securable.kind, GrantRow.database == securable.database,
@@ -106,7 +106,7 @@ class GrantStore:
         if name is not None:
             places.append(and_(GrantRow.kind == TABLE, GrantRow.database == database,
                                GrantRow.name == name.lower()))
-        with self._store._transaction() as session:
+        with self._store.transaction() as session:
             rows = session.scalars(select(GrantRow.privilege).where(
                 or_(*places), GrantRow.principal.in_((user, EVERYONE)))).all()
             return set(rows)

@@ -196,7 +196,9 @@ class CatalogStore:
         self._engine.dispose()
 
     @contextmanager
-    def _transaction(self) -> Iterator[Session]:
+    def transaction(self) -> Iterator[Session]:
+        """One SQLAlchemy session in one transaction: committed on leaving, rolled back on an error (the grant
+        store shares it, so that a grant and the object it names change together)."""
         session = self._sessions()
         try:
             with session.begin():
@@ -213,7 +215,7 @@ class CatalogStore:
                         owner: str | None = None) -> DatabaseEntry:
         name = check_name(name, "database")  # nothing bad enters the catalog, whichever path a statement takes
         try:
-            with self._transaction() as session:
+            with self.transaction() as session:
                 existing = session.get(DatabaseRow, name)
                 if existing is not None:
                     if if_not_exists:
@@ -232,7 +234,7 @@ class CatalogStore:
 
     def drop_database(self, name: str, if_exists: bool = False, cascade: bool = False) -> list[TableEntry]:
         name = name.lower()
-        with self._transaction() as session:
+        with self.transaction() as session:
             row = session.get(DatabaseRow, name)
             if row is None:
                 if if_exists:
@@ -250,13 +252,13 @@ class CatalogStore:
             return dropped
 
     def get_database(self, name: str) -> DatabaseEntry | None:
-        with self._transaction() as session:
+        with self.transaction() as session:
             row = session.get(DatabaseRow, name.lower())
             return None if row is None else _database_entry(row)
 
     def list_databases(self, pattern: str | None = None) -> list[DatabaseEntry]:
         matcher = pattern_matcher(pattern)
-        with self._transaction() as session:
+        with self.transaction() as session:
             rows = session.scalars(select(DatabaseRow).order_by(DatabaseRow.name)).all()
             return [_database_entry(r) for r in rows
                     if matcher is None or matcher.match(r.name)]
@@ -286,7 +288,7 @@ class CatalogStore:
         database = check_name(entry.database, "database")
         name = check_name(entry.name, _NAME_KINDS.get(entry.kind, "table"))
         try:
-            with self._transaction() as session:
+            with self.transaction() as session:
                 self._require_database(session, database)
                 existing = self._find(session, database, name)
                 if existing is not None:
@@ -316,18 +318,18 @@ class CatalogStore:
             raise TableAlreadyExistsError(f"the table or view `{database}`.`{name}` already exists") from exc
 
     def get_table(self, database: str, name: str) -> TableEntry | None:
-        with self._transaction() as session:
+        with self.transaction() as session:
             row = self._find(session, database, name)
             return None if row is None else _table_entry(row)
 
     def require_table(self, database: str, name: str) -> TableEntry:
-        with self._transaction() as session:
+        with self.transaction() as session:
             return _table_entry(self._require(session, database, name))
 
     def list_tables(self, database: str | None = None, pattern: str | None = None,
                     kinds: Sequence[TableKind] | None = None) -> list[TableEntry]:
         matcher = pattern_matcher(pattern)
-        with self._transaction() as session:
+        with self.transaction() as session:
             query = select(TableRow).order_by(TableRow.database, TableRow.name)
             if database is not None:
                 self._require_database(session, database)
@@ -336,7 +338,7 @@ class CatalogStore:
                     if (matcher is None or matcher.match(r.name)) and (kinds is None or r.kind in kinds)]
 
     def drop_table(self, database: str, name: str) -> TableEntry:
-        with self._transaction() as session:
+        with self.transaction() as session:
             row = self._require(session, database, name)
             entry = _table_entry(row)
             session.execute(delete(StreamEventRow).where(StreamEventRow.table_id == row.id))
@@ -352,7 +354,7 @@ class CatalogStore:
         """Rename, and move the row to `location` in the same transaction when the table's folder moved."""
         check_name(new_database, "database")
         try:
-            with self._transaction() as session:
+            with self.transaction() as session:
                 row = self._require(session, database, name)
                 check_name(new_name, _NAME_KINDS.get(row.kind, "table"))
                 self._require_database(session, new_database)
@@ -375,7 +377,7 @@ class CatalogStore:
         unknown = set(changes) - _TABLE_CHANGES
         if unknown:
             raise TypeError(f"update_table cannot change {sorted(unknown)}")
-        with self._transaction() as session:
+        with self.transaction() as session:
             row = self._require(session, database, name)
             for key, value in changes.items():
                 if key == "partition_by":
@@ -403,7 +405,7 @@ class CatalogStore:
         unknown = set(table_changes) - _TABLE_CHANGES
         if unknown:
             raise TypeError(f"put_stream cannot change the table's {sorted(unknown)}")
-        with self._transaction() as session:
+        with self.transaction() as session:
             table = self._require(session, entry.database, entry.name)
             for key, value in table_changes.items():
                 setattr(table, key, dict(value) if key == "properties" else list(value) if key == "partition_by"
@@ -423,7 +425,7 @@ class CatalogStore:
         """A new flow into `entry`'s table; its name is unique among the flows of the database."""
         assert entry.flow is not None
         try:
-            with self._transaction() as session:
+            with self.transaction() as session:
                 table = self._require(session, entry.database, entry.name)
                 row = FlowRow(table_id=table.id, database=table.database, name=entry.flow, comment=comment,
                               owner=owner, created_at=utc_now())
@@ -438,13 +440,13 @@ class CatalogStore:
 
     def find_flow(self, database: str, flow: str) -> StreamEntry | None:
         """The flow of that name in the database (flows have a namespace of their own), whatever its table."""
-        with self._transaction() as session:
+        with self.transaction() as session:
             found = session.execute(select(TableRow, FlowRow).join(FlowRow, FlowRow.table_id == TableRow.id)
                                     .where(FlowRow.database == database, FlowRow.name == flow)).first()
             return None if found is None else _stream_entry(found[0], found[1])
 
     def list_flows(self, database: str, table: str | None = None) -> list[FlowEntry]:
-        with self._transaction() as session:
+        with self.transaction() as session:
             query = select(TableRow, FlowRow).join(FlowRow, FlowRow.table_id == TableRow.id).where(
                 FlowRow.database == database)
             if table is not None:
@@ -453,18 +455,18 @@ class CatalogStore:
             return [FlowEntry(_stream_entry(t, f), f.comment, f.owner, f.created_at) for t, f in rows]
 
     def drop_flow(self, database: str, flow: str) -> None:
-        with self._transaction() as session:
+        with self.transaction() as session:
             session.execute(delete(FlowRow).where(FlowRow.database == database, FlowRow.name == flow))
 
     def get_stream(self, database: str, name: str, flow: str | None = None) -> StreamEntry | None:
-        with self._transaction() as session:
+        with self.transaction() as session:
             table = self._find(session, database, name)
             row = self._stream_row(session, table, flow) if table is not None else None
             return None if row is None or table is None else _stream_entry(table, row)
 
     def list_streams(self, desired_state: str | None = None) -> list[StreamEntry]:
         """Every table's own stream, then every flow."""
-        with self._transaction() as session:
+        with self.transaction() as session:
             found: list[StreamEntry] = []
             for model, order in ((StreamRow, TableRow.name), (FlowRow, FlowRow.name)):
                 query = select(TableRow, model).join(model, model.table_id == TableRow.id)
@@ -478,7 +480,7 @@ class CatalogStore:
         unknown = set(changes) - _STREAM_FIELDS
         if unknown:
             raise TypeError(f"update_stream cannot change {sorted(unknown)}")
-        with self._transaction() as session:
+        with self.transaction() as session:
             table = self._require(session, database, name)
             row = self._stream_row(session, table, flow)
             if row is None:
@@ -510,7 +512,7 @@ class CatalogStore:
             raise ValueError(f"an event's level is one of {LEVELS}, not {level!r}")
         found_error = error_object(error) if isinstance(error, str) else error if error is not None else shape.error
         event_id = str(uuid.uuid4())
-        with self._transaction() as session:
+        with self.transaction() as session:
             table = self._require(session, database, name)
             last = session.scalar(select(func.max(StreamEventRow.sequence)).where(StreamEventRow.table_id == table.id))
             sequence = (last or 0) + 1
@@ -540,7 +542,7 @@ class CatalogStore:
     def events(self, database: str, name: str, limit: int = 50) -> list[tuple[dt.datetime, str, str]]:
         """The newest events as (time, kind, message), newest first, for DESCRIBE; per-batch METRICS events left
         out (event_log(TABLE(t)) has them)."""
-        with self._transaction() as session:
+        with self.transaction() as session:
             table = self._require(session, database, name)
             rows = session.scalars(select(StreamEventRow)
                                    .where(StreamEventRow.table_id == table.id,
@@ -550,14 +552,14 @@ class CatalogStore:
 
     def table_of_stream(self, stream_id: str) -> tuple[str, str] | None:
         """The (database, table) whose stream has `stream_id` (the `pipeline_id` of its events' origin), or None."""
-        with self._transaction() as session:
+        with self.transaction() as session:
             found = session.execute(select(TableRow.database, TableRow.name).join(
                 StreamRow, StreamRow.table_id == TableRow.id).where(StreamRow.stream_id == stream_id)).first()
             return None if found is None else (found[0], found[1])
 
     def event_log(self, database: str, name: str) -> list[EventRecord]:
         """Every event the table's log keeps, oldest first, in the columns of Databricks' `event_log`."""
-        with self._transaction() as session:
+        with self.transaction() as session:
             table = self._require(session, database, name)
             rows = session.scalars(select(StreamEventRow).where(StreamEventRow.table_id == table.id)
                                    .order_by(StreamEventRow.sequence, StreamEventRow.id)).all()

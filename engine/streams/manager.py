@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sluicegate.catalog.clock import utc_now
 from sluicegate.catalog.errors import PathOutsideWarehouseError
 from sluicegate.catalog.names import inside, name_problem, owned_table_folder, remove_folder
 from sluicegate.dialect.errors import SqlError
@@ -74,10 +75,6 @@ STOP_WAIT_SECONDS = 300.0
 LISTENER_GRACE = dt.timedelta(seconds=10)
 
 _STREAM_ID = re.compile(r"[0-9a-f]{32}")
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)
@@ -125,7 +122,7 @@ class _Quit:
 class StreamManager:
     def __init__(self, spark: SparkSession | None, store: CatalogStore, settings: StreamSettings,
                  warehouse: Path | None = None, edge: Any = None,
-                 clock: Callable[[], dt.datetime] = _now) -> None:
+                 clock: Callable[[], dt.datetime] = utc_now) -> None:
         """`warehouse`: where the streaming tables' folders must lie; when given, a catalog row whose table folder
         is elsewhere is not resumed at boot. `edge` and `clock` replace Spark and the time in unit tests."""
         self.spark = spark
@@ -330,7 +327,7 @@ class StreamManager:
             self._wait_for_pass(key, until or (record.pass_done if record is not None else None), cancelled,
                                 poll_seconds)
             return
-        self._note_refresh(key, "RUNNING", at=_now())
+        self._note_refresh(key, "RUNNING", at=utc_now())
         try:
             outcome = self._catch_up_continuous(key, cancelled, poll_seconds)
         except StreamError:
@@ -802,7 +799,7 @@ class StreamManager:
     def _batch_written(self, key: Key, stream_id: str, written: BatchWritten) -> None:
         """Called in the batch itself, once its commit is in the Delta log: the catalog's last batch is exact."""
         events.batch_written(stream_id, written)  # its flow_progress event is written with Spark's progress
-        self.store.update_stream(*key, last_batch_id=written.batch_id, last_batch_at=_now())
+        self.store.update_stream(*key, last_batch_id=written.batch_id, last_batch_at=utc_now())
         self._post("committed", self._on_committed, key, stream_id)
 
     def _progress(self, run_id: str, progress: dict[str, Any]) -> None:

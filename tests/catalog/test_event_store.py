@@ -102,7 +102,7 @@ def test_retention_removes_events_older_than_the_days(tmp_path):
     store = CatalogStore.for_warehouse(tmp_path, EventRetention(days=1, max_rows_per_table=0))
     _streaming_table(store)
     store.record_event("default", "clicks", "STARTED", "old")
-    with store._transaction() as session:  # age the first event by two days
+    with store.transaction() as session:  # age the first event by two days
         session.execute(update(StreamEventRow).values(at=dt.datetime.now() - dt.timedelta(days=2)))
     for batch in range(60):  # the age trim runs every TRIM_DAYS_EVERY writes
         store.record_event("default", "clicks", "FLOW_PROGRESS", f"batch {batch}", event_type="flow_progress",
