@@ -31,9 +31,9 @@ from sluicegate.storage.delta.tables import is_delta_table, open_table
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# The field metadata that marks a column readers do not see: a materialized view's state (warehouse/
-# mv_incremental.py), kept beside its rows so that one commit changes both (delta-rs keeps field metadata; it
-# refuses table properties of its own naming).
+# The field metadata that marks a column readers do not see: a materialized view's state
+# (executor/materialized_views/incremental.py), kept beside its rows so that one commit changes both (delta-rs keeps
+# field metadata; it refuses table properties of its own naming).
 HIDDEN_FIELD_KEY = "sluicegate.hidden"
 
 # Reader features whose files Spark's plain Parquet reader reads correctly.
