@@ -42,6 +42,8 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError
 from sluicegate.engine.streams.expectations import TOTALS, BatchChecks, Counts
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.locks import table_lock
+from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.delta.write import AppTransaction, committed_version
 from sluicegate.storage.observations import observable
 
@@ -180,12 +182,15 @@ class DeltaSink:
                rows: pa.Table | None = None, keep: str | None = None) -> int:
         """MERGE the changed groups on the keys. With `keep` (a boolean column of `rows`), a group whose row is not
         kept is deleted from the table instead of updated, and not inserted."""
-        from sluicegate.storage.delta.tables import open_table
-
         rows = batch.toArrow() if rows is None else rows
-        table = open_table(self.location)
         if rows.num_rows == 0:  # nothing changed: still one commit, so the batch is known as done
             return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn)
+        # under the table's lock from the snapshot it reads to its commit: a compaction cannot land in between
+        with table_lock(self.location):
+            return self._merge_rows(rows, txn, parameters, keep)
+
+    def _merge_rows(self, rows: pa.Table, txn: AppTransaction, parameters: dict[str, str], keep: str | None) -> int:
+        table = open_table(self.location)
         # streamed_exec=False: the batch is already in memory, and delta-rs derives its file pruning from the
         # source's key ranges only when the source is not streamed
         merger = table.merge(rows, merge_predicate(self.keys, rows), source_alias="s", target_alias="t",

@@ -3,6 +3,12 @@
 Appends retry on top of concurrent commits (they read nothing); rewrites (DELETE, UPDATE, MERGE) commit against
 the version they read, so a concurrent commit that removed what they read fails them with DELTA_CONCURRENT_WRITE
 instead of being lost. Every commit records the SQL operation in its commitInfo for DESCRIBE HISTORY.
+
+Compactions (storage/delta/compaction.py, OPTIMIZE) remove files without changing a row, and delta-rs does not see
+that a later commit removing the same files conflicts with them. So every commit here runs under the table's lock
+(storage/delta/locks.py) and is first held against what landed since its read version: an overwrite over
+compactions only replaces what the table holds now; a commit whose removed files a compaction already rewrote fails
+with DELTA_CONCURRENT_WRITE, as for any concurrent rewrite.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from sluicegate.catalog.uris import as_location, is_object_uri
+from sluicegate.storage.delta.changes import table_change
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import WrittenFile, list_written_files
+from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.object_write import write_arrow_files
 from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.delta.write import AppTransaction, write_files
@@ -49,19 +57,49 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
             app_transaction: AppTransaction | None = None) -> int:
     from deltalake.exceptions import CommitFailedError
 
+    with table_lock(table.table_uri):
+        table = _rebased(table, actions, mode)
+        metadata = table.metadata()
+        try:
+            table.create_write_transaction(
+                actions, mode, table.schema(), partition_by=list(metadata.partition_columns) or None,
+                commit_properties=commit_properties(operation, parameters, app_transaction),
+            )
+        except CommitFailedError as exc:
+            raise DeltaCommitConflictError(
+                f"another writer committed to the table first: {exc}",
+                hint="run the statement again; it reads the new version",
+            ) from exc
+        return open_table(table.table_uri).version()
 
-    metadata = table.metadata()
-    try:
-        table.create_write_transaction(
-            actions, mode, table.schema(), partition_by=list(metadata.partition_columns) or None,
-            commit_properties=commit_properties(operation, parameters, app_transaction),
-        )
-    except CommitFailedError as exc:
+
+def live_paths(table: Any) -> set[str]:
+    """The data files of `table`'s version, relative to its root and decoded (as remove actions name them)."""
+    actions = table.get_add_actions(flatten=True)
+    return {unquote(path) for path in actions.column("path").to_pylist()} if actions.num_rows else set()
+
+
+def _rebased(table: Any, actions: list[Any], mode: str) -> Any:
+    """The table object to commit `actions` with, under the table's lock: `table` itself when nothing landed since
+    its version; the latest version for an overwrite when only compactions landed (it replaces what is there now).
+    Raises DeltaCommitConflictError when a file the commit removes is no longer in the table."""
+    from deltalake.transaction import RemoveAction
+
+    latest = open_table(table.table_uri)
+    if latest.version() == table.version():
+        return table
+    if mode == "overwrite":
+        change = table_change(str(as_location(table.table_uri)), table.version(), latest.version())
+        # a data change since the read: delta-rs's own check judges the commit against it
+        return latest if change is not None and change.empty else table
+    removed = {unquote(action.path) for action in actions if isinstance(action, RemoveAction)}
+    gone = removed - live_paths(latest)
+    if gone:
         raise DeltaCommitConflictError(
-            f"another writer committed to the table first: {exc}",
-            hint="run the statement again; it reads the new version",
-        ) from exc
-    return open_table(table.table_uri).version()
+            f"another writer rewrote {len(gone)} of the files this statement replaces (for example "
+            f"{sorted(gone)[0]}) after it read version {table.version()}",
+            hint="run the statement again; it reads the new version")
+    return table
 
 
 def append(location: str, df: DataFrame, operation: str = "WRITE",
