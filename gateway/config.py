@@ -16,11 +16,13 @@ from typing import Any
 from sluicegate.catalog.events import EventRetention
 from sluicegate.catalog.uris import Location, ObjectLocation, as_location
 from sluicegate.dialect.errors import SqlError
+from sluicegate.engine.maintenance_settings import MaintenanceSettings
 from sluicegate.engine.spark import SparkSettings
 from sluicegate.engine.streams.checkpoint_mirror import CheckpointStore
 from sluicegate.engine.streams.settings import StreamSettings
 from sluicegate.gateway.errors import ConfigError
 from sluicegate.policy import SecuritySettings
+from sluicegate.storage.delta.compaction_policy import CompactionPolicy
 from sluicegate.storage.masters import is_local, is_loopback, is_loopback_cluster
 from sluicegate.storage.settings import ObjectStoreSettings
 
@@ -110,6 +112,7 @@ class GatewayConfig:
     streams: StreamSettings | None = None
     security: SecuritySettings | None = None
     events: EventRetention = field(default_factory=EventRetention)
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     source: tuple[str, ...] = field(default=())
     state: Path | None = None          # the local folder of the catalog file, checkpoints and landing; None = warehouse
     object_store: ObjectStoreSettings | None = None   # the store of an s3:// warehouse
@@ -324,6 +327,7 @@ def load_config(
         security=_security(raw["security"], local, (local, checkpoints, password_file, token_file),
                            warehouse_path if isinstance(warehouse_path, ObjectLocation) else None),
         events=_events(raw["events"]),
+        maintenance=_maintenance(raw["compaction"]),
         source=tuple(sources),
         state=state,
         object_store=object_store,
@@ -410,6 +414,20 @@ def _catalog_name(name: Any) -> str:
         return checked_name(str(name))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+def _maintenance(raw: dict[str, Any]) -> MaintenanceSettings:
+    _positive({"compaction": raw}, "compaction", "target_file_size", "small_file_size", "cpu_share")
+    if raw["fan_in"] < 2:
+        raise ConfigError(f"compaction.fan_in must be 2 or more (files merged into one), got {raw['fan_in']}")
+    if raw["cpu_share"] > 1:
+        raise ConfigError(f"compaction.cpu_share is a share of one core, at most 1, got {raw['cpu_share']}")
+    if raw["delay"] < 0:
+        raise ConfigError(f"compaction.delay must be 0 or more seconds, got {raw['delay']}")
+    policy = CompactionPolicy(target_size=int(raw["target_file_size"]), fan_in=int(raw["fan_in"]),
+                              base_size=int(raw["small_file_size"]))
+    return MaintenanceSettings(enabled=bool(raw["enabled"]), policy=policy, delay=float(raw["delay"]),
+                               cpu_share=float(raw["cpu_share"]))
 
 
 def _events(raw: dict[str, Any]) -> EventRetention:

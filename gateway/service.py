@@ -13,6 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.dialect import catalogs
+from sluicegate.engine.maintenance import TableMaintenance
 from sluicegate.engine.results import ResultColumn
 from sluicegate.gateway.auth.providers import Authenticator
 from sluicegate.gateway.auth.throttle import LoginThrottle
@@ -152,6 +153,8 @@ class GatewayService:
         self.policy = Policy(config.security, self.catalog)
         # the owner of the streams also refreshes materialized views on their schedules (one per warehouse)
         self.views = start_view_scheduler(config, spark, self.catalog, self.policy) if self._owns_streams else None
+        # ... and compacts the tables they write (engine/maintenance.py)
+        self.maintenance = TableMaintenance(self.catalog, config.maintenance).start() if self._owns_streams else None
         landing = config.local_state / "landing"
         if landing in config.security.allowed_paths:
             landing.mkdir(exist_ok=True)  # the default root users land files in: the warehouse's own folder
@@ -334,6 +337,8 @@ class GatewayService:
 
             REFRESHES.wait(max(0.0, deadline - time.monotonic()))
             self.streams.stop_all()
+        if self.maintenance is not None:
+            self.maintenance.close()
 
     def operations_running(self) -> int:
         return sum(1 for s in self.sessions.list() for op in s.operations() if op.state.value in ("PENDING", "RUNNING"))

@@ -187,7 +187,9 @@ class DeltaSink:
             return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn)
         # under the table's lock from the snapshot it reads to its commit: a compaction cannot land in between
         with table_lock(self.location):
-            return self._merge_rows(rows, txn, parameters, keep)
+            version = self._merge_rows(rows, txn, parameters, keep)
+        commit.notify_committed(self.location)
+        return version
 
     def _merge_rows(self, rows: pa.Table, txn: AppTransaction, parameters: dict[str, str], keep: str | None) -> int:
         table = open_table(self.location)

@@ -39,6 +39,7 @@ from sluicegate.executor.materialized_views import incremental as mv_incremental
 from sluicegate.executor.materialized_views.errors import NotIncrementalizableError
 from sluicegate.executor.tables.dml import table_schema
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.read import hidden_columns, hide, load_snapshot, spark_schema
 from sluicegate.storage.delta.tables import delta_configuration, open_table
 from sluicegate.storage.delta.write import commit_files, write_files
@@ -315,9 +316,12 @@ def _incremental(ctx: StatementContext, entry: TableEntry, state: MaterializedVi
         if not same_columns(schema, table_schema(entry)):
             why = "the query's columns changed"
         else:
-            applied = mv_incremental.refresh(ctx, entry.location or "", found, query.sql, schema,
-                                             state.input_versions, versions, state.refresh_policy,
-                                             state.last_version)
+            # under the view's table lock: it reads the view as of its last version and rewrites part of it, so a
+            # compaction must not land in between
+            with table_lock(entry.location or ""):
+                applied = mv_incremental.refresh(ctx, entry.location or "", found, query.sql, schema,
+                                                 state.input_versions, versions, state.refresh_policy,
+                                                 state.last_version)
             if isinstance(applied, mv_incremental.Applied):
                 return RefreshOutcome(INCREMENTAL, applied.reason, versions, applied.version, (), schema)
             why = applied

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -34,6 +34,24 @@ if TYPE_CHECKING:
 
 OPERATION_KEY = "sluicegate.operation"
 PARAMETERS_KEY = "sluicegate.operationParameters"
+
+# called with a table's location after each commit that added data (the background compactor listens)
+_listeners: list[Callable[[str], None]] = []
+
+
+def add_commit_listener(listener: Callable[[str], None]) -> None:
+    _listeners.append(listener)
+
+
+def remove_commit_listener(listener: Callable[[str], None]) -> None:
+    if listener in _listeners:
+        _listeners.remove(listener)
+
+
+def notify_committed(location: str) -> None:
+    """Tell the listeners that the table at `location` has a new commit; a listener's failure is its own."""
+    for listener in list(_listeners):
+        listener(location)
 
 
 def commit_properties(operation: str, parameters: dict[str, str] | None = None,
@@ -70,7 +88,9 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
                 f"another writer committed to the table first: {exc}",
                 hint="run the statement again; it reads the new version",
             ) from exc
-        return open_table(table.table_uri).version()
+        version = open_table(table.table_uri).version()
+    notify_committed(str(as_location(table.table_uri)))
+    return int(version)
 
 
 def live_paths(table: Any) -> set[str]:

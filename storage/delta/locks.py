@@ -21,16 +21,17 @@ _locks: dict[str, threading.RLock] = {}
 _guard = threading.Lock()
 
 
-def _key(location: str | Path | ObjectLocation) -> str:
+def table_key(location: str | Path | ObjectLocation) -> str:
+    """One spelling per table: a normalized absolute path, or the normalized object URI."""
     if is_object_uri(location):
         return str(as_location(location))
-    return os.path.normpath(os.path.abspath(as_location(location)))
+    return os.path.normpath(os.path.abspath(str(as_location(location))))
 
 
 def table_lock(location: str | Path | ObjectLocation) -> threading.RLock:
     """The lock of the table at `location` (a path, a `file://` or object URI; re-entrant: a writer may take it
     again inside its commit)."""
-    key = _key(location)
+    key = table_key(location)
     with _guard:
         lock = _locks.get(key)
         if lock is None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sluicegate.catalog.uris import is_object_uri
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import WrittenFile, list_written_files, write_error
+from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.object_write import write_object_files
 from sluicegate.storage.delta.tables import create_with_add_actions, is_delta_table, open_table
 from sluicegate.storage.delta.verify import executors_share_driver_files, written_and_counted
@@ -94,16 +95,17 @@ def commit_files(
     if app_transaction is not None:
         properties = CommitProperties(app_transactions=[Transaction(app_transaction.app_id, app_transaction.version)])
     try:
-        if create or not is_delta_table(table_path):
-            create_with_add_actions(
-                table_path, Schema.from_arrow(schema), adds, mode="overwrite" if mode == "overwrite" else "error",
-                partition_by=list(partition_by) or None, name=name, description=description,
-                configuration=configuration, commit_properties=properties,
-            )
-        else:
-            open_table(table_path).create_write_transaction(
-                adds, mode, schema, partition_by=list(partition_by) or None, commit_properties=properties
-            )
+        with table_lock(table_path):  # an overwrite replaces what is there at its commit, compactions included
+            if create or not is_delta_table(table_path):
+                create_with_add_actions(
+                    table_path, Schema.from_arrow(schema), adds, mode="overwrite" if mode == "overwrite" else "error",
+                    partition_by=list(partition_by) or None, name=name, description=description,
+                    configuration=configuration, commit_properties=properties,
+                )
+            else:
+                open_table(table_path).create_write_transaction(
+                    adds, mode, schema, partition_by=list(partition_by) or None, commit_properties=properties
+                )
     except CommitFailedError as exc:
         raise DeltaCommitConflictError(
             f"another writer committed to {table_path} first: {exc}",

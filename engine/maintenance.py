@@ -1,0 +1,182 @@
+"""Table maintenance in the background: auto-compaction of the tables streams and refreshes write.
+
+Every commit to a Delta table is announced (storage/delta/commit.py's listeners; the stream sink's MERGE too). A
+streaming table (flows' targets included) or a materialized view that committed is looked at once `delay` seconds
+have passed since its first unexamined commit (so a stream's commits are examined together, not one by one), and its
+small files are merged by size class (storage/delta/compaction.py), one merge per step. A plain table is compacted
+only when its Delta log configuration asks for it (`delta.autoOptimize.autoCompact` = true, as on Databricks); any
+table opts out with that property set to false.
+
+What it takes from queries is bounded twice: the worker thread runs at a lower OS priority (nice +10, Linux), so it
+gets only the CPU that statements and streams leave, and after each step of t seconds it rests t * (1 - cpu_share) /
+cpu_share, so it never averages more than `cpu_share` of one core. A merge that loses to a concurrent writer commits
+nothing and is tried again at the table's next commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sluicegate.engine.maintenance_settings import MaintenanceSettings
+from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.compaction import Compacted, compact, live_files, merge_candidates
+from sluicegate.storage.delta.compaction_policy import AUTO_COMPACT_PROPERTY
+from sluicegate.storage.delta.locks import table_key
+from sluicegate.storage.delta.tables import is_delta_table, open_table
+
+if TYPE_CHECKING:
+    from sluicegate.catalog.store import CatalogStore
+
+log = logging.getLogger(__name__)
+
+MAINTAINED_KINDS = ("STREAMING_TABLE", "MATERIALIZED_VIEW")
+NICENESS = 10
+KINDS_REREAD = 2.0                 # seconds: the catalog's kinds are re-read at most this often for an unknown table
+
+
+@dataclass
+class _Due:
+    since: float                   # monotonic time of the first commit not yet examined
+
+
+class TableMaintenance:
+    """The background compactor of one gateway (the owner of its streams starts it)."""
+
+    def __init__(self, store: CatalogStore, settings: MaintenanceSettings,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.store = store
+        self.settings = settings
+        self._clock = clock
+        self._due: dict[str, _Due] = {}
+        self._kinds: dict[str, str] = {}        # table key -> catalog kind, re-read when a key is unknown
+        self._kinds_read = -KINDS_REREAD
+        self._condition = threading.Condition()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self.compacted: list[Compacted] = []    # the last merges, newest last (for DESCRIBE and tests)
+
+    def start(self) -> TableMaintenance:
+        if self.settings.enabled:
+            commit.add_commit_listener(self.committed)
+            self._thread = threading.Thread(target=self._run, name="sluicegate-compactor", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop after the step under way (a merge is never left half done: it commits or writes nothing visible)."""
+        commit.remove_commit_listener(self.committed)
+        with self._condition:
+            self._stopping = True
+            self._condition.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def committed(self, location: str) -> None:
+        """A commit landed on the table at `location`: look at it once `delay` has passed."""
+        key = table_key(location)
+        with self._condition:
+            if key not in self._due:
+                self._due[key] = _Due(self._clock())
+                self._condition.notify_all()
+
+    # -- what the worker does ----------------------------------------------------------------------------------
+
+    def maintain(self, location: str) -> list[Compacted]:
+        """Compact the table at `location` now, until no size class is full (tests, benchmarks, the worker)."""
+        done: list[Compacted] = []
+        while not self._stopping:
+            step = self._step(location)
+            if not step:
+                break
+            done.extend(step)
+            if step[-1].version is None:
+                break  # lost to a concurrent writer: its commit announces the table again
+        return done
+
+    def _step(self, location: str) -> list[Compacted]:
+        if not is_delta_table(location) or not self._wanted(location):
+            return []
+        merged = compact(location, self.settings.policy, max_merges=1)
+        self.compacted = [*self.compacted[-99:], *merged]
+        for result in merged:
+            log.info("compacted %d files (%d bytes) of %s into 1 (%d bytes)%s", result.files_removed,
+                     result.bytes_removed, location, result.bytes_added,
+                     "" if result.version is not None else ": a concurrent writer won, nothing committed")
+        return merged
+
+    def _wanted(self, location: str) -> bool:
+        """Streaming tables and materialized views unless they opt out; other tables only when they opt in."""
+        configuration = open_table(location).metadata().configuration or {}
+        setting = str(configuration.get(AUTO_COMPACT_PROPERTY, "")).strip().lower()
+        if setting in ("true", "false"):
+            return setting == "true"
+        return self._kind(location) in MAINTAINED_KINDS
+
+    def _kind(self, location: str) -> str | None:
+        key = table_key(location)
+        if key not in self._kinds and self._clock() - self._kinds_read > KINDS_REREAD:
+            self._kinds = {table_key(entry.location): entry.kind for entry in self.store.list_tables()
+                           if entry.location}
+            self._kinds_read = self._clock()
+        return self._kinds.get(key)
+
+    def pending(self, location: str) -> bool:
+        """Whether the table has a size class full enough to merge (tests wait on this)."""
+        return bool(merge_candidates(live_files(open_table(location)), self.settings.policy))
+
+    def _next_due(self) -> tuple[str | None, float]:
+        """The table whose delay has passed first, or how long to wait for one."""
+        now = self._clock()
+        if not self._due:
+            return None, 3600.0
+        key, due = min(self._due.items(), key=lambda item: item[1].since)
+        wait = due.since + self.settings.delay - now
+        return (key, 0.0) if wait <= 0 else (None, wait)
+
+    def _take_due(self) -> str | None:
+        """The next table to look at, once its delay has passed; None when stopping."""
+        with self._condition:
+            while not self._stopping:
+                key, wait = self._next_due()
+                if key is not None:
+                    del self._due[key]
+                    return key
+                self._condition.wait(wait)
+        return None
+
+    def _run(self) -> None:
+        _lower_priority()
+        while (key := self._take_due()) is not None:
+            started = time.perf_counter()
+            try:
+                merged = self._step(key)
+                if merged and merged[-1].version is not None and self.pending(key):
+                    self._again(key)  # one merge per step; the next after the rest
+            except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others' maintenance
+                log.warning("compacting %s failed; it is tried again at its next commit: %s", key, exc)
+            self._rest(time.perf_counter() - started)
+
+    def _again(self, key: str) -> None:
+        with self._condition:
+            self._due.setdefault(key, _Due(self._clock() - self.settings.delay))
+
+    def _rest(self, worked: float) -> None:
+        share = min(max(self.settings.cpu_share, 0.01), 1.0)
+        with self._condition:
+            if not self._stopping:
+                self._condition.wait(worked * (1 - share) / share)
+
+
+def _lower_priority() -> None:
+    """Run this thread at a lower OS priority (Linux lets a thread renice itself): queries come first."""
+    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+        except OSError as exc:
+            log.debug("could not lower the compactor's priority: %s", exc)

@@ -1,0 +1,16 @@
+"""The background compactor's settings (`[compaction]` in conf), free of Arrow and Delta so configuration loads
+without them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sluicegate.storage.delta.compaction_policy import CompactionPolicy
+
+
+@dataclass(frozen=True)
+class MaintenanceSettings:
+    enabled: bool = True
+    policy: CompactionPolicy = field(default_factory=CompactionPolicy)
+    delay: float = 5.0             # seconds after a table's first unexamined commit before it is looked at
+    cpu_share: float = 0.25        # the most of one core the compactor averages (it rests between steps)

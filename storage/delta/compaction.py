@@ -1,0 +1,191 @@
+"""Compaction: a table's small files merged into bigger ones, as a Delta commit that changes no row.
+
+A stream commits a file or two every trigger, so a table's file count grows with its age, and so does the cost of
+every read (measured: 10-18x after 1,500 commits). Compaction rewrites them in size classes, as log-structured stores
+do: files are grouped by partition and by class (class 0 below `base_size`, class k below `base_size * fan_in**k`),
+and a class with `fan_in` files is merged into one file, which lands in the same or the next class. Each row is
+rewritten about once per class it passes through (a few times over the table's life, never once per commit), and a
+partition holds fewer than `fan_in` files per class, so the file count stays bounded (about `fan_in` times the number
+of classes up to `target_size`) however long the stream runs. Files of `target_size` or more are never touched.
+
+The merged file is written before the commit (invisible until then, like any write) and committed with
+`dataChange = false` on both its add and the removes, so a downstream `STREAM(t)` or an incremental materialized view
+sees no change. The commit runs under the table's lock (storage/delta/locks.py) after checking that every file it
+removes is still in the table: a writer that rewrote one of them in the meantime wins, and the merged file is
+deleted unreferenced.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from sluicegate.storage.delta.commit import commit_properties, live_paths
+from sluicegate.storage.delta.compaction_policy import AUTO_COMPACT_PROPERTY, CompactionPolicy
+from sluicegate.storage.delta.files import metadata_stats
+from sluicegate.storage.delta.locks import table_lock
+from sluicegate.storage.delta.tables import open_table
+from sluicegate.storage.files import filesystem
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+OPERATION = "OPTIMIZE"
+
+
+@dataclass(frozen=True)
+class LiveFile:
+    path: str                              # relative to the table's root, as it lies on disk or in the store
+    size: int
+    partition_values: dict[str, str | None]
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """What one merge did; `version` is None when a concurrent writer won and nothing was committed."""
+
+    files_removed: int
+    bytes_removed: int
+    files_added: int
+    bytes_added: int
+    version: int | None
+
+
+def live_files(table: Any) -> list[LiveFile]:
+    """The data files of `table`'s version, in log order (a stream's files in the order it wrote them)."""
+    actions = table.get_add_actions(flatten=True)
+    if not actions.num_rows:
+        return []
+    names = actions.column_names
+    partitions = [name for name in names if name.startswith("partition.")]
+    paths = actions.column("path").to_pylist()
+    sizes = actions.column("size_bytes").to_pylist()
+    times = actions.column("modification_time").to_pylist()
+    values = [actions.column(name).to_pylist() for name in partitions]
+    files = []
+    for index, path in enumerate(paths):
+        partition = {name.removeprefix("partition."): (None if column[index] is None else str(column[index]))
+                     for name, column in zip(partitions, values, strict=True)}
+        files.append((times[index], LiveFile(unquote(path), int(sizes[index] or 0), partition)))
+    return [file for _, file in sorted(files, key=lambda pair: (str(pair[0]), pair[1].path))]
+
+
+def merge_candidates(files: Sequence[LiveFile], policy: CompactionPolicy) -> list[list[LiveFile]]:
+    """The groups to merge now: per partition and size class, the class's files once it has `fan_in` of them (the
+    oldest first, as many as stay under `target_size` together)."""
+    classes: dict[tuple[str, int], list[LiveFile]] = {}
+    for file in files:
+        if file.size >= policy.target_size:
+            continue
+        key = (json.dumps(file.partition_values, sort_keys=True), policy.size_class(file.size))
+        classes.setdefault(key, []).append(file)
+    groups = []
+    for members in classes.values():
+        if len(members) < policy.fan_in:
+            continue
+        group: list[LiveFile] = []
+        total = 0
+        for file in members:
+            if group and total + file.size > policy.target_size:
+                break
+            group.append(file)
+            total += file.size
+        if len(group) > 1:
+            groups.append(group)
+    return groups
+
+
+def needs_compaction(location: str, policy: CompactionPolicy) -> bool:
+    return bool(merge_candidates(live_files(open_table(location)), policy))
+
+
+def compact(location: str, policy: CompactionPolicy, max_merges: int | None = None) -> list[Compacted]:
+    """Merge every group `merge_candidates` names now (at most `max_merges`), one commit each."""
+    table = open_table(location)
+    done = []
+    for group in merge_candidates(live_files(table), policy)[:max_merges]:
+        done.append(merge_files(location, table.version(), group))
+    return done
+
+
+def merge_files(location: str, read_version: int, group: Sequence[LiveFile],
+                parameters: dict[str, str] | None = None) -> Compacted:
+    """Rewrite the files of `group` (one partition) as one file and commit the swap; see the module's docstring."""
+    fs, root = filesystem(location)
+    rows = _read(fs, root, group)
+    folder = _partition_folder(group[0].path)
+    relative = f"_sg_write_{uuid.uuid4().hex}/{folder}part-00000-{uuid.uuid4().hex}.snappy.parquet"
+    size, stats = _write(fs, f"{root}/{relative}", rows)
+    removed_bytes = sum(file.size for file in group)
+    with table_lock(location):
+        latest = open_table(location)
+        if not {file.path for file in group} <= live_paths(latest):
+            fs.delete_file(f"{root}/{relative}")   # a concurrent rewrite won; this merge is moot
+            return Compacted(len(group), removed_bytes, 1, size, None)
+        version = _commit(latest, group, relative, size, stats, read_version, parameters)
+    return Compacted(len(group), removed_bytes, 1, size, version)
+
+
+def _read(fs: Any, root: str, group: Sequence[LiveFile]) -> pa.Table:
+    """The rows of the files in order, in one table; INT96 timestamps (Spark's default) read as microseconds, and
+    each file's own schema metadata (Spark's row metadata) dropped, so files of two writers concatenate."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables = []
+    for file in group:
+        with fs.open_input_file(f"{root}/{file.path}") as source:
+            parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
+            tables.append(parquet.read(use_threads=False).replace_schema_metadata(None))
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def _write(fs: Any, path: str, rows: pa.Table) -> tuple[int, str]:
+    """One Parquet file at `path`, timestamps as microseconds (Spark's reader does not take nanoseconds); returns its
+    size and Delta statistics."""
+    import pyarrow.parquet as pq
+
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    with fs.open_output_stream(path) as stream:
+        writer = pq.ParquetWriter(stream, rows.schema, compression="snappy", coerce_timestamps="us",
+                                  allow_truncated_timestamps=False)
+        writer.write_table(rows, row_group_size=1024 * 1024)
+        writer.close()
+        size = stream.tell()
+    return size, metadata_stats(writer.writer.metadata)
+
+
+def _partition_folder(path: str) -> str:
+    """The `key=value/` folders a file lies in below its write's staging folder, for the merged file to lie in too
+    (readers take partition values from them)."""
+    parts = path.split("/")[:-1]
+    folders = [part for part in parts if "=" in part]
+    return "".join(f"{folder}/" for folder in folders)
+
+
+def _commit(table: Any, group: Sequence[LiveFile], relative: str, size: int, stats: str, read_version: int,
+            parameters: dict[str, str] | None) -> int:
+    from deltalake.transaction import AddAction, RemoveAction
+
+    now = int(time.time() * 1000)
+    partition = group[0].partition_values
+    actions: list[Any] = [RemoveAction(file.path, False, now, file.size, file.partition_values) for file in group]
+    actions.append(AddAction(relative, size, partition, now, False, stats))
+    metadata = table.metadata()
+    table.create_write_transaction(
+        actions, "append", table.schema(), partition_by=list(metadata.partition_columns) or None,
+        commit_properties=commit_properties(OPERATION, {"auto": "true", "readVersion": str(read_version),
+                                                        **(parameters or {})}))
+    return int(open_table(table.table_uri).version())
+
+
+def auto_compaction_enabled(location: str) -> bool:
+    """Whether the table lets the background compactor merge its files: yes unless its Delta log configuration says
+    `delta.autoOptimize.autoCompact` = false."""
+    configuration = open_table(location).metadata().configuration or {}
+    return str(configuration.get(AUTO_COMPACT_PROPERTY, "true")).strip().lower() != "false"

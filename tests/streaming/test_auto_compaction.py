@@ -1,0 +1,134 @@
+"""Background auto-compaction racing real streams (append and update mode), with a downstream streaming table and a
+materialized view reading the compacted table: every result stays exact, and the file count stays bounded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable
+from pyhive_helpers import poll_until, sorted_rows
+
+from sluicegate.engine.maintenance import TableMaintenance
+from sluicegate.engine.maintenance_settings import MaintenanceSettings
+from sluicegate.storage.delta.compaction_policy import CompactionPolicy
+
+FAN_IN = 4
+POLICY = CompactionPolicy(target_size=1 << 20, fan_in=FAN_IN, base_size=64 * 1024)
+BATCHES = 24
+
+
+@pytest.fixture()
+def compactor(gateway: Any) -> Iterator[TableMaintenance]:
+    """A compactor that looks at a table as soon as it commits and never rests: as many races as can be."""
+    maintenance = TableMaintenance(gateway.service.catalog,
+                                   MaintenanceSettings(policy=POLICY, delay=0.0, cpu_share=1.0)).start()
+    yield maintenance
+    maintenance.close()
+
+
+def _location(streams: Any, database: str, name: str) -> str:
+    entry = streams.store.get_table(database, name)
+    assert entry is not None and entry.location
+    return str(entry.location)
+
+
+def _live_files(location: str) -> int:
+    return len(DeltaTable(location).file_uris())
+
+
+def _operations(location: str) -> list[str]:
+    operations = []
+    for entry in sorted((Path(location) / "_delta_log").glob("*.json")):
+        for line in entry.read_text().splitlines():
+            info = json.loads(line).get("commitInfo")
+            if info is not None:
+                operations.append(info.get("sluicegate.operation") or info.get("operation"))
+    return operations
+
+
+def _ids(cur: Any, table: str) -> list[int]:
+    cur.execute(f"SELECT id FROM {table}")
+    return sorted(row[0] for row in cur.fetchall())
+
+
+def _settled(compactor: TableMaintenance, location: str) -> int:
+    """The live file count once the compactor has nothing left to merge in the table."""
+    poll_until(lambda: not compactor.pending(location), f"the compactor to finish {location}", timeout=60)
+    return _live_files(location)
+
+
+def test_append_stream_compacted_while_read_downstream(stream_cursor: Any, landing_root: Path, streams: Any,
+                                                       compactor: TableMaintenance, land: Any) -> None:
+    cur, database = stream_cursor, stream_cursor.database
+    folder = landing_root / f"{database}_in"
+    land(folder, [{"id": 0, "batch": 0}])
+    cur.execute(f"CREATE STREAMING TABLE bronze AS SELECT id, batch FROM STREAM read_files('{folder}', "
+                "format => 'json', schema => 'id INT, batch INT')")
+    cur.execute("CREATE STREAMING TABLE silver AS SELECT id, batch FROM STREAM(bronze)")
+    cur.execute("CREATE MATERIALIZED VIEW totals AS SELECT count(*) AS n, sum(id) AS s FROM bronze")
+    expected = [0]
+    for batch in range(1, BATCHES + 1):
+        ids = list(range(batch * 10, batch * 10 + 5))
+        land(folder, [{"id": i, "batch": batch} for i in ids])
+        cur.execute("REFRESH STREAMING TABLE bronze")
+        expected += ids
+        assert sorted_rows(cur, "SELECT count(*), count(DISTINCT id), sum(id) FROM bronze") == \
+            [(len(expected), len(expected), sum(expected))]
+        if batch == 2:
+            early = (DeltaTable(_location(streams, database, "bronze")).version(), len(expected))
+        if batch % 6 == 0:
+            cur.execute("REFRESH STREAMING TABLE silver")
+            cur.execute("REFRESH MATERIALIZED VIEW totals")
+            assert sorted_rows(cur, "SELECT n, s FROM totals") == [(len(expected), sum(expected))]
+    bronze = _location(streams, database, "bronze")
+    assert _settled(compactor, bronze) < FAN_IN
+    assert "OPTIMIZE" in _operations(bronze)
+    assert _ids(cur, "bronze") == sorted(expected)
+    cur.execute("REFRESH STREAMING TABLE silver")
+    assert _ids(cur, "silver") == sorted(expected)
+    cur.execute("REFRESH MATERIALIZED VIEW totals")
+    assert sorted_rows(cur, "SELECT n, s FROM totals") == [(len(expected), sum(expected))]
+    # time travel to a version from before the merges reads what it read then
+    version, count = early
+    assert sorted_rows(cur, f"SELECT count(*) FROM bronze VERSION AS OF {version}") == [(count,)]
+
+
+def test_update_stream_compacted_while_it_merges(stream_cursor: Any, landing_root: Path, streams: Any,
+                                                 compactor: TableMaintenance, land: Any) -> None:
+    cur, database = stream_cursor, stream_cursor.database
+    folder = landing_root / f"{database}_in"
+    land(folder, [{"k": 0, "v": 1}])
+    cur.execute(f"CREATE STREAMING TABLE per_key AS SELECT k, count(*) AS n, sum(v) AS s FROM STREAM read_files("
+                f"'{folder}', format => 'json', schema => 'k INT, v INT') GROUP BY k")
+    totals = {0: [1, 1]}
+    for batch in range(1, BATCHES + 1):
+        rows = [{"k": (batch * 3 + i) % 7, "v": batch} for i in range(3)]
+        land(folder, rows)
+        cur.execute("REFRESH STREAMING TABLE per_key")
+        for row in rows:
+            n, s = totals.setdefault(row["k"], [0, 0])
+            totals[row["k"]] = [n + 1, s + row["v"]]
+        assert sorted_rows(cur, "SELECT k, n, s FROM per_key") == sorted((k, n, s) for k, (n, s) in totals.items())
+    location = _location(streams, database, "per_key")
+    assert _settled(compactor, location) < FAN_IN * 2
+    assert sorted_rows(cur, "SELECT k, n, s FROM per_key") == sorted((k, n, s) for k, (n, s) in totals.items())
+
+
+def test_a_table_opts_out(stream_cursor: Any, landing_root: Path, streams: Any, compactor: TableMaintenance,
+                          land: Any) -> None:
+    cur, database = stream_cursor, stream_cursor.database
+    folder = landing_root / f"{database}_in"
+    land(folder, [{"id": 0}])
+    cur.execute("CREATE STREAMING TABLE kept TBLPROPERTIES ('delta.autoOptimize.autoCompact' = 'false') AS "
+                f"SELECT id FROM STREAM read_files('{folder}', format => 'json', schema => 'id INT')")
+    for batch in range(1, FAN_IN * 2):
+        land(folder, [{"id": batch}])
+        cur.execute("REFRESH STREAMING TABLE kept")
+    location = _location(streams, database, "kept")
+    assert compactor.maintain(location) == []
+    assert _live_files(location) == FAN_IN * 2
+    assert "OPTIMIZE" not in _operations(location)
