@@ -36,6 +36,7 @@ from sluicegate.dialect.statements import (
     CreateView,
     Delete,
     DescribeDatabase,
+    DescribeDetail,
     DescribeHistory,
     DescribeStreamingTable,
     DescribeTable,
@@ -256,6 +257,8 @@ def _describe(tree: exp.Describe) -> Statement | None:
         return DescribeStreamingTable(table_name(tree.this))
     if style == "HISTORY":
         return DescribeHistory(table_name(tree.this))
+    if style == "DETAIL":
+        return DescribeDetail(table_name(tree.this))
     return DescribeTable(table_name(tree.this), style in ("EXTENDED", "FORMATTED"), bool(tree.args.get("as_json")))
 
 

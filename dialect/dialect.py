@@ -391,6 +391,11 @@ class StreamingSpark(Databricks):
         def _parse_describe(self) -> exp.Describe:
             if self._match_text_seq("STREAMING", "TABLE"):
                 return self.expression(exp.Describe(this=self._parse_table_parts(), kind="STREAMING TABLE"))
+            index = self._index
+            # `DESCRIBE DETAIL t` (Delta's); `DESCRIBE detail` alone describes a table named detail
+            if self._match_text_seq("DETAIL") and self._curr and self._curr.token_type != TokenType.SEMICOLON:
+                return self.expression(exp.Describe(this=self._parse_table_parts(), style="DETAIL"))
+            self._retreat(index)
             return super()._parse_describe()
 
         # sqlglot declares `Create | Command`, but its only caller (STATEMENT_PARSERS) takes any statement node

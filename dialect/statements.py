@@ -209,6 +209,13 @@ class DescribeHistory:
 
 
 @dataclass(frozen=True)
+class DescribeDetail:
+    """Delta's DESCRIBE DETAIL: one row about the table's current version (files, size, properties)."""
+
+    table: TableName
+
+
+@dataclass(frozen=True)
 class ShowCreateTable:
     table: TableName
 
@@ -438,7 +445,7 @@ class ShowGrants:
 
 Statement = (
     CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CreateView
-    | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory
+    | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory | DescribeDetail
     | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants

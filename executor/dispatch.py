@@ -99,6 +99,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.ShowTableExtended: describe.show_table_extended,
     st.DescribeTable: describe.describe_table,
     st.DescribeHistory: describe.describe_history,
+    st.DescribeDetail: describe.describe_detail,
     st.ShowCreateTable: describe.show_create_table,
     st.Insert: dml.insert,
     st.Delete: dml.delete,

@@ -64,6 +64,7 @@ RULES: dict[type[st.Statement], Rule] = {
     # -- tables and views: reading what they are (their schema, properties and history may quote their data)
     st.DescribeTable: privilege("SELECT"),
     st.DescribeHistory: privilege("SELECT"),
+    st.DescribeDetail: privilege("SELECT"),
     st.ShowCreateTable: privilege("SELECT"),
     st.ShowTblProperties: privilege("SELECT"),
     st.ShowColumns: privilege("SELECT"),

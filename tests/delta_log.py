@@ -17,3 +17,15 @@ def txn_actions(location: str | Path) -> list[tuple[str, int]]:
             if txn is not None:
                 found.append((txn["appId"], txn["version"]))
     return found
+
+
+def delta_log_operations(location: str | Path) -> list[str]:
+    """The operation of every commit in the table's log, in commit order: the gateway's own name for it
+    (`sluicegate.operation`, as DESCRIBE HISTORY shows it) where it recorded one, else the writer's."""
+    operations = []
+    for commit in sorted((Path(location) / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            info = json.loads(line).get("commitInfo")
+            if info is not None:
+                operations.append(info.get("sluicegate.operation") or info.get("operation"))
+    return operations

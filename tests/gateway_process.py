@@ -46,8 +46,10 @@ class GatewayProcess:
 
 def restart_conf(folder: Path) -> Path:
     """`folder`/sluicegate.toml for a gateway that tests kill and start again: streams trigger every 0.3 s and retry
-    after 0.5 s, the driver has 1 GB, and files under `folder` may be read."""
+    after 0.5 s, the driver has 1 GB, files under `folder` may be read, and the compactor merges every 2 small files
+    as soon as a table commits, never resting (so kills land while merges race the streams)."""
     conf = folder / "sluicegate.toml"
     conf.write_text('[streams]\ntrigger_interval = 0.3\nretry_initial = 0.5\n\n[spark]\ndriver_memory = "1g"\n\n'
+                    '[compaction]\nfan_in = 2\ndelay = 0.0\ncpu_share = 1.0\n\n'
                     f'[security]\nallowed_paths = ["{folder}"]\n')
     return conf

@@ -11,7 +11,9 @@ import json
 from sluicegate.catalog.names import quote_identifier, quote_string
 from sluicegate.catalog.store import TableEntry
 from sluicegate.catalog.uris import display_location
+from sluicegate.dialect import catalogs
 from sluicegate.dialect.statements import (
+    DescribeDetail,
     DescribeHistory,
     DescribeTable,
     ShowColumns,
@@ -221,6 +223,43 @@ def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementR
          ("isolationLevel", "string"), ("isBlindAppend", "boolean"), ("operationMetrics", "string"),
          ("engineInfo", "string")],
         rows,
+    )
+
+
+def _stamp(millis: int | None) -> str | None:
+    if not millis:
+        return None
+    return dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def describe_detail(ctx: StatementContext, stmt: DescribeDetail) -> StatementResult:
+    """Delta's one row about a table's current version, in Databricks' columns: what an operator reads to see how
+    many files a stream has left (and compaction merged), and how big the table is."""
+    entry = require(ctx, stmt.table)
+    if entry.kind == "VIEW":  # tables, streaming tables and materialized views have a Delta log; a view has none
+        entry = require_table(ctx, stmt.table, "DESCRIBE DETAIL")
+    table = open_table(entry.location)
+    metadata, protocol = table.metadata(), table.protocol()
+    files = table.get_add_actions(flatten=True)
+    sizes = files.column("size_bytes").to_pylist() if files.num_rows else []
+    last = table.history(1)
+    features = sorted(set(protocol.reader_features or ()) | set(protocol.writer_features or ()))
+    row = (
+        "delta", metadata.id, f"{catalogs.current().name}.{entry.database}.{entry.name}", entry.comment,
+        display_location(entry.location or ""), _stamp(metadata.created_time),
+        _stamp(last[0].get("timestamp") if last else None), json.dumps(list(metadata.partition_columns)),
+        json.dumps([]), files.num_rows, sum(size or 0 for size in sizes),
+        json.dumps(dict(sorted(entry.properties.items()))), protocol.min_reader_version,
+        protocol.min_writer_version, json.dumps(features), json.dumps({"numRowsDeletedByDeletionVectors": 0,
+                                                                       "numDeletionVectors": 0}),
+    )
+    return rows_result(
+        [("format", "string"), ("id", "string"), ("name", "string"), ("description", "string"),
+         ("location", "string"), ("createdAt", "timestamp"), ("lastModified", "timestamp"),
+         ("partitionColumns", "array<string>"), ("clusteringColumns", "array<string>"), ("numFiles", "bigint"),
+         ("sizeInBytes", "bigint"), ("properties", "map<string,string>"), ("minReaderVersion", "int"),
+         ("minWriterVersion", "int"), ("tableFeatures", "array<string>"), ("statistics", "map<string,bigint>")],
+        [row],
     )
 
 

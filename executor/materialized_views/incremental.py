@@ -99,10 +99,19 @@ class _Session:
             self.ctx.spark.catalog.dropTempView(name)
 
 
+def _rows_unchanged(location: str, before: int | None, after: int) -> bool:
+    """Whether the view's own commits after `before` changed no row (the background compactor's merges)."""
+    if before is None or before > after:
+        return False
+    change = table_change(location, before, after)
+    return change is not None and change.empty
+
+
 def _refresh(session: _Session, location: str, found: Incrementality, query_sql: str, schema: StructType,
              before: dict[str, int], after: dict[str, int], policy: str, last_version: int | None) -> Applied:
     view = load_snapshot(location)
-    if view.version != last_version:  # applying the change again would count it twice
+    # applying the change again would count it twice; commits that changed no row (compactions) are no such thing
+    if view.version != last_version and not _rows_unchanged(location, last_version, view.version):
         raise _Fallback(f"the view is at v{view.version}, not at the v{last_version} its catalog row recorded "
                         "(a refresh interrupted after its commit)")
     ctx = session.ctx

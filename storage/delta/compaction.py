@@ -150,7 +150,8 @@ def _write(fs: Any, path: str, rows: pa.Table) -> tuple[int, str]:
     size and Delta statistics."""
     import pyarrow.parquet as pq
 
-    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    if fs.type_name == "local":  # an object store has no folders (creating one would leave a marker object)
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(path) as stream:
         writer = pq.ParquetWriter(stream, rows.schema, compression="snappy", coerce_timestamps="us",
                                   allow_truncated_timestamps=False)

@@ -17,6 +17,8 @@ from sluicegate.catalog.names import owned_table_folder, table_folder
 from sluicegate.catalog.uris import ObjectLocation, as_location, is_object_uri
 from sluicegate.storage import files, registry
 from sluicegate.storage.delta import tables as delta
+from sluicegate.storage.delta.compaction import compact
+from sluicegate.storage.delta.compaction_policy import CompactionPolicy
 from sluicegate.storage.errors import ObjectStoreUnavailableError, UnknownObjectStoreError
 from sluicegate.storage.settings import ObjectStoreSettings
 
@@ -104,6 +106,20 @@ def test_delta_table_on_the_store(store: S3Store, warehouse: ObjectLocation) -> 
     assert other.version() == 1
     listed = files.list_files(location)
     assert any(f.path.startswith("_delta_log/") for f in listed) and all(f.size > 0 for f in listed)
+
+
+def test_compaction_on_the_store(warehouse: ObjectLocation) -> None:
+    """Small files of a table on the store merge into one object, as for a local table: same rows, no folder marker
+    objects left, the old version still readable."""
+    location = str(warehouse / "db.db" / "small")
+    for start in range(0, 40, 10):
+        delta_writes.write_arrow(location, pa.table({"id": list(range(start, start + 10))}), mode="append")
+    (merged,) = compact(location, CompactionPolicy(fan_in=4))
+    assert merged.files_removed == 4 and merged.version == 4
+    assert sorted(delta.open_table(location).to_pyarrow_table().column("id").to_pylist()) == list(range(40))
+    assert len(delta.open_table(location).file_uris()) == 1
+    assert delta.open_table(location, version=3).to_pyarrow_table().num_rows == 40
+    assert all(f.size > 0 for f in files.list_files(location))   # objects only, no empty "folders"
 
 
 def test_prefixes_are_copied_and_deleted(warehouse: ObjectLocation) -> None:

@@ -66,3 +66,19 @@ def test_show_columns_needs_select_and_describe_schema_shows_only_the_schema(as_
     assert not any("secret" in str(value) for value in described.values())
     refused(bob, "DESCRIBE SCHEMA main.no_such_schema_here", "SCHEMA_NOT_FOUND", sqlstate="42704")
     still_serves(bob)
+
+
+def test_describe_detail_needs_select_and_refuses_a_view(as_user: Any, schema: str) -> None:
+    """DESCRIBE DETAIL shows a table's location, size and properties: what SELECT on it lets one see, no more."""
+    alice, bob = as_user("alice"), as_user("bob")
+    alice.execute(f"INSERT INTO {schema}.t VALUES (1, 'x')")
+    alice.execute(f"DESCRIBE DETAIL {schema}.t")
+    (row,) = alice.fetchall()
+    assert row[0] == "delta" and row[2] == f"main.{schema}.t" and row[9] == 1
+    refused(bob, f"DESCRIBE DETAIL {schema}.t", "INSUFFICIENT_PERMISSIONS")
+    alice.execute(f"GRANT SELECT ON TABLE {schema}.t TO bob")
+    bob.execute(f"DESCRIBE DETAIL main.{schema}.t")
+    assert bob.fetchall()[0][9] == 1
+    alice.execute(f"CREATE VIEW {schema}.v AS SELECT id FROM {schema}.t")
+    refused(alice, f"DESCRIBE DETAIL {schema}.v", "EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE", sqlstate="42809")
+    still_serves(bob)
