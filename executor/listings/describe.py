@@ -238,7 +238,7 @@ def describe_detail(ctx: StatementContext, stmt: DescribeDetail) -> StatementRes
     entry = require(ctx, stmt.table)
     if entry.kind == "VIEW":  # tables, streaming tables and materialized views have a Delta log; a view has none
         entry = require_table(ctx, stmt.table, "DESCRIBE DETAIL")
-    table = open_table(entry.location)
+    table = open_table(entry.location or "")
     metadata, protocol = table.metadata(), table.protocol()
     files = table.get_add_actions(flatten=True)
     sizes = files.column("size_bytes").to_pylist() if files.num_rows else []
