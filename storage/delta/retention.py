@@ -209,19 +209,34 @@ def vacuum(location: str, retention_seconds: float, dry_run: bool = False, now: 
     if not dry_run and paths:
         delete_files(location, list(paths))
         if not is_object_uri(location):
-            _remove_empty_folders(location, now - max(retention_seconds, untracked_min_age))
+            emptied = {parent for path in paths for parent in _parents(path)}
+            _remove_empty_folders(location, emptied, now - max(retention_seconds, untracked_min_age))
     return VacuumResult(paths, sum(stored.size for stored in expired))
 
 
-def _remove_empty_folders(location: str, cutoff: float) -> None:
-    """Folders of a local table left empty (the staging folders of expired writes), deepest first; a folder
-    modified after `cutoff` may be a write's that has not written its files yet, and stays."""
+def _parents(path: str) -> list[str]:
+    """`a/b/c.parquet` -> [`a/b`, `a`]."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
+
+
+def _remove_empty_folders(location: str, emptied: set[str], cutoff: float) -> None:
+    """Folders of a local table left empty, deepest first: those `emptied` held deleted files (the staging folders
+    of expired writes, emptied just now), and any modified before `cutoff`; a younger empty folder may be a write's
+    that has not written its files yet, and stays. A folder a writer filled meanwhile is not empty and stays too."""
+    import errno
+
     root = os.path.abspath(location)
     for directory, _, _ in sorted(os.walk(root), key=lambda walk: -len(walk[0])):
-        top = os.path.relpath(directory, root).split(os.sep)[0]
-        if directory != root and top != LOG_FOLDER and not os.listdir(directory) \
-                and os.path.getmtime(directory) <= cutoff:
-            os.rmdir(directory)
+        relative = os.path.relpath(directory, root)
+        if directory == root or relative.split(os.sep)[0] == LOG_FOLDER or os.listdir(directory):
+            continue
+        if relative.replace(os.sep, "/") in emptied or os.path.getmtime(directory) <= cutoff:
+            try:
+                os.rmdir(directory)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                    raise
 
 
 def clean_up_log(location: str) -> int:
