@@ -153,6 +153,14 @@ def _live_files(table: Any) -> set[str]:
             if p is not None}
 
 
+def _checksum_of(path: str) -> str | None:
+    """The file a Hadoop checksum (`dir/.name.crc`, beside what Spark writes locally) is the checksum of."""
+    folder, _, name = path.rpartition("/")
+    if not (name.startswith(".") and name.endswith(".crc")):
+        return None
+    return f"{folder}/{name[1:-4]}" if folder else name[1:-4]
+
+
 def _held_files(location: str, current: int) -> set[str] | None:
     """The files of every held version older than `current`; None when one of them can no longer be loaded (its
     log entries are gone): the caller then keeps every removed file."""
@@ -184,7 +192,7 @@ def expired_files(location: str, retention_seconds: float, now: float | None = N
     held = _held_files(location, current.version()) if held_since is not None else set()
     expired = []
     for stored in listed:
-        if stored.path in live:
+        if stored.path in live or _checksum_of(stored.path) in live:
             continue
         if stored.path in removed:
             removed_ms = removed[stored.path]
