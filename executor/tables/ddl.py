@@ -44,8 +44,8 @@ from sluicegate.executor.spark_databases import ensure_spark_database
 from sluicegate.executor.tables.view_columns import named_columns
 from sluicegate.storage import locations
 from sluicegate.storage.delta import commit
-from sluicegate.storage.delta.tables import create_table as create_delta_table
 from sluicegate.storage.delta.intervals import check_interval_properties
+from sluicegate.storage.delta.tables import create_table as create_delta_table
 from sluicegate.storage.delta.tables import delta_configuration, open_table
 from sluicegate.storage.delta.write import commit_files, write_files
 

@@ -33,7 +33,7 @@ _guard = threading.Lock()
 def _key(location: str | Path | ObjectLocation) -> str:
     if is_object_uri(location):
         return str(as_location(location))
-    return os.path.normpath(os.path.abspath(as_location(location)))
+    return os.path.normpath(os.path.abspath(str(as_location(location))))
 
 
 def hold(location: str | Path | ObjectLocation, version: int) -> Callable[[], None]:

@@ -213,7 +213,7 @@ def test_log_cleanup_deletes_entries_before_an_old_checkpoint_and_time_travel_in
     location = tmp_path / "t"
     _table(location, batches=6, configuration={"delta.logRetentionDuration": "interval 1 days"})
     DeltaTable(str(location), version=3).create_checkpoint()
-    _age_log(location, range(0, 4), 3 * DAY)       # versions 0-3 and the checkpoint at 3 are past the window
+    _age_log(location, range(4), 3 * DAY)       # versions 0-3 and the checkpoint at 3 are past the window
 
     assert retention.clean_up_log(str(location)) == 3
     left = sorted(p.name for p in (location / "_delta_log").iterdir())
@@ -228,7 +228,7 @@ def test_log_cleanup_keeps_what_versions_inside_the_window_need(tmp_path):
     location = tmp_path / "t"
     _table(location, batches=4, configuration={"delta.logRetentionDuration": "interval 1 days"})
     DeltaTable(str(location)).create_checkpoint()
-    _age_log(location, range(0, 2), 3 * DAY)
+    _age_log(location, range(2), 3 * DAY)
     assert retention.clean_up_log(str(location)) == 0
     assert [_rows(location, v) for v in range(4)] == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
 
@@ -237,7 +237,7 @@ def test_maintain_retention_counts_the_log_entries_it_cleaned(tmp_path):
     location = tmp_path / "t"
     _table(location, batches=3, configuration={"delta.logRetentionDuration": "interval 1 hours"})
     DeltaTable(str(location)).create_checkpoint()
-    _age_log(location, range(0, 3), 2 * 3600)
+    _age_log(location, range(3), 2 * 3600)
     result = retention.maintain_retention(str(location))
     assert result.log_entries_deleted == 2 and result.files_deleted == 0
     assert _rows(location) == [0, 1, 2]
