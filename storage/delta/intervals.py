@@ -6,6 +6,11 @@ its default when it cannot read one, so a typo would silently keep (or drop) a w
 value where the property is written (CREATE ... TBLPROPERTIES, ALTER TABLE ... SET TBLPROPERTIES, through
 `tables.delta_configuration`) and reads it with the same rule when it applies retention. Months and years are
 refused, as Delta refuses them: their length in seconds is not fixed.
+
+delta-rs (delta-kernel) reads less than Spark does: only `interval <integer> <lowercase unit>`; `7 days` or
+`INTERVAL 1 WEEK` are its default to it. Since delta-rs uses the value too (its checkpoints drop tombstones past the
+retention, its log cleanup deletes entries past the other), the Delta log gets the canonical form
+(`canonical_interval`), which both read alike; the catalog keeps what the user wrote.
 """
 
 from __future__ import annotations
@@ -57,11 +62,33 @@ def interval_seconds(text: str, what: str = "the interval") -> float:
     )
 
 
+_CANONICAL_UNITS = (("week", 604_800_000_000), ("day", 86_400_000_000), ("hour", 3_600_000_000),
+                    ("minute", 60_000_000), ("second", 1_000_000), ("millisecond", 1_000), ("microsecond", 1))
+
+
+def canonical_interval(text: str, what: str = "the interval") -> str:
+    """`text` as `interval <integer> <unit>` in the largest unit that holds it exactly (`7 days` -> `interval 1
+    week`, `interval 1 day 12 hours` -> `interval 36 hours`): the form delta-rs reads as Spark does."""
+    micros = round(interval_seconds(text, what) * 1_000_000)
+    for unit, size in _CANONICAL_UNITS:
+        if micros % size == 0:
+            count = micros // size
+            return f"interval {count} {unit}{'' if count == 1 else 's'}"
+    raise AssertionError("every count of microseconds is a whole number of microseconds")
+
+
 def check_interval_properties(properties: Mapping[str, str]) -> None:
     """Raise InvalidIntervalError when a retention property among `properties` is not an interval."""
     for key, value in properties.items():
         if key in INTERVAL_PROPERTIES:
             interval_seconds(value, key)
+
+
+def canonical_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """`properties` with each retention property in its canonical form; raises InvalidIntervalError for a bad
+    one."""
+    return {key: canonical_interval(value, key) if key in INTERVAL_PROPERTIES else value
+            for key, value in properties.items()}
 
 
 @dataclass(frozen=True)

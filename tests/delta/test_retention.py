@@ -68,11 +68,39 @@ def test_a_bad_interval_is_a_typed_error_with_a_hint(text):
     assert "delta.logRetentionDuration" in str(error) and "interval 7 days" in (error.hint or "")
 
 
-def test_delta_configuration_refuses_a_bad_retention_and_passes_good_ones():
+@pytest.mark.parametrize("text, canonical", [
+    ("7 days", "interval 1 week"), ("INTERVAL 1 WEEK", "interval 1 week"), ("interval 2 days", "interval 2 days"),
+    ("interval 1 day 12 hours", "interval 36 hours"), ("1.5 hours", "interval 90 minutes"),
+    ("interval 1 seconds", "interval 1 second"), ("interval 500 milliseconds", "interval 500 milliseconds"),
+])
+def test_the_delta_log_gets_the_form_delta_rs_reads_as_spark_does(text, canonical):
+    """delta-rs reads only `interval <integer> <lowercase unit>` and takes its default for anything else (`7 days`,
+    `INTERVAL 1 WEEK`): the gateway writes that form, the catalog keeps what the user wrote."""
+    assert delta_configuration({"delta.logRetentionDuration": text, "team": "x"}) == {
+        "delta.logRetentionDuration": canonical}
+    assert retention.interval_seconds(canonical) == pytest.approx(retention.interval_seconds(text))
+
+
+def test_delta_configuration_refuses_a_bad_retention():
     with pytest.raises(InvalidIntervalError):
         delta_configuration({"delta.deletedFileRetentionDuration": "a week"})
-    assert delta_configuration({"delta.logRetentionDuration": "interval 2 days", "team": "x"}) == {
-        "delta.logRetentionDuration": "interval 2 days"}
+
+
+def test_delta_rs_drops_tombstones_past_the_retention_it_reads_from_the_canonical_form(tmp_path):
+    """The point of the canonical form: delta-rs's checkpoint keeps a tombstone only while its retention lasts,
+    and it must read the same retention as the gateway (with `1 second` it would keep them for its default week)."""
+    location = tmp_path / "t"
+    configuration = delta_configuration({"delta.deletedFileRetentionDuration": "1 second"})
+    assert configuration == {"delta.deletedFileRetentionDuration": "interval 1 second"}
+    _table(location, configuration=configuration)
+    compact(location)
+    deleted_at = max(retention.tombstones(str(location)).values()) / 1000
+    while time.time() < deleted_at + 1.5:  # delta-rs reads the clock itself: the tombstones' second must pass
+        time.sleep(0.1)
+    DeltaTable(str(location)).create_checkpoint()
+    for commit in (location / "_delta_log").glob("*.json"):
+        commit.unlink()                    # only the checkpoint tells now
+    assert retention.tombstones(str(location)) == {}
 
 
 def test_effective_retentions_are_the_tables_own_or_deltas_defaults(tmp_path):

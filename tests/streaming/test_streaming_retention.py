@@ -29,7 +29,7 @@ def test_a_streaming_tables_retention_property_is_kept_and_applied(stream_cursor
                 f"read_files('{source}', format => 'json', schema => 'id INT')")
     location = warehouse / f"{cur.database}.db" / "ev"
     configuration = DeltaTable(str(location)).metadata().configuration
-    assert configuration.get("delta.deletedFileRetentionDuration") == "interval 1 seconds"
+    assert configuration.get("delta.deletedFileRetentionDuration") == "interval 1 second"
     for n in (1, 2, 3):
         land(source, [{"id": n}])
         streams.wait_for(cur.database, "ev")

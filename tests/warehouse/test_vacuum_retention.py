@@ -85,7 +85,7 @@ def test_a_retention_property_set_at_create_is_honoured(cursor, warehouse):
     cursor.execute(f"CREATE TABLE p (id INT) USING DELTA TBLPROPERTIES ({ONE_SECOND})")
     location = _location(warehouse, cursor, "p")
     assert DeltaTable(str(location)).metadata().configuration["delta.deletedFileRetentionDuration"] == \
-        "interval 1 seconds"
+        "interval 1 second"   # the form delta-rs reads
     _three_inserts(cursor, "p")
     small = _data_files(location)
     compact(location)
