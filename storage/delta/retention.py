@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from sluicegate.catalog.uris import is_object_uri
+from sluicegate.storage.delta.errors import DeltaUnsupportedFeatureError
 from sluicegate.storage.delta.holds import holds, oldest_hold
 from sluicegate.storage.delta.intervals import (
     InvalidIntervalError,
@@ -184,6 +185,10 @@ def expired_files(location: str, retention_seconds: float, now: float | None = N
     now = time.time() if now is None else now
     listed = [s for s in list_files(location) if not s.path.startswith(f"{LOG_FOLDER}/")]
     current = open_table(location)
+    if "deletionVectors" in (current.protocol().reader_features or ()):
+        raise DeltaUnsupportedFeatureError(
+            f"the table at {location} may use deletion vectors, whose files this gateway's retention does not know",
+            hint="vacuum it with an engine that writes deletion vectors (Spark with Delta)")
     live = _live_files(current)
     removed = tombstones(location)
     cutoff_ms = (now - retention_seconds) * 1000
