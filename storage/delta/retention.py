@@ -43,7 +43,8 @@ from sluicegate.storage.files import StoredFile, delete_files, list_files, read_
 
 __all__ = [
     "InvalidIntervalError", "RetentionResult", "Retentions", "VacuumResult", "check_interval_properties",
-    "clean_up_log", "effective_retentions", "expired_files", "interval_seconds", "maintain_retention", "vacuum",
+    "clean_up_log", "effective_retentions", "expired_files", "interval_seconds", "maintain_retention", "tombstones",
+    "vacuum",
 ]
 
 LOG_FOLDER = "_delta_log"
