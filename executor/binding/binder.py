@@ -253,6 +253,16 @@ class Binder:
             raise from_spark(exc, sql, original=self._statement,
                              to_original=lambda position: query.offset + to_original(position)) from exc
 
+    def take_holds(self) -> Callable[[], None]:
+        """The holds on the pinned versions, taken out of the binder for what reads the result after `close()` (a
+        query's rows are computed as they are fetched); call the returned function to release them."""
+        releases, self._releases = self._releases, []
+
+        def release() -> None:
+            for each in releases:
+                each()
+        return release
+
     def close(self) -> None:
         for release in self._releases:
             release()

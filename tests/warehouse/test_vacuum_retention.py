@@ -14,6 +14,9 @@ from delta_compaction import compact
 from deltalake import DeltaTable
 from pyhive_helpers import cursor_in, database_named_after, dropped_after, error_status, poll_until, sorted_rows
 
+from sluicegate.storage.delta.holds import holds
+from sluicegate.storage.delta.retention import maintain_retention
+
 ONE_SECOND = "'delta.deletedFileRetentionDuration' = 'interval 1 seconds'"
 
 
@@ -137,3 +140,25 @@ def test_a_bad_interval_is_refused_at_alter(cursor, warehouse):
     configuration = DeltaTable(str(_location(warehouse, cursor, "t"))).metadata().configuration
     assert "delta.deletedFileRetentionDuration" not in configuration
     assert "delta.deletedFileRetentionDuration" not in dict(sorted_rows(cursor, "SHOW TBLPROPERTIES t"))
+
+
+def test_a_query_holds_its_version_until_its_operation_closes(cursor, connect, warehouse):
+    """A query's rows are computed as they are fetched, after the statement returned: its hold on the version it
+    read lasts until the client closes the operation, and retention keeps that version's files meanwhile."""
+    cursor.execute(f"CREATE TABLE h (id INT) USING DELTA TBLPROPERTIES ({ONE_SECOND})")
+    _three_inserts(cursor, "h")
+    location = _location(warehouse, cursor, "h")
+    small = _data_files(location)
+    version = DeltaTable(str(location)).version()
+    reader = cursor_in(connect, cursor.database)
+    reader.execute("SELECT id FROM h")
+    assert poll_until(lambda: [h.version for h in holds(location)] == [version], "the query's hold", 30)
+    compact(location)
+    maintain_retention(str(location), now=time.time() + 86400)   # a day later: Spark's markers go, not these
+    assert small <= _data_files(location)
+    assert sorted(reader.fetchall()) == [(1,), (2,), (3,)]
+    reader.close()                                  # closes the operation
+    assert poll_until(lambda: holds(location) == [], "the hold to be released with the operation", 30)
+    freed = maintain_retention(str(location), now=time.time() + 86400)
+    assert freed.files_deleted == len(small) and not small & _data_files(location)
+    assert sorted_rows(cursor, "SELECT id FROM h") == [(1,), (2,), (3,)]
