@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from sluicegate.catalog.uris import is_object_uri
-from sluicegate.storage.delta.errors import DeltaUnsupportedFeatureError
+from sluicegate.storage.delta.errors import DeltaTableNotFoundError, DeltaUnsupportedFeatureError
 from sluicegate.storage.delta.holds import holds, oldest_hold
 from sluicegate.storage.delta.intervals import (
     InvalidIntervalError,
@@ -38,7 +38,7 @@ from sluicegate.storage.delta.intervals import (
     interval_seconds,
     table_retentions,
 )
-from sluicegate.storage.delta.tables import open_table
+from sluicegate.storage.delta.tables import is_delta_table, open_table
 from sluicegate.storage.files import StoredFile, delete_files, list_files, read_bytes
 
 __all__ = [
@@ -268,6 +268,8 @@ def maintain_retention(location: str | Path, now: float | None = None) -> Retent
     nothing a held version needs), its expired log entries cleaned. What the background compactor calls for each
     streaming table, flow target and materialized view."""
     location = str(location)
+    if not is_delta_table(location):  # dropped since the caller listed it, say
+        raise DeltaTableNotFoundError(f"no Delta table at {location}", hint="retention applies to Delta tables only")
     retentions = effective_retentions(location)
     result = vacuum(location, retentions.deleted_files, now=now, untracked_min_age=UNTRACKED_MIN_AGE_SECONDS)
     return RetentionResult(len(result.paths), result.bytes, clean_up_log(location))

@@ -15,7 +15,7 @@ from delta_compaction import compact
 from deltalake import DeltaTable, write_deltalake
 
 from sluicegate.storage.delta import retention
-from sluicegate.storage.delta.errors import DeltaUnsupportedFeatureError
+from sluicegate.storage.delta.errors import DeltaTableNotFoundError, DeltaUnsupportedFeatureError
 from sluicegate.storage.delta.holds import hold, holds, oldest_hold
 from sluicegate.storage.delta.intervals import InvalidIntervalError, Retentions
 from sluicegate.storage.delta.tables import delta_configuration
@@ -281,3 +281,10 @@ def test_a_table_with_deletion_vectors_is_refused_not_vacuumed(tmp_path):
         retention.maintain_retention(str(location), now=time.time() + 30 * DAY)
     assert raised.value.error_class == "DELTA_UNSUPPORTED_FEATURE" and raised.value.hint
     assert files <= _data_files(location)
+
+
+def test_maintaining_a_table_that_is_gone_is_a_typed_error(tmp_path):
+    (tmp_path / "gone").mkdir()
+    with pytest.raises(DeltaTableNotFoundError) as raised:
+        retention.maintain_retention(str(tmp_path / "gone"))
+    assert raised.value.sqlstate == "42P01" and str(tmp_path / "gone") in str(raised.value)
