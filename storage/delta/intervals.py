@@ -10,7 +10,7 @@ refused, as Delta refuses them: their length in seconds is not fixed.
 delta-rs (delta-kernel) reads less than Spark does: only `interval <integer> <lowercase unit>`; `7 days` or
 `INTERVAL 1 WEEK` are its default to it. Since delta-rs uses the value too (its checkpoints drop tombstones past the
 retention, its log cleanup deletes entries past the other), the Delta log gets the canonical form
-(`canonical_interval`), which both read alike; the catalog keeps what the user wrote.
+(`canonical_interval`), which both read alike (SHOW TBLPROPERTIES shows the log's value).
 """
 
 from __future__ import annotations

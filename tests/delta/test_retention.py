@@ -76,7 +76,7 @@ def test_a_bad_interval_is_a_typed_error_with_a_hint(text):
 ])
 def test_the_delta_log_gets_the_form_delta_rs_reads_as_spark_does(text, canonical):
     """delta-rs reads only `interval <integer> <lowercase unit>` and takes its default for anything else (`7 days`,
-    `INTERVAL 1 WEEK`): the gateway writes that form, the catalog keeps what the user wrote."""
+    `INTERVAL 1 WEEK`): the gateway writes that form into the log."""
     assert delta_configuration({"delta.logRetentionDuration": text, "team": "x"}) == {
         "delta.logRetentionDuration": canonical}
     assert retention.interval_seconds(canonical) == pytest.approx(retention.interval_seconds(text))

@@ -108,6 +108,11 @@ def test_a_retention_property_set_by_alter_is_honoured(cursor, warehouse):
     cursor.execute("VACUUM a")
     assert small <= _data_files(location)   # a week by default
     cursor.execute(f"ALTER TABLE a SET TBLPROPERTIES ({ONE_SECOND})")
+    # the Delta log holds the form delta-rs reads, and SHOW TBLPROPERTIES shows what the log holds
+    assert DeltaTable(str(location)).metadata().configuration["delta.deletedFileRetentionDuration"] == \
+        "interval 1 second"
+    assert dict(sorted_rows(cursor, "SHOW TBLPROPERTIES a"))["delta.deletedFileRetentionDuration"] == \
+        "interval 1 second"
     assert poll_until(lambda: _dry_run(cursor, "a") == _uris(small), "the tombstones to be a second old", 30)
     cursor.execute("VACUUM a")
     assert not small & _data_files(location)
