@@ -147,7 +147,8 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
         return _show(tree)
     if isinstance(tree, VacuumCommand):
         retain = tree.args.get("retain")
-        return Vacuum(table_name(tree.this), float(retain.name) if retain is not None else None)
+        return Vacuum(table_name(tree.this), float(retain.name) if retain is not None else None,
+                      bool(tree.args.get("dry_run")))
     if isinstance(tree, ExplainStreaming):
         return _explain_streaming(sql, tree)
     if isinstance(tree, AlterScheduleCommand):

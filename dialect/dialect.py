@@ -332,14 +332,17 @@ class StreamingSpark(Databricks):
             return self.expression(UnsetProperties(expressions=keys, exists=exists))
 
         def _parse_vacuum(self) -> VacuumCommand:
-            """`VACUUM table [RETAIN n HOURS]` (Delta)."""
+            """`VACUUM table [RETAIN n HOURS] [DRY RUN]` (Delta)."""
             table = self._parse_table_parts()
             retain = None
             if self._match_text_seq("RETAIN"):
                 retain = self._parse_number()
                 if retain is None or not self._match_text_seq("HOURS"):
                     self.raise_error("Expected RETAIN <number> HOURS")
-            return self.expression(VacuumCommand(this=table, retain=retain))
+            dry_run = self._match_text_seq("DRY")
+            if dry_run and not self._match_text_seq("RUN"):
+                self.raise_error("Expected DRY RUN")
+            return self.expression(VacuumCommand(this=table, retain=retain, dry_run=dry_run or None))
 
         def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | ExplainQuery | None:
             """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` and `EXPLAIN CREATE [OR REFRESH | OR REPLACE]

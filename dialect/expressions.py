@@ -20,9 +20,10 @@ from sqlglot.generator import Generator
 
 
 class VacuumCommand(exp.Expression):
-    """`VACUUM table [RETAIN n HOURS]`: `this` is the exp.Table, `retain` the number literal."""
+    """`VACUUM table [RETAIN n HOURS] [DRY RUN]`: `this` is the exp.Table, `retain` the number literal, `dry_run`
+    True when written."""
 
-    arg_types = {"this": True, "retain": False}
+    arg_types = {"this": True, "retain": False, "dry_run": False}
 
 
 class RefreshTable(exp.Expression):
@@ -126,7 +127,8 @@ def alter_schedule_sql(generator: Generator, node: AlterScheduleCommand) -> str:
 def vacuum_sql(generator: Generator, node: VacuumCommand) -> str:
     sql = generator.sql
     retain = sql(node, "retain")
-    return f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
+    return (f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
+            + (" DRY RUN" if node.args.get("dry_run") else ""))
 
 
 def refresh_table_sql(generator: Generator, node: RefreshTable) -> str:

@@ -250,6 +250,7 @@ class Merge:
 class Vacuum:
     table: TableName
     retain_hours: float | None
+    dry_run: bool = False        # list the files it would delete instead
 
 
 @dataclass(frozen=True)

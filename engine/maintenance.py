@@ -1,11 +1,13 @@
-"""Table maintenance in the background: auto-compaction of the tables streams and refreshes write.
+"""Table maintenance in the background: auto-compaction and retention of the tables streams and refreshes write.
 
 Every commit to a Delta table is announced (storage/delta/commit.py's listeners; the stream sink's MERGE too). A
 streaming table (flows' targets included) or a materialized view that committed is looked at once `delay` seconds
 have passed since its first unexamined commit (so a stream's commits are examined together, not one by one), and its
 small files are merged by size class (storage/delta/compaction.py), one merge per step. A plain table is compacted
 only when its Delta log configuration asks for it (`delta.autoOptimize.autoCompact` = true, as on Databricks); any
-table opts out with that property set to false.
+table opts out with that property set to false. Every `retention_interval` a table that commits also gets its
+retention pass (storage/delta/retention.py): the files and log entries its own retention properties let go, never a
+file a running statement's pinned version reads.
 
 What it takes from queries is bounded twice: the worker thread runs at a lower OS priority (nice +10, Linux), so it
 gets only the CPU that statements and streams leave, and after each step of t seconds it rests t * (1 - cpu_share) /
@@ -28,6 +30,7 @@ from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.compaction import Compacted, compact, live_files, merge_candidates
 from sluicegate.storage.delta.compaction_policy import AUTO_COMPACT_PROPERTY
 from sluicegate.storage.delta.locks import table_key
+from sluicegate.storage.delta.retention import RetentionResult, maintain_retention
 from sluicegate.storage.delta.tables import is_delta_table, open_table
 
 if TYPE_CHECKING:
@@ -60,6 +63,7 @@ class TableMaintenance:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self.compacted: list[Compacted] = []    # the last merges, newest last (for DESCRIBE and tests)
+        self._retained: dict[str, float] = {}   # table key -> when its last retention pass ran (monotonic)
 
     def start(self) -> TableMaintenance:
         if self.settings.enabled:
@@ -158,9 +162,29 @@ class TableMaintenance:
                 merged = self._step(key)
                 if merged and merged[-1].version is not None and self.pending(key):
                     self._again(key)  # one merge per step; the next after the rest
+                elif self._retention_due(key):
+                    self.retain(key)
             except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others' maintenance
-                log.warning("compacting %s failed; it is tried again at its next commit: %s", key, exc)
+                log.warning("maintaining %s failed; it is tried again at its next commit: %s", key, exc)
             self._rest(time.perf_counter() - started)
+
+    def _retention_due(self, key: str) -> bool:
+        interval = self.settings.retention_interval
+        last = self._retained.get(key)
+        return interval > 0 and (last is None or self._clock() - last >= interval)
+
+    def retain(self, location: str, now: float | None = None) -> RetentionResult | None:
+        """The table's retention pass now (as of the wall-clock `now`, default the time), if it is a streaming table,
+        a materialized view or a table that asked for auto-compaction (one that opted out of compaction still
+        gets it)."""
+        self._retained[table_key(location)] = self._clock()
+        if not is_delta_table(location) or not (self._kind(location) in MAINTAINED_KINDS or self._wanted(location)):
+            return None
+        result = maintain_retention(location, now)
+        if result.files_deleted or result.log_entries_deleted:
+            log.info("retention of %s: %d files (%d bytes) and %d log entries deleted", location,
+                     result.files_deleted, result.bytes_freed, result.log_entries_deleted)
+        return result
 
     def _again(self, key: str) -> None:
         with self._condition:

@@ -14,3 +14,4 @@ class MaintenanceSettings:
     policy: CompactionPolicy = field(default_factory=CompactionPolicy)
     delay: float = 5.0             # seconds after a table's first unexamined commit before it is looked at
     cpu_share: float = 0.25        # the most of one core the compactor averages (it rests between steps)
+    retention_interval: float = 3600.0  # seconds between two retention passes over a table that commits; 0 = never

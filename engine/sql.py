@@ -58,6 +58,15 @@ class StatementResult:
     open_typed: Callable[[WireTypes], tuple[pa.Schema, BatchSource]] | None = None
     # Rows a DML statement inserted, updated or deleted (Databricks clients' `numModifiedRows`, their rowcount).
     modified_rows: int | None = None
+    # What the result keeps until its reader is done with it (a query's holds on the Delta versions it reads, whose
+    # files are read only as batches are fetched); `close()` runs it once.
+    on_close: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        """The reader is done with the result (the operation closed, or never opened it): release what it kept."""
+        on_close, self.on_close = self.on_close, None
+        if on_close is not None:
+            on_close()
 
     def open(self, types: WireTypes = TEXT) -> tuple[pa.Schema, BatchSource]:
         """The schema and batches from the first row, `types` kept natively where the result can; a result already

@@ -153,6 +153,8 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
         result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,
                          check=lambda df: ctx.policy.check_query(df, ctx.principal), original=ctx.sql,
                          to_original=to_original)
+        if binder is not None:
+            result.on_close = binder.take_holds()  # a query's files are read as rows are fetched
     finally:
         if binder is not None:
             binder.close()
@@ -176,8 +178,10 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     if isinstance(statement, st.SelectQuery):
         df, binder = bind(ctx, statement.query)
         try:
-            return stream_dataframe(ctx.spark, df, ctx.sql, ctx.job_group,
-                                    include_stack_trace=ctx.include_stack_trace)
+            result = stream_dataframe(ctx.spark, df, ctx.sql, ctx.job_group,
+                                      include_stack_trace=ctx.include_stack_trace)
+            result.on_close = binder.take_holds()  # its files are read as rows are fetched, after this returns
+            return result
         finally:
             binder.close()
     try:

@@ -40,6 +40,7 @@ from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.binding.resolver import CatalogResolver
 from sluicegate.executor.listings.event_log import EventLogReader, event_log_dataframe
 from sluicegate.executor.listings.information_schema import information_schema_reader
+from sluicegate.storage.delta.holds import hold
 from sluicegate.storage.delta.read import Snapshot, load_snapshot, pinned_dataframe
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 
@@ -104,6 +105,7 @@ class Binder:
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
+        self._releases: list[Callable[[], None]] = []  # the holds on pinned versions (storage/delta/holds.py)
         self._pinned = _pinned if _pinned is not None else {}  # shared with the binders of views
         # tables bound with one more column, SOURCE_FILE: the file of each row (the target of a rewrite)
         self._source_files = source_files
@@ -139,6 +141,7 @@ class Binder:
             name = self._view_name()
             pinned_dataframe(self._spark, snapshot, SOURCE_FILE if with_file else None).createOrReplaceTempView(name)
             self._views.append(name)
+            self._releases.append(hold(snapshot.path, snapshot.version))
             self._pinned[key] = (name, snapshot)
         if ref.version is None and ref.timestamp is None:
             self.snapshots[(resolved.database, resolved.name)] = snapshot
@@ -159,6 +162,7 @@ class Binder:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
             self._views.extend(inner._views)
+            self._releases.extend(inner._releases)
             self.snapshots.update(inner.snapshots)
         name = self._view_name()
         df.createOrReplaceTempView(name)
@@ -249,7 +253,20 @@ class Binder:
             raise from_spark(exc, sql, original=self._statement,
                              to_original=lambda position: query.offset + to_original(position)) from exc
 
+    def take_holds(self) -> Callable[[], None]:
+        """The holds on the pinned versions, taken out of the binder for what reads the result after `close()` (a
+        query's rows are computed as they are fetched); call the returned function to release them."""
+        releases, self._releases = self._releases, []
+
+        def release() -> None:
+            for each in releases:
+                each()
+        return release
+
     def close(self) -> None:
+        for release in self._releases:
+            release()
+        self._releases.clear()
         for name in self._views:
             self._spark.catalog.dropTempView(name)
         self._views.clear()

@@ -44,6 +44,7 @@ from sluicegate.executor.spark_databases import ensure_spark_database
 from sluicegate.executor.tables.view_columns import named_columns
 from sluicegate.storage import locations
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.intervals import check_interval_properties
 from sluicegate.storage.delta.tables import create_table as create_delta_table
 from sluicegate.storage.delta.tables import delta_configuration, open_table
 from sluicegate.storage.delta.write import commit_files, write_files
@@ -138,6 +139,7 @@ def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
             "a warehouse (Delta) table cannot name its folder: the warehouse places it by the table's name",
             hint="leave out LOCATION / OPTIONS (path ...); to read files, use read_files(...) or a temporary view "
                  "USING csv|json|parquet OPTIONS (path '...') under the allowed folders", line=line, column=column)
+    check_interval_properties(stmt.properties)  # before a CTAS writes its files
     database, name = ctx.checked(stmt.table)
     existing = ctx.store.get_table(database, name)
     if existing is not None and not stmt.replace:

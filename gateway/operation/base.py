@@ -235,18 +235,24 @@ class Operation(ABC):
             return
         if self.statement is not None:
             self.log.add(f"Running: {self.statement.strip()[:500]}")
+        result: StatementResult | None = None
         try:
             result = self.execute()
             if self._state in TERMINAL:
+                result.close()
                 return  # cancelled or timed out during analysis: start no job
             schema, source = result.open(self.result_format.types)
             batches = iter(source)
             # The first batch is read here, so that most failures show in the status rather than at fetch.
             pending = next(batches, None)
         except SqlError as exc:
+            if result is not None:
+                result.close()
             self._fail(exc)
             return
         except Exception as exc:
+            if result is not None:
+                result.close()
             log.exception("operation %s failed inside the gateway", self.handle.hex)
             self._fail(InternalError(f"internal error in the gateway: {type(exc).__name__}: {exc}"))
             return
@@ -258,6 +264,7 @@ class Operation(ABC):
                 self._exhausted = pending is None
         if ended:
             source.close()
+            result.close()
             return
         self._transition(OperationState.FINISHED)
         self.log.add("Finished")
@@ -304,6 +311,8 @@ class Operation(ABC):
                 self._fetch_lock.release()
         else:
             log.warning("operation %s: a fetch did not end within 30 s of close", self.handle.hex)
+        if self._result is not None:
+            self._result.close()
 
     def _stop_work(self) -> None:
         try:

@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from sluicegate.catalog.uris import ObjectLocation, as_location, is_object_uri
+from sluicegate.storage.delta.intervals import canonical_properties
 from sluicegate.storage.files import store_errors
 from sluicegate.storage.registry import settings_for
 
 
 def delta_configuration(properties: dict[str, str]) -> dict[str, str] | None:
-    """The `delta.*` properties go into the Delta log (delta-rs refuses other keys); all are kept in the catalog."""
-    return {k: v for k, v in properties.items() if k.startswith("delta.")} or None
+    """The `delta.*` properties go into the Delta log (delta-rs refuses other keys); all are kept in the catalog.
+    A retention that is no interval is refused here, where every CREATE and ALTER passes (delta-rs would ignore it),
+    and a good one is written in the form delta-rs reads as Spark does (storage/delta/intervals.py)."""
+    return canonical_properties({k: v for k, v in properties.items() if k.startswith("delta.")}) or None
 
 
 def table_uri(location: str | Path | ObjectLocation) -> str:

@@ -8,6 +8,7 @@ from delta_writes import write_dataframe
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.statements import Query
 from sluicegate.executor.binding.binder import Binder, ResolvedTable
+from sluicegate.storage.delta.holds import holds
 from sluicegate.storage.spark_errors import RuntimeQueryError
 
 
@@ -166,3 +167,19 @@ def test_the_query_runs_as_typed_but_for_the_names(spark, tables):
     finally:
         binder.close()
     assert row["s"] == "it's"
+
+
+def test_a_bound_statement_holds_each_pinned_version_until_close(spark, tables):
+    """Retention keeps what a running statement reads (storage/delta/holds.py): the binder holds every version it
+    pins, those of a view's tables too, and releases them all on close."""
+    orders = tables.objects[("default", "orders")].location
+    users = tables.objects[("sales", "users")].location
+    sql = "SELECT * FROM big_orders JOIN orders VERSION AS OF 0 ON true JOIN sales.users ON true"
+    binder = Binder(spark, tables, sql)
+    try:
+        binder.bind(Query(sql))
+        assert sorted(h.version for h in holds(orders)) == [0, 1]    # time travel, and the view's latest
+        assert [h.version for h in holds(users)] == [0]
+    finally:
+        binder.close()
+    assert holds(orders) == [] and holds(users) == []
