@@ -9,7 +9,7 @@ DuckDB dialects do): `this` names the kind ("TABLES", "DATABASES", "VIEWS", "STR
 the database of IN/FROM, `like` the pattern, `target` the table of SHOW CREATE TABLE. The others are clauses of
 Databricks' streaming SQL that sqlglot lacks: WATERMARK in FROM, EXPECT constraints, refresh schedules and policies.
 
-A node whose statement has a dataclass of the same name in `statements.py` is called `...Command` here (VACUUM,
+A node whose statement has a dataclass of the same name in `statements.py` is called `...Command` here (VACUUM, OPTIMIZE,
 CREATE FLOW, ALTER ... SCHEDULE, SHOW GRANTS), so that both can be imported side by side.
 """
 
@@ -23,6 +23,13 @@ class VacuumCommand(exp.Expression):
     """`VACUUM table [RETAIN n HOURS]`: `this` is the exp.Table, `retain` the number literal."""
 
     arg_types = {"this": True, "retain": False}
+
+
+class OptimizeCommand(exp.Expression):
+    """`OPTIMIZE table [WHERE predicate] [ZORDER BY (col, ...)]` (Delta): `this` the exp.Table, `where` the
+    predicate's tree, `expressions` the z-order columns (exp.Column, positions in their identifiers' meta)."""
+
+    arg_types = {"this": True, "where": False, "expressions": False}
 
 
 class RefreshTable(exp.Expression):
@@ -127,6 +134,14 @@ def vacuum_sql(generator: Generator, node: VacuumCommand) -> str:
     sql = generator.sql
     retain = sql(node, "retain")
     return f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
+
+
+def optimize_sql(generator: Generator, node: OptimizeCommand) -> str:
+    sql = generator.sql
+    where = node.args.get("where")
+    text = f"OPTIMIZE {sql(node, 'this')}" + (f" WHERE {generator.sql(where)}" if where is not None else "")
+    columns = node.expressions
+    return text + (f" ZORDER BY ({', '.join(generator.sql(c) for c in columns)})" if columns else "")
 
 
 def refresh_table_sql(generator: Generator, node: RefreshTable) -> str:

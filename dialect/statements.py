@@ -246,6 +246,35 @@ class Vacuum:
 
 
 @dataclass(frozen=True)
+class ColumnName:
+    """A column a statement names, with where its name starts in the statement's text (not compared)."""
+
+    name: str
+    offset: int | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class PartitionTerm:
+    """One conjunct of OPTIMIZE's WHERE: `column op values`, op one of = != < <= > >= in (values as text, as the
+    Delta log keeps partition values)."""
+
+    column: ColumnName
+    op: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Optimize:
+    """`OPTIMIZE table [WHERE partition predicate] [ZORDER BY (cols)]`: `where` the predicate as a conjunction of
+    terms (its text in `where_sql`), `zorder` the columns as written."""
+
+    table: TableName
+    where: tuple[PartitionTerm, ...] = ()
+    where_sql: str | None = None
+    zorder: tuple[ColumnName, ...] = ()
+
+
+@dataclass(frozen=True)
 class SelectQuery:
     query: Query
 
@@ -440,7 +469,7 @@ Statement = (
     CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CreateView
     | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory
     | ShowCreateTable | Insert | Delete | Update | Merge
-    | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
+    | Vacuum | Optimize | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
     | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | DropFlow | ShowFlows
