@@ -89,6 +89,10 @@ class ShowCatalogs:
     pattern: str | None
 
 
+# The table property keeping a table's CLUSTER BY columns (a JSON list): OPTIMIZE z-orders by them.
+CLUSTERING_PROPERTY = "clusteringColumns"
+
+
 @dataclass(frozen=True)
 class CreateTable:
     table: TableName
