@@ -9,8 +9,8 @@ DuckDB dialects do): `this` names the kind ("TABLES", "DATABASES", "VIEWS", "STR
 the database of IN/FROM, `like` the pattern, `target` the table of SHOW CREATE TABLE. The others are clauses of
 Databricks' streaming SQL that sqlglot lacks: WATERMARK in FROM, EXPECT constraints, refresh schedules and policies.
 
-A node whose statement has a dataclass of the same name in `statements.py` is called `...Command` here (VACUUM, OPTIMIZE,
-CREATE FLOW, ALTER ... SCHEDULE, SHOW GRANTS), so that both can be imported side by side.
+A node whose statement has a dataclass of the same name in `statements.py` is called `...Command` here (VACUUM,
+OPTIMIZE, CREATE FLOW, ALTER ... SCHEDULE, SHOW GRANTS), so that both can be imported side by side.
 """
 
 from __future__ import annotations

@@ -47,8 +47,9 @@ def optimize(location: str, partition_filters: Sequence[PartitionFilter] = (), z
             else:
                 raw = table.optimize.compact(partition_filters=filters, commit_properties=properties)
         except DeltaRsError as exc:
-            raise DeltaWriteError(f"OPTIMIZE could not rewrite the table's files: {exc}",
-                                  hint="the table is unchanged; check the table's files and run OPTIMIZE again") from exc
+            raise DeltaWriteError(
+                f"OPTIMIZE could not rewrite the table's files: {exc}",
+                hint="the table is unchanged; check the table's files and run OPTIMIZE again") from exc
         version = open_table(location).version()
     return OptimizeOutcome(version, {key: json.loads(value) if key in ("filesAdded", "filesRemoved") else value
                                      for key, value in raw.items()})
