@@ -78,7 +78,9 @@ def optimize(ctx: StatementContext, stmt: Optimize) -> StatementResult:
             error_class="DELTA_CLUSTERING_WITH_ZORDER_BY", sqlstate="42613",
             line=ctx.position_at(stmt.zorder[0].offset)[0], column=ctx.position_at(stmt.zorder[0].offset)[1],
             hint=f"leave ZORDER BY out: the table is clustered by {', '.join(clustering)} and OPTIMIZE uses them")
-    zorder = zorder or list(clustering)
+    # the clustering columns a CREATE kept unchecked are held to the same rules as ZORDER BY's (no position: the
+    # statement does not name them)
+    zorder = zorder or [_zorder_column(ctx, ColumnName(name), partitions, columns) for name in clustering]
     parameters = {"predicate": json.dumps([stmt.where_sql] if stmt.where_sql else []),
                   "zOrderBy": json.dumps(zorder), "clusterBy": json.dumps(clustering)}
     outcome = optimize_table(location, filters, zorder, parameters)
