@@ -20,7 +20,8 @@ from sluicegate.catalog.errors import PathOutsideWarehouseError
 from sluicegate.catalog.names import owned_table_folder
 from sluicegate.catalog.uris import is_object_uri
 from sluicegate.dialect.statements import CLUSTERING_PROPERTY, ColumnName, Optimize, PartitionTerm
-from sluicegate.engine.sql import StatementResult
+from sluicegate.engine.results import WireTypes
+from sluicegate.engine.sql import BatchSource, ListBatchSource, StatementResult
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.errors import NotATableError, WarehouseError
 from sluicegate.executor.lookups import not_found, spark_has
@@ -31,16 +32,30 @@ from sluicegate.storage.delta.optimize import optimize as optimize_table
 from sluicegate.storage.delta.read import hidden_columns
 from sluicegate.storage.delta.tables import open_table
 
-_SIZES = "struct<min:bigint,max:bigint,avg:double,totalFiles:bigint,totalSize:bigint>"
-_FILES = "struct<num:bigint,size:bigint>"
+_SIZES = pa.struct([("min", pa.int64()), ("max", pa.int64()), ("avg", pa.float64()), ("totalFiles", pa.int64()),
+                    ("totalSize", pa.int64())])
+_FILES = pa.struct([("num", pa.int64()), ("size", pa.int64())])
 # Databricks' OPTIMIZE metrics, the fields delta-rs can fill, in Databricks' order
-METRICS_TYPE = (
-    f"struct<numFilesAdded:bigint,numFilesRemoved:bigint,filesAdded:{_SIZES},filesRemoved:{_SIZES},"
-    f"partitionsOptimized:bigint,zOrderStats:struct<strategyName:string,inputCubeFiles:{_FILES},"
-    f"inputOtherFiles:{_FILES},inputNumCubes:bigint,mergedFiles:{_FILES},numOutputCubes:bigint,"
-    "mergedNumCubes:bigint>,numBatches:bigint,totalConsideredFiles:bigint,totalFilesSkipped:bigint,"
-    "preserveInsertionOrder:boolean>"
-)
+METRICS = pa.struct([
+    ("numFilesAdded", pa.int64()), ("numFilesRemoved", pa.int64()), ("filesAdded", _SIZES), ("filesRemoved", _SIZES),
+    ("partitionsOptimized", pa.int64()),
+    ("zOrderStats", pa.struct([("strategyName", pa.string()), ("inputCubeFiles", _FILES),
+                               ("inputOtherFiles", _FILES), ("inputNumCubes", pa.int64()), ("mergedFiles", _FILES),
+                               ("numOutputCubes", pa.int64()), ("mergedNumCubes", pa.int64())])),
+    ("numBatches", pa.int64()), ("totalConsideredFiles", pa.int64()), ("totalFilesSkipped", pa.int64()),
+    ("preserveInsertionOrder", pa.bool_()),
+])
+_SPARK_TYPES = {pa.int64(): "bigint", pa.float64(): "double", pa.string(): "string", pa.bool_(): "boolean"}
+
+
+def spark_type(arrow: pa.DataType) -> str:
+    """Spark's name of a type of METRICS (`struct<a:bigint,...>`), as the result's column type."""
+    if pa.types.is_struct(arrow):
+        return "struct<" + ",".join(f"{f.name}:{spark_type(f.type)}" for f in arrow) + ">"
+    return _SPARK_TYPES[arrow]
+
+
+METRICS_TYPE = spark_type(METRICS)
 _OPTIMIZED_KINDS = ("TABLE", "STREAMING_TABLE", "MATERIALIZED_VIEW")
 _WITH_EVENT_LOG = ("STREAMING_TABLE", "MATERIALIZED_VIEW")
 
@@ -94,8 +109,25 @@ def optimize(ctx: StatementContext, stmt: Optimize) -> StatementResult:
                                               "predicate": stmt.where_sql, "zorder_by": zorder, "metrics": metrics}},
             origin={"user_name": ctx.user})
     path = location if is_object_uri(location) else f"file:{os.path.abspath(location)}"
-    return rows_result([("path", "string"), ("metrics", METRICS_TYPE)],
-                       [(path, json.dumps(metrics, separators=(",", ":")))])
+    return _answer(path, metrics)
+
+
+def _answer(path: str, metrics: dict[str, Any]) -> StatementResult:
+    """One row: the metrics as JSON text (what HiveServer2 clients read for a struct, as from Spark's to_json), or as
+    an Arrow struct for a client that reads nested types natively (the Databricks connector: a dict, as from
+    Databricks)."""
+    result = rows_result([("path", "string"), ("metrics", METRICS_TYPE)],
+                         [(path, json.dumps(metrics, separators=(",", ":")))])
+
+    def open_typed(types: WireTypes) -> tuple[pa.Schema, BatchSource]:
+        if not types.nested:
+            return result.open()
+        schema = pa.schema([pa.field("_c0", pa.string()), pa.field("_c1", METRICS)])
+        batch = pa.RecordBatch.from_arrays([pa.array([path]), pa.array([metrics], type=METRICS)], schema=schema)
+        return schema, ListBatchSource([batch])
+
+    result.open_typed = open_typed
+    return result
 
 
 def databricks_metrics(raw: dict[str, Any], zorder: list[str]) -> dict[str, Any]:
