@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -31,6 +31,9 @@ from sluicegate.storage.delta.optimize import PartitionFilter
 from sluicegate.storage.delta.optimize import optimize as optimize_table
 from sluicegate.storage.delta.read import hidden_columns
 from sluicegate.storage.delta.tables import open_table
+
+if TYPE_CHECKING:
+    from sluicegate.catalog.store import TableEntry
 
 _SIZES = pa.struct([("min", pa.int64()), ("max", pa.int64()), ("avg", pa.float64()), ("totalFiles", pa.int64()),
                     ("totalSize", pa.int64())])
@@ -61,6 +64,33 @@ _WITH_EVENT_LOG = ("STREAMING_TABLE", "MATERIALIZED_VIEW")
 
 
 def optimize(ctx: StatementContext, stmt: Optimize) -> StatementResult:
+    entry, location = _optimized(ctx, stmt)
+    table = open_table(location)
+    partitions = tuple(table.metadata().partition_columns)
+    schema = pa.schema(table.schema().to_arrow())
+    columns = [name for name in schema.names if name not in hidden_columns(schema)]
+    filters = [_filter(ctx, term, partitions, columns) for term in stmt.where]
+    zorder = _zorder(ctx, stmt, entry, partitions, columns)
+    clustering = json.loads(entry.properties.get(CLUSTERING_PROPERTY, "[]"))
+    parameters = {"predicate": json.dumps([stmt.where_sql] if stmt.where_sql else []),
+                  "zOrderBy": json.dumps(zorder), "clusterBy": json.dumps(clustering)}
+    outcome = optimize_table(location, filters, zorder, parameters)
+    metrics = databricks_metrics(outcome.metrics, zorder)
+    if entry.kind in _WITH_EVENT_LOG:
+        ctx.store.record_event(
+            entry.database, entry.name, "OPTIMIZE",
+            f"OPTIMIZE by {ctx.user}: {metrics['numFilesRemoved']} files rewritten into {metrics['numFilesAdded']}",
+            event_type="maintenance_progress",
+            details={"maintenance_progress": {"operation": "OPTIMIZE", "state": "COMPLETED", "version": outcome.version,
+                                              "predicate": stmt.where_sql, "zorder_by": zorder, "metrics": metrics}},
+            origin={"user_name": ctx.user})
+    path = location if is_object_uri(location) else f"file:{os.path.abspath(location)}"
+    return _answer(path, metrics)
+
+
+def _optimized(ctx: StatementContext, stmt: Optimize) -> tuple[TableEntry, str]:
+    """The catalog object OPTIMIZE names and its folder: a table, streaming table or materialized view of this
+    warehouse; a view, one of Spark's own tables or a missing name is an error at the name."""
     entry = ctx.store.get_table(*ctx.qualify(stmt.table))
     line, column = ctx.position_of(stmt.table)
     if entry is None:
@@ -76,40 +106,25 @@ def optimize(ctx: StatementContext, stmt: Optimize) -> StatementResult:
             f"`{entry.database}`.`{entry.name}` is a {kind_name(entry.kind)}; OPTIMIZE needs a table.",
             hint="OPTIMIZE the tables the view reads instead", line=line, column=column)
     try:
-        location = str(owned_table_folder(ctx.warehouse, entry.location or ""))
+        return entry, str(owned_table_folder(ctx.warehouse, entry.location or ""))
     except PathOutsideWarehouseError as exc:
         exc.line, exc.column = line, column
         raise
-    table = open_table(location)
-    partitions = tuple(table.metadata().partition_columns)
-    schema = pa.schema(table.schema().to_arrow())
-    columns = [name for name in schema.names if name not in hidden_columns(schema)]
-    filters = [_filter(ctx, term, partitions, columns) for term in stmt.where]
+
+
+def _zorder(ctx: StatementContext, stmt: Optimize, entry: TableEntry, partitions: tuple[str, ...],
+            columns: list[str]) -> list[str]:
+    """The columns to z-order by: ZORDER BY's, else the table's CLUSTER BY columns (held to the same rules; no
+    position, the statement does not name them), else none (bin-packing)."""
     zorder = [_zorder_column(ctx, name, partitions, columns) for name in stmt.zorder]
     clustering = json.loads(entry.properties.get(CLUSTERING_PROPERTY, "[]"))
     if zorder and clustering:
+        line, column = ctx.position_at(stmt.zorder[0].offset)
         raise WarehouseError(
             "OPTIMIZE command for Delta table with Liquid clustering cannot specify ZORDER BY.",
-            error_class="DELTA_CLUSTERING_WITH_ZORDER_BY", sqlstate="42613",
-            line=ctx.position_at(stmt.zorder[0].offset)[0], column=ctx.position_at(stmt.zorder[0].offset)[1],
+            error_class="DELTA_CLUSTERING_WITH_ZORDER_BY", sqlstate="42613", line=line, column=column,
             hint=f"leave ZORDER BY out: the table is clustered by {', '.join(clustering)} and OPTIMIZE uses them")
-    # the clustering columns a CREATE kept unchecked are held to the same rules as ZORDER BY's (no position: the
-    # statement does not name them)
-    zorder = zorder or [_zorder_column(ctx, ColumnName(name), partitions, columns) for name in clustering]
-    parameters = {"predicate": json.dumps([stmt.where_sql] if stmt.where_sql else []),
-                  "zOrderBy": json.dumps(zorder), "clusterBy": json.dumps(clustering)}
-    outcome = optimize_table(location, filters, zorder, parameters)
-    metrics = databricks_metrics(outcome.metrics, zorder)
-    if entry.kind in _WITH_EVENT_LOG:
-        ctx.store.record_event(
-            entry.database, entry.name, "OPTIMIZE",
-            f"OPTIMIZE by {ctx.user}: {metrics['numFilesRemoved']} files rewritten into {metrics['numFilesAdded']}",
-            event_type="maintenance_progress",
-            details={"maintenance_progress": {"operation": "OPTIMIZE", "state": "COMPLETED", "version": outcome.version,
-                                              "predicate": stmt.where_sql, "zorder_by": zorder, "metrics": metrics}},
-            origin={"user_name": ctx.user})
-    path = location if is_object_uri(location) else f"file:{os.path.abspath(location)}"
-    return _answer(path, metrics)
+    return zorder or [_zorder_column(ctx, ColumnName(name), partitions, columns) for name in clustering]
 
 
 def _answer(path: str, metrics: dict[str, Any]) -> StatementResult:
