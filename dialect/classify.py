@@ -15,6 +15,7 @@ from sluicegate.dialect.expressions import (
     AlterScheduleCommand,
     CreateFlowCommand,
     ExplainStreaming,
+    OptimizeCommand,
     RefreshTable,
     ShowGrantsCommand,
     UnsetProperties,
@@ -22,11 +23,13 @@ from sluicegate.dialect.expressions import (
 )
 from sluicegate.dialect.materialized_views import create_materialized_view
 from sluicegate.dialect.parse import parse
+from sluicegate.dialect.partition_predicates import partition_terms
 from sluicegate.dialect.positions import line_column, start_of
 from sluicegate.dialect.schedule import Schedule, create_schedule, schedule_clause
 from sluicegate.dialect.statements import (
     AddColumns,
     AlterSchedule,
+    ColumnName,
     CreateDatabase,
     CreateFlow,
     CreateStreamingTable,
@@ -50,6 +53,7 @@ from sluicegate.dialect.statements import (
     Grant,
     Insert,
     Merge,
+    Optimize,
     Passthrough,
     Query,
     Refresh,
@@ -102,7 +106,7 @@ _SECURABLE_KINDS = {None: "TABLE", "TABLE": "TABLE", "VIEW": "VIEW", "MATERIALIZ
 # Statements the gateway runs itself: a syntax error in one is reported, never handed to Spark to guess at. Each is
 # the sequence of its first keywords, each position a tuple of the words accepted there.
 _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
-    (("GRANT", "REVOKE", "VACUUM"),), (("SHOW",), ("GRANT", "GRANTS", "STREAMING")),
+    (("GRANT", "REVOKE", "VACUUM", "OPTIMIZE"),), (("SHOW",), ("GRANT", "GRANTS", "STREAMING")),
     (("DESCRIBE", "DESC", "DROP", "CREATE"), ("STREAMING",)), (("CREATE",), ("OR",), ("REFRESH",)),
     (("EXPLAIN",), ("CREATE",), ("STREAMING", "MATERIALIZED")), (("EXPLAIN",), ("CREATE",), ("OR",), ("REFRESH",)),
     (("REFRESH",), ("STREAMING", "MATERIALIZED")), (("ALTER",), ("STREAMING", "MATERIALIZED")),
@@ -149,6 +153,8 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
         retain = tree.args.get("retain")
         return Vacuum(table_name(tree.this), float(retain.name) if retain is not None else None,
                       bool(tree.args.get("dry_run")))
+    if isinstance(tree, OptimizeCommand):
+        return _optimize(sql, tree)
     if isinstance(tree, ExplainStreaming):
         return _explain_streaming(sql, tree)
     if isinstance(tree, AlterScheduleCommand):
@@ -189,6 +195,18 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
     if isinstance(tree, exp.Merge):
         return Merge(table_name(tree.this), tree)
     return None
+
+
+def _optimize(sql: str, tree: OptimizeCommand) -> Optimize:
+    where = tree.args.get("where")
+    zorder = []
+    for column in tree.expressions:
+        if column.table:
+            raise error_at(sql, column, f"ZORDER BY names columns of the table, not `{column.sql(StreamingSpark)}`",
+                           "name the column alone, e.g. ZORDER BY (event_time)")
+        zorder.append(ColumnName(column.name, offset_of(column)))
+    return Optimize(table_name(tree.this), partition_terms(sql, where) if where is not None else (),
+                    where.sql(StreamingSpark) if where is not None else None, tuple(zorder))
 
 
 def _create(sql: str, tree: exp.Create) -> Statement | None:

@@ -21,6 +21,7 @@ from sluicegate.dialect.expressions import (
     Expectation,
     ExplainQuery,
     ExplainStreaming,
+    OptimizeCommand,
     RefreshPolicy,
     RefreshSchedule,
     RefreshTable,
@@ -32,6 +33,7 @@ from sluicegate.dialect.expressions import (
     create_flow_sql,
     expectation_sql,
     explain_streaming_sql,
+    optimize_sql,
     refresh_policy_sql,
     refresh_schedule_sql,
     refresh_table_sql,
@@ -104,6 +106,7 @@ class StreamingSpark(Databricks):
         # Statements whose first token is a COMMAND keyword; any other stays an exp.Command.
         COMMAND_PARSERS: t.ClassVar[dict[str, t.Callable[[StreamingSpark.Parser, Token], exp.Expr | None]]] = {
             "VACUUM": lambda self, start: self._parse_vacuum(),
+            "OPTIMIZE": lambda self, start: self._parse_optimize(),
             "EXPLAIN": lambda self, start: self._parse_explain_streaming(start),
         }
 
@@ -344,6 +347,26 @@ class StreamingSpark(Databricks):
                 self.raise_error("Expected DRY RUN")
             return self.expression(VacuumCommand(this=table, retain=retain, dry_run=dry_run or None))
 
+        def _parse_optimize(self) -> OptimizeCommand:
+            """`OPTIMIZE table [WHERE predicate] [ZORDER BY (col [, ...]) | ZORDER BY col [, ...]]` (Delta)."""
+            table = self._parse_table_parts()
+            where = None
+            if self._match(TokenType.WHERE):
+                where = self._parse_assignment()
+                if where is None:
+                    self.raise_error("Expected a predicate on partition columns after WHERE")
+            columns: list[exp.Expr] = []
+            if self._match_text_seq("ZORDER", "BY"):
+                wrapped = self._match(TokenType.L_PAREN)
+                columns = [c for c in self._parse_csv(self._parse_column) if c is not None]
+                if wrapped and not self._match(TokenType.R_PAREN):
+                    self.raise_error("Expected ) after the ZORDER BY columns")
+                if not columns or not all(isinstance(c, exp.Column) for c in columns):
+                    self.raise_error("Expected column names after ZORDER BY, e.g. ZORDER BY (a, b)")
+            if self._index < len(self._tokens):
+                self.raise_error("Expected WHERE <partition predicate> or ZORDER BY (columns) after the table name")
+            return self.expression(OptimizeCommand(this=table, where=where, expressions=columns))
+
         def _parse_explain_streaming(self, start: Token) -> ExplainStreaming | ExplainQuery | None:
             """`EXPLAIN CREATE [OR REFRESH] STREAMING TABLE ...` and `EXPLAIN CREATE [OR REFRESH | OR REPLACE]
             MATERIALIZED VIEW ...`; any other EXPLAIN stays a command for Spark."""
@@ -475,6 +498,7 @@ class StreamingSpark(Databricks):
             Watermark: watermark_sql,
             Expectation: expectation_sql,
             VacuumCommand: vacuum_sql,
+            OptimizeCommand: optimize_sql,
             RefreshTable: refresh_table_sql,
             UnsetProperties: unset_properties_sql,
             ShowGrantsCommand: show_grants_sql,

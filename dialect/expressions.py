@@ -10,7 +10,7 @@ the database of IN/FROM, `like` the pattern, `target` the table of SHOW CREATE T
 Databricks' streaming SQL that sqlglot lacks: WATERMARK in FROM, EXPECT constraints, refresh schedules and policies.
 
 A node whose statement has a dataclass of the same name in `statements.py` is called `...Command` here (VACUUM,
-CREATE FLOW, ALTER ... SCHEDULE, SHOW GRANTS), so that both can be imported side by side.
+OPTIMIZE, CREATE FLOW, ALTER ... SCHEDULE, SHOW GRANTS), so that both can be imported side by side.
 """
 
 from __future__ import annotations
@@ -24,6 +24,13 @@ class VacuumCommand(exp.Expression):
     True when written."""
 
     arg_types = {"this": True, "retain": False, "dry_run": False}
+
+
+class OptimizeCommand(exp.Expression):
+    """`OPTIMIZE table [WHERE predicate] [ZORDER BY (col, ...)]` (Delta): `this` the exp.Table, `where` the
+    predicate's tree, `expressions` the z-order columns (exp.Column, positions in their identifiers' meta)."""
+
+    arg_types = {"this": True, "where": False, "expressions": False}
 
 
 class RefreshTable(exp.Expression):
@@ -129,6 +136,14 @@ def vacuum_sql(generator: Generator, node: VacuumCommand) -> str:
     retain = sql(node, "retain")
     return (f"VACUUM {sql(node, 'this')}" + (f" RETAIN {retain} HOURS" if retain else "")
             + (" DRY RUN" if node.args.get("dry_run") else ""))
+
+
+def optimize_sql(generator: Generator, node: OptimizeCommand) -> str:
+    sql = generator.sql
+    where = node.args.get("where")
+    text = f"OPTIMIZE {sql(node, 'this')}" + (f" WHERE {generator.sql(where)}" if where is not None else "")
+    columns = node.expressions
+    return text + (f" ZORDER BY ({', '.join(generator.sql(c) for c in columns)})" if columns else "")
 
 
 def refresh_table_sql(generator: Generator, node: RefreshTable) -> str:

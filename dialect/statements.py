@@ -89,6 +89,10 @@ class ShowCatalogs:
     pattern: str | None
 
 
+# The table property keeping a table's CLUSTER BY columns (a JSON list): OPTIMIZE z-orders by them.
+CLUSTERING_PROPERTY = "clusteringColumns"
+
+
 @dataclass(frozen=True)
 class CreateTable:
     table: TableName
@@ -251,6 +255,35 @@ class Vacuum:
     table: TableName
     retain_hours: float | None
     dry_run: bool = False        # list the files it would delete instead
+
+
+@dataclass(frozen=True)
+class ColumnName:
+    """A column a statement names, with where its name starts in the statement's text (not compared)."""
+
+    name: str
+    offset: int | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class PartitionTerm:
+    """One conjunct of OPTIMIZE's WHERE: `column op values`, op one of = != < <= > >= in (values as text, as the
+    Delta log keeps partition values)."""
+
+    column: ColumnName
+    op: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Optimize:
+    """`OPTIMIZE table [WHERE partition predicate] [ZORDER BY (cols)]`: `where` the predicate as a conjunction of
+    terms (its text in `where_sql`), `zorder` the columns as written."""
+
+    table: TableName
+    where: tuple[PartitionTerm, ...] = ()
+    where_sql: str | None = None
+    zorder: tuple[ColumnName, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -448,7 +481,7 @@ Statement = (
     CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CreateView
     | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory | DescribeDetail
     | ShowCreateTable | Insert | Delete | Update | Merge
-    | Vacuum | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
+    | Vacuum | Optimize | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
     | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | DropFlow | ShowFlows

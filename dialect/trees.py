@@ -4,6 +4,8 @@ starts in the text, and errors positioned at a node. The classifier and the chec
 
 from __future__ import annotations
 
+import json
+
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
@@ -12,7 +14,7 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.parse import parse
 from sluicegate.dialect.positions import line_column, start_of
-from sluicegate.dialect.statements import TableName
+from sluicegate.dialect.statements import CLUSTERING_PROPERTY, TableName
 
 # The tokens an embedded query may start with.
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
@@ -127,6 +129,8 @@ def create_properties(create: exp.Create) -> tuple[tuple[str, ...], str | None, 
             target = prop.this
             names = target.expressions if isinstance(target, (exp.Schema, exp.Tuple)) else [target]
             partition_by = tuple(n.name for n in names)
+        elif isinstance(prop, exp.ClusterProperty):  # kept for OPTIMIZE (executor/tables/optimize.py)
+            properties[CLUSTERING_PROPERTY] = json.dumps([column.name for column in prop.expressions])
         elif isinstance(prop, exp.SchemaCommentProperty):
             comment = prop.this.name
         elif isinstance(prop, exp.FileFormatProperty):

@@ -25,7 +25,7 @@ from sluicegate.executor.context import StatementContext
 from sluicegate.executor.listings import describe
 from sluicegate.executor.lookups import spark_has
 from sluicegate.executor.materialized_views import statements as materialized_views
-from sluicegate.executor.tables import ddl, dml, merge, vacuum
+from sluicegate.executor.tables import ddl, dml, merge, optimize, vacuum
 from sluicegate.policy.decide import check_spark_run, decide
 from sluicegate.policy.rules import creates_spark_table
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
@@ -106,6 +106,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.Update: dml.update,
     st.Merge: merge.merge,
     st.Vacuum: vacuum.vacuum,
+    st.Optimize: optimize.optimize,
     st.ShowViews: _show_views,
     st.CreateTemporaryView: _create_temporary_view,
     st.Grant: grants.grant,

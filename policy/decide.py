@@ -61,6 +61,7 @@ RULES: dict[type[st.Statement], Rule] = {
     st.Delete: privilege("MODIFY"),
     st.Update: privilege("MODIFY"),
     st.Merge: privilege("MODIFY"),
+    st.Optimize: privilege("MODIFY"),  # rewrites files, not rows: what may change the rows may compact them
     # -- tables and views: reading what they are (their schema, properties and history may quote their data)
     st.DescribeTable: privilege("SELECT"),
     st.DescribeHistory: privilege("SELECT"),

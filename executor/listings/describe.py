@@ -13,6 +13,7 @@ from sluicegate.catalog.store import TableEntry
 from sluicegate.catalog.uris import display_location
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.statements import (
+    CLUSTERING_PROPERTY,
     DescribeDetail,
     DescribeHistory,
     DescribeTable,
@@ -248,7 +249,7 @@ def describe_detail(ctx: StatementContext, stmt: DescribeDetail) -> StatementRes
         "delta", metadata.id, f"{catalogs.current().name}.{entry.database}.{entry.name}", entry.comment,
         display_location(entry.location or ""), _stamp(metadata.created_time),
         _stamp(last[0].get("timestamp") if last else None), json.dumps(list(metadata.partition_columns)),
-        json.dumps([]), files.num_rows, sum(size or 0 for size in sizes),
+        entry.properties.get(CLUSTERING_PROPERTY, "[]"), files.num_rows, sum(size or 0 for size in sizes),
         json.dumps(dict(sorted(entry.properties.items()))), protocol.min_reader_version,
         protocol.min_writer_version, json.dumps(features), json.dumps({"numRowsDeletedByDeletionVectors": 0,
                                                                        "numDeletionVectors": 0}),

@@ -1,2 +1,2 @@
-"""Tables (and catalog views): CREATE / ALTER / DROP, INSERT / UPDATE / DELETE, MERGE and VACUUM, each a Delta
+"""Tables (and catalog views): CREATE / ALTER / DROP, INSERT / UPDATE / DELETE, MERGE, VACUUM and OPTIMIZE, each a Delta
 transaction through storage/delta."""

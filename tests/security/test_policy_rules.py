@@ -135,12 +135,15 @@ def test_owners_decide_what_changes_their_objects(store: CatalogStore) -> None:
 def test_grants_decide_reads_and_row_changes(store: CatalogStore) -> None:
     t = st.TableName("carols", "t")
     read, change = st.DescribeHistory(t), st.Insert(t, (), st.Query("SELECT 1"), False)
-    for statement, privilege in ((read, "SELECT"), (change, "MODIFY")):
+    optimize = st.Optimize(t)
+    for statement, privilege in ((read, "SELECT"), (change, "MODIFY"), (optimize, "MODIFY")):
         with pytest.raises(PermissionDeniedError, match=f"does not have {privilege}"):
             _decide(store, "bob", statement)
+    _decide(store, "carol", optimize)  # the owner needs no grant
     GrantStore(store).grant(Securable.table("carols", "t"), ("bob",), ("SELECT", "MODIFY"), "carol")
     _decide(store, "bob", read)
     _decide(store, "bob", change)
+    _decide(store, "bob", optimize)
 
 
 def test_a_materialized_view_may_be_refreshed_by_a_grant(store: CatalogStore) -> None:
