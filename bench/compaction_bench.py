@@ -26,7 +26,8 @@ txn reaches batch N-1, then stops the stream, and checks the rows are exact (eve
   commits      the sink's commit seconds and the micro-batch's duration (`flow_progress` events read with
                event_log(TABLE(st))) of the first 100 and the last 100 batches, medians and last / first (aim: flat);
                batches/s over the run (CREATE to the last commit) and over the first and last 100 (Delta log
-               commit timestamps)
+               commit timestamps); where a batch's time goes: Spark's durationMs by phase (addBatch is the sink),
+               sampled from the stream's last progress at each poll
   size         the table's live files (its snapshot), Parquet files on disk, and the `_delta_log`: bytes, commit
                entries, checkpoints
 
@@ -79,6 +80,7 @@ QUERIES = {
     "grouped": "SELECT id % 10 AS k, sum(v), count(*) FROM {table} GROUP BY 1",
     "point": "SELECT id, v, batch FROM {table} WHERE id = {point}",
 }
+PHASES = ("addBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")   # of Spark's durationMs
 EDGE = 100                 # batches at each end compared for the commit time (fewer when the run is short)
 AIM_READ_RATIO = 1.2
 
@@ -193,9 +195,10 @@ def stream_commits(location: str, stream_id: str) -> list[tuple[int, int, float]
 
 
 def wait_for_batches(gw: Gateway, location: str, stream_id: str, batches: int, started: float,
-                     timeout: float) -> float:
+                     timeout: float, phases: dict[int, dict[str, float]]) -> float:
     """Poll the Delta log until the stream's txn reaches batch `batches - 1`; the seconds from `started` to then.
-    Each poll reads only the newest log entry."""
+    Each poll reads only the newest log entry; it also keeps the stream's last progress (Spark's durationMs of the
+    batch it last finished, by phase) in `phases`, which so holds a sample of the batches."""
     deadline = time.monotonic() + timeout
     reported = 0
     while True:
@@ -211,6 +214,9 @@ def wait_for_batches(gw: Gateway, location: str, stream_id: str, batches: int, s
                 reported = batch + 1
                 say(f"  {reported:,} batches committed ({time.perf_counter() - started:.0f} s)")
         status = gw.running.service.streams.status(DATABASE, TABLE)
+        progress = status.last_progress if status is not None else {}
+        if isinstance(progress.get("batchId"), int) and progress.get("durationMs"):
+            phases[progress["batchId"]] = {k: v / 1000 for k, v in progress["durationMs"].items()}
         if status is not None and status.entry.status in ("FAILED", "RETRYING"):
             raise RuntimeError(f"the stream is {status.entry.status}: {status.entry.last_error}")
         if time.monotonic() > deadline:
@@ -253,8 +259,16 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def phase_medians(phases: dict[int, dict[str, float]], batches: range) -> dict[str, Any]:
+    """Median seconds of each of Spark's phases over the sampled batches in `batches`, and how many were sampled."""
+    sampled = [phases[b] for b in batches if b in phases]
+    names = sorted({name for sample in sampled for name in sample})
+    return {"sampled": len(sampled), **{name: median([s[name] for s in sampled if name in s]) for name in names}}
+
+
 def commit_figures(plan: Plan, events: dict[int, tuple[float, float]],
-                   commits: list[tuple[int, int, float]], feed_s: float) -> dict[str, Any]:
+                   commits: list[tuple[int, int, float]], feed_s: float,
+                   phases: dict[int, dict[str, float]]) -> dict[str, Any]:
     edge = plan.edge
     first, last = range(edge), range(plan.batches - edge, plan.batches)
     stamps = {batch: at for batch, _, at in commits}
@@ -268,7 +282,8 @@ def commit_figures(plan: Plan, events: dict[int, tuple[float, float]],
 
     figures = {"edge_batches": edge, "feed_s": feed_s, "batches_per_s": plan.batches / feed_s,
                "first_batches_per_s": rate(first), "last_batches_per_s": rate(last),
-               "events": len(events), "stream_commits": len(commits)}
+               "events": len(events), "stream_commits": len(commits),
+               "first_phases_s": phase_medians(phases, first), "last_phases_s": phase_medians(phases, last)}
     for part, index in (("commit_s", 0), ("batch_s", 1)):
         early = [events[b][index] for b in first if b in events]
         late = [events[b][index] for b in last if b in events]
@@ -317,7 +332,8 @@ def one_run(spark: Any, work: Path, landing: Path, plan: Plan, compaction: str, 
         started = time.perf_counter()
         gw.run(CREATE_SQL.format(table=TABLE, source=landing, schema=SCHEMA))
         location, stream_id = gw.location(TABLE), gw.stream_id(TABLE)
-        feed_s = wait_for_batches(gw, location, stream_id, plan.batches, started, timeout)
+        phases: dict[int, dict[str, float]] = {}
+        feed_s = wait_for_batches(gw, location, stream_id, plan.batches, started, timeout, phases)
         size_at_end = table_size(gw, TABLE)
         gw.running.service.streams.stop(DATABASE, TABLE)
         say(f"  {plan.batches:,} batches in {feed_s:.1f} s ({plan.batches / feed_s:.2f} batches/s); "
@@ -327,7 +343,7 @@ def one_run(spark: Any, work: Path, landing: Path, plan: Plan, compaction: str, 
             raise RuntimeError(f"the stream's commits are batches {commits[0][0]}..{commits[-1][0]} "
                                f"({len(commits)} of them), expected 0..{plan.batches - 1}, each once")
         check_exact(gw, TABLE, plan)
-        commits_figures = commit_figures(plan, batch_events(gw), commits, feed_s)
+        commits_figures = commit_figures(plan, batch_events(gw), commits, feed_s, phases)
         size = table_size(gw, TABLE)        # after the stop: what a background compaction finished meanwhile
         gw.run(COPY_SQL.format(copy=COPY, table=TABLE))
         check_exact(gw, COPY, plan)
@@ -366,6 +382,10 @@ def report(plan: Plan, available: bool, results: list[dict[str, Any]]) -> str:
     add(f"micro-batch, median of first / last {edge} batches",
         lambda r: f"{r['commits']['first_batch_s'] * 1000:.0f} / {r['commits']['last_batch_s'] * 1000:.0f} ms = "
                   f"{_ratio(r['commits']['batch_s_ratio'])}")
+    add(f"Spark's phases, first / last {edge} (sampled medians, ms)",
+        lambda r: ", ".join(f"{name} {r['commits']['first_phases_s'].get(name, float('nan')) * 1000:.0f} / "
+                            f"{r['commits']['last_phases_s'].get(name, float('nan')) * 1000:.0f}"
+                            for name in PHASES))
     add("batches/s over the run (CREATE to last commit)",
         lambda r: f"{r['commits']['batches_per_s']:.2f} ({r['commits']['feed_s']:.0f} s)")
     add(f"batches/s over the first / last {edge}",
