@@ -13,8 +13,12 @@ configuration file the bench writes, over a fresh warehouse, driven with PyHive.
     SELECT id, v, batch FROM STREAM read_files('<landing>', format => 'json', schema => ..., maxFilesPerTrigger => 1)
 
 reads one file per micro-batch, back to back: N micro-batches, each one Delta commit of its own (the stream's
-`txn`), as a busy stream that commits small batches for hours does. The bench polls the Delta log until the stream's
-txn reaches batch N-1, then stops the stream, and checks the rows are exact (every id once). Figures:
+`txn`), as a busy stream that commits small batches for hours does. The bench polls the Delta log until N stream
+commits are in it, then stops the stream, and checks the commits (each batch once, in order) and the rows (every id
+once). A micro-batch costs about half a second on two quiet cores whatever its rows (the sink's Spark write and
+Delta commit are most of it), so 10,000 take well over an hour; `--flows K` lands the files in K folders and writes
+them through K flows into one table (`CREATE STREAMING TABLE st (...)`, `CREATE FLOW fk AS INSERT INTO st ...`):
+the same N micro-batches and commits, K streams committing side by side, sooner where cores are idle. Figures:
 
   reads        through PyHive, on the streaming table and on a compacted copy of the same rows in one file
                (CREATE TABLE st_compacted AS SELECT /*+ COALESCE(1) */ * FROM st, its file count checked):
@@ -71,9 +75,11 @@ from streaming_bench import land_text
 DATABASE = "default"
 TABLE, COPY = "st", "st_compacted"
 SCHEMA = "id BIGINT, v DOUBLE, batch INT"
-CREATE_SQL = ("CREATE STREAMING TABLE {table} TBLPROPERTIES ('pipelines.trigger.interval' = '0 ms') AS "
-              "SELECT id, v, batch FROM STREAM read_files('{source}', format => 'json', schema => '{schema}', "
-              "maxFilesPerTrigger => 1)")
+SOURCE = ("SELECT id, v, batch FROM STREAM read_files('{source}', format => 'json', schema => '{schema}', "
+          "maxFilesPerTrigger => 1)")
+CREATE_SQL = "CREATE STREAMING TABLE {table} TBLPROPERTIES ('pipelines.trigger.interval' = '0 ms') AS " + SOURCE
+FLOWS_SQL = ("CREATE STREAMING TABLE {table} (" + SCHEMA + ")",
+             "CREATE FLOW {flow} AS INSERT INTO {table} BY NAME " + SOURCE)
 COPY_SQL = "CREATE TABLE {copy} AS SELECT /*+ COALESCE(1) */ * FROM {table}"
 QUERIES = {
     "count": "SELECT count(*) FROM {table}",
@@ -90,6 +96,7 @@ class Plan:
     batches: int
     rows_per_batch: int
     runs: int
+    flows: int                      # 1: the table's own query; more: that many flows into a table without one
     compaction: tuple[str, ...]     # the runs' [compaction] enabled settings: ("off", "on"), one of them, or ("",)
 
     @property
@@ -115,24 +122,29 @@ def compaction_in_build() -> bool:
 
 
 def write_config(path: Path, landing: Path, compaction: str) -> Path:
-    """The bench's configuration file: the landing folder readable, the event log untrimmed, and compaction off or
-    on when the build has the setting (`compaction` "" leaves the section out)."""
+    """The bench's configuration file: the landing folder readable, the event log untrimmed, flows triggered back
+    to back (a flow takes `[streams] trigger_interval`; the table's own query its '0 ms' property), and compaction
+    off or on when the build has the setting (`compaction` "" leaves the section out)."""
     lines = ["[security]", f"allowed_paths = [{json.dumps(str(landing))}]", "",
-             "[events]", "max_rows_per_table = 0", ""]
+             "[events]", "max_rows_per_table = 0", "",
+             "[streams]", "trigger_interval = 0.001", ""]
     if compaction:
         lines += ["[compaction]", f"enabled = {'true' if compaction == 'on' else 'false'}", ""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 
 
-def land_batches(folder: Path, plan: Plan) -> None:
+def land_batches(landing: Path, plan: Plan) -> list[Path]:
     """One JSON file per micro-batch; file b holds ids b*rows .. (b+1)*rows-1 (names sort in batch order, and the
-    file stream takes the oldest first)."""
-    folder.mkdir(parents=True)
+    file stream takes the oldest first), in `landing` or, with flows, in its folder b % flows. Returns the folders."""
+    folders = [landing] if plan.flows == 1 else [landing / f"f{k}" for k in range(plan.flows)]
+    for folder in folders:
+        folder.mkdir(parents=True)
     rows = plan.rows_per_batch
     for b in range(plan.batches):
-        land_text(folder, f"batch-{b:06d}.json",
+        land_text(folders[b % plan.flows], f"batch-{b:06d}.json",
                   "".join(f'{{"id":{i},"v":{i % 1000 / 10},"batch":{b}}}\n' for i in range(b * rows, (b + 1) * rows)))
+    return folders
 
 
 # -- the gateway ---------------------------------------------------------------------------------------------------
@@ -148,10 +160,6 @@ class Gateway:
         assert entry is not None and entry.location, f"no table {name}"
         return str(entry.location)
 
-    def stream_id(self, name: str) -> str:
-        entry = self.running.service.catalog.get_stream(DATABASE, name)
-        assert entry is not None, f"no stream {name}"
-        return str(entry.stream_id)
 
 
 @contextmanager
@@ -178,41 +186,52 @@ def gateway(spark: Any, config_file: Path, warehouse: Path) -> Iterator[Gateway]
 # -- the stream ----------------------------------------------------------------------------------------------------
 
 
-def log_entries(location: str) -> list[Path]:
-    return sorted((Path(location) / "_delta_log").glob("[0-9]*.json"))
+@dataclass(frozen=True)
+class Commit:
+    app: str            # the txn's app id: the stream id of the table's query or of a flow
+    batch: int          # its micro-batch
+    version: int        # Delta version
+    at: float           # commit timestamp, seconds
 
 
-def stream_commits(location: str, stream_id: str) -> list[tuple[int, int, float]]:
-    """(batch id, Delta version, commit timestamp in seconds) of every commit carrying the stream's txn, in order."""
-    commits = []
-    for entry in log_entries(location):
-        actions = [json.loads(line) for line in entry.read_text(encoding="utf-8").splitlines() if line.strip()]
-        txn = next((a["txn"] for a in actions if "txn" in a and a["txn"].get("appId") == stream_id), None)
-        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
-        if txn is not None:
-            commits.append((int(txn["version"]), int(entry.stem), info.get("timestamp", 0) / 1000))
-    return commits
+class CommitLog:
+    """The commits carrying a stream's txn in a table's Delta log, in version order, read incrementally: each poll
+    reads only the entries written since the last (an entry appears whole: delta-rs commits by an atomic put)."""
+
+    def __init__(self, location: str) -> None:
+        self.folder = Path(location) / "_delta_log"
+        self.next_version = 0
+        self.commits: list[Commit] = []
+
+    def read(self) -> list[Commit]:
+        while True:
+            try:
+                text = (self.folder / f"{self.next_version:020d}.json").read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return self.commits
+            actions = [json.loads(line) for line in text.splitlines() if line.strip()]
+            txn = next((a["txn"] for a in actions if "txn" in a), None)
+            info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
+            if txn is not None:
+                self.commits.append(Commit(txn["appId"], int(txn["version"]), self.next_version,
+                                           info.get("timestamp", 0) / 1000))
+            self.next_version += 1
 
 
-def wait_for_batches(gw: Gateway, location: str, stream_id: str, batches: int, started: float,
-                     timeout: float, phases: dict[int, dict[str, float]]) -> float:
-    """Poll the Delta log until the stream's txn reaches batch `batches - 1`; the seconds from `started` to then.
-    Each poll reads only the newest log entry; it also keeps the stream's last progress (Spark's durationMs of the
-    batch it last finished, by phase) in `phases`, which so holds a sample of the batches."""
+def wait_for_batches(gw: Gateway, log: CommitLog, batches: int, started: float, timeout: float,
+                     phases: dict[int, dict[str, float]]) -> float:
+    """Poll the Delta log until `batches` stream commits are in it; the seconds from `started` to then. It also
+    keeps the table's stream's last progress (Spark's durationMs of the batch it last finished, by phase) in
+    `phases`, which so holds a sample of the batches (the table's own query only: flows are not sampled)."""
     deadline = time.monotonic() + timeout
     reported = 0
     while True:
-        entries = log_entries(location)
-        if entries:
-            newest = [json.loads(line) for line in entries[-1].read_text(encoding="utf-8").splitlines()
-                      if line.strip()]
-            batch = max((int(a["txn"]["version"]) for a in newest
-                         if "txn" in a and a["txn"].get("appId") == stream_id), default=-1)
-            if batch >= batches - 1:
-                return time.perf_counter() - started
-            if batch + 1 >= reported + max(100, batches // 10):
-                reported = batch + 1
-                say(f"  {reported:,} batches committed ({time.perf_counter() - started:.0f} s)")
+        done = len(log.read())
+        if done >= batches:
+            return time.perf_counter() - started
+        if done >= reported + max(100, batches // 10):
+            reported = done
+            say(f"  {done:,} batches committed ({time.perf_counter() - started:.0f} s)")
         status = gw.running.service.streams.status(DATABASE, TABLE)
         progress = status.last_progress if status is not None else {}
         if isinstance(progress.get("batchId"), int) and progress.get("durationMs"):
@@ -220,18 +239,32 @@ def wait_for_batches(gw: Gateway, location: str, stream_id: str, batches: int, s
         if status is not None and status.entry.status in ("FAILED", "RETRYING"):
             raise RuntimeError(f"the stream is {status.entry.status}: {status.entry.last_error}")
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{batches} batches not committed within {timeout:.0f} s")
+            raise RuntimeError(f"{batches} batches not committed within {timeout:.0f} s ({done} were)")
         time.sleep(0.5)
 
 
-def batch_events(gw: Gateway) -> dict[int, tuple[float, float]]:
-    """batch id -> (the sink's commit seconds, the micro-batch's duration in seconds), from the table's event log."""
+def check_commits(commits: list[Commit], plan: Plan) -> None:
+    """`plan.batches` stream commits, from `plan.flows` streams, each stream's batches 0, 1, ... once and in order."""
+    by_app: dict[str, list[int]] = {}
+    for commit in commits:
+        by_app.setdefault(commit.app, []).append(commit.batch)
+    broken = {app: found for app, found in by_app.items() if found != list(range(len(found)))}
+    if len(commits) != plan.batches or len(by_app) != plan.flows or broken:
+        raise RuntimeError(f"{len(commits)} stream commits from {len(by_app)} streams (expected {plan.batches} from "
+                           f"{plan.flows}); out of order or repeated: {broken}")
+
+
+def batch_events(gw: Gateway) -> dict[tuple[str, int], tuple[float, float]]:
+    """(stream id, batch id) -> (the sink's commit seconds, the micro-batch's duration in seconds), from the table's
+    event log (a `flow_progress` event's origin names its stream as flow_id)."""
     rows = gw.run(
-        f"SELECT CAST(get_json_object(details, '$.flow_progress.batch_id') AS INT), "
+        f"SELECT get_json_object(origin, '$.flow_id'), "
+        f"CAST(get_json_object(details, '$.flow_progress.batch_id') AS INT), "
         f"CAST(get_json_object(details, '$.flow_progress.commit_seconds') AS DOUBLE), "
         f"CAST(get_json_object(details, '$.flow_progress.duration_ms') AS DOUBLE) "
         f"FROM event_log(TABLE({TABLE})) WHERE event_type = 'flow_progress'")
-    return {int(b): (float(c), float(d) / 1000) for b, c, d in rows if b is not None and c is not None}
+    return {(app, int(b)): (float(c), float(d) / 1000) for app, b, c, d in rows
+            if app is not None and b is not None and c is not None and d is not None}
 
 
 def table_size(gw: Gateway, name: str) -> dict[str, int]:
@@ -259,34 +292,34 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def phase_medians(phases: dict[int, dict[str, float]], batches: range) -> dict[str, Any]:
-    """Median seconds of each of Spark's phases over the sampled batches in `batches`, and how many were sampled."""
-    sampled = [phases[b] for b in batches if b in phases]
+def phase_medians(phases: dict[int, dict[str, float]], commits: list[Commit]) -> dict[str, Any]:
+    """Median seconds of each of Spark's phases over the sampled batches among `commits`, and how many were
+    sampled."""
+    sampled = [phases[c.batch] for c in commits if c.batch in phases]
     names = sorted({name for sample in sampled for name in sample})
     return {"sampled": len(sampled), **{name: median([s[name] for s in sampled if name in s]) for name in names}}
 
 
-def commit_figures(plan: Plan, events: dict[int, tuple[float, float]],
-                   commits: list[tuple[int, int, float]], feed_s: float,
-                   phases: dict[int, dict[str, float]]) -> dict[str, Any]:
+def commit_figures(plan: Plan, events: dict[tuple[str, int], tuple[float, float]], commits: list[Commit],
+                   feed_s: float, phases: dict[int, dict[str, float]]) -> dict[str, Any]:
+    """The first and the last `plan.edge` stream commits (in version order) against each other."""
     edge = plan.edge
-    first, last = range(edge), range(plan.batches - edge, plan.batches)
-    stamps = {batch: at for batch, _, at in commits}
+    first, last = commits[:edge], commits[-edge:]
+    before_last = commits[-edge - 1]
 
-    def rate(batches: range) -> float:
-        # batches/s between the commit before the range (or its first) and its last
-        start = stamps.get(batches[0] - 1, stamps.get(batches[0]))
-        end = stamps.get(batches[-1])
-        spanned = len(batches) if batches[0] > 0 else len(batches) - 1
-        return spanned / (end - start) if start is not None and end is not None and end > start else float("nan")
+    def rate(span: list[Commit], start: float) -> float:
+        seconds = span[-1].at - start
+        return (len(span) - (1 if start == span[0].at else 0)) / seconds if seconds > 0 else float("nan")
 
-    figures = {"edge_batches": edge, "feed_s": feed_s, "batches_per_s": plan.batches / feed_s,
-               "first_batches_per_s": rate(first), "last_batches_per_s": rate(last),
-               "events": len(events), "stream_commits": len(commits),
-               "first_phases_s": phase_medians(phases, first), "last_phases_s": phase_medians(phases, last)}
+    figures: dict[str, Any] = {
+        "edge_batches": edge, "feed_s": feed_s, "batches_per_s": plan.batches / feed_s,
+        "first_batches_per_s": rate(first, first[0].at), "last_batches_per_s": rate(last, before_last.at),
+        "events": len(events), "stream_commits": len(commits), "streams": plan.flows,
+        "first_phases_s": phase_medians(phases, first) if plan.flows == 1 else {},
+        "last_phases_s": phase_medians(phases, last) if plan.flows == 1 else {}}
     for part, index in (("commit_s", 0), ("batch_s", 1)):
-        early = [events[b][index] for b in first if b in events]
-        late = [events[b][index] for b in last if b in events]
+        early = [events[c.app, c.batch][index] for c in first if (c.app, c.batch) in events]
+        late = [events[c.app, c.batch][index] for c in last if (c.app, c.batch) in events]
         figures[f"first_{part}"] = median(early)
         figures[f"last_{part}"] = median(late)
         figures[f"{part}_ratio"] = median(late) / median(early) if early and late else float("nan")
@@ -324,24 +357,33 @@ def read_figures(gw: Gateway, plan: Plan) -> dict[str, Any]:
     return figures
 
 
-def one_run(spark: Any, work: Path, landing: Path, plan: Plan, compaction: str, timeout: float) -> dict[str, Any]:
+def one_run(spark: Any, work: Path, folders: list[Path], plan: Plan, compaction: str,
+            timeout: float) -> dict[str, Any]:
     label = f"compaction {compaction}" if compaction else "this build (no compaction)"
-    say(f"run: {label}, {plan.batches:,} batches of {plan.rows_per_batch} rows")
-    config = write_config(work / f"sluicegate-{compaction or 'build'}.toml", landing, compaction)
+    say(f"run: {label}, {plan.batches:,} batches of {plan.rows_per_batch} rows"
+        + (f" by {plan.flows} flows" if plan.flows > 1 else ""))
+    config = write_config(work / f"sluicegate-{compaction or 'build'}.toml", work / "landing", compaction)
     with gateway(spark, config, work / "warehouse") as gw:
         started = time.perf_counter()
-        gw.run(CREATE_SQL.format(table=TABLE, source=landing, schema=SCHEMA))
-        location, stream_id = gw.location(TABLE), gw.stream_id(TABLE)
+        if plan.flows == 1:
+            gw.run(CREATE_SQL.format(table=TABLE, source=folders[0], schema=SCHEMA))
+        else:
+            gw.run(FLOWS_SQL[0].format(table=TABLE))
+            for k, folder in enumerate(folders):
+                gw.run(FLOWS_SQL[1].format(flow=f"f{k}", table=TABLE, source=folder, schema=SCHEMA))
+        location = gw.location(TABLE)
+        log = CommitLog(location)
         phases: dict[int, dict[str, float]] = {}
-        feed_s = wait_for_batches(gw, location, stream_id, plan.batches, started, timeout, phases)
+        feed_s = wait_for_batches(gw, log, plan.batches, started, timeout, phases)
         size_at_end = table_size(gw, TABLE)
-        gw.running.service.streams.stop(DATABASE, TABLE)
+        if plan.flows == 1:
+            gw.running.service.streams.stop(DATABASE, TABLE)
+        for k in range(plan.flows if plan.flows > 1 else 0):
+            gw.run(f"DROP FLOW f{k}")       # stops it; the rows it wrote stay
         say(f"  {plan.batches:,} batches in {feed_s:.1f} s ({plan.batches / feed_s:.2f} batches/s); "
             f"{size_at_end['live_files']:,} live files")
-        commits = stream_commits(location, stream_id)
-        if [b for b, _, _ in commits] != list(range(plan.batches)):
-            raise RuntimeError(f"the stream's commits are batches {commits[0][0]}..{commits[-1][0]} "
-                               f"({len(commits)} of them), expected 0..{plan.batches - 1}, each once")
+        commits = log.read()
+        check_commits(commits, plan)
         check_exact(gw, TABLE, plan)
         commits_figures = commit_figures(plan, batch_events(gw), commits, feed_s, phases)
         size = table_size(gw, TABLE)        # after the stop: what a background compaction finished meanwhile
@@ -385,7 +427,7 @@ def report(plan: Plan, available: bool, results: list[dict[str, Any]]) -> str:
     add(f"Spark's phases, first / last {edge} (sampled medians, ms)",
         lambda r: ", ".join(f"{name} {r['commits']['first_phases_s'].get(name, float('nan')) * 1000:.0f} / "
                             f"{r['commits']['last_phases_s'].get(name, float('nan')) * 1000:.0f}"
-                            for name in PHASES))
+                            for name in PHASES) if plan.flows == 1 else "not sampled (flows)")
     add("batches/s over the run (CREATE to last commit)",
         lambda r: f"{r['commits']['batches_per_s']:.2f} ({r['commits']['feed_s']:.0f} s)")
     add(f"batches/s over the first / last {edge}",
@@ -401,8 +443,8 @@ def report(plan: Plan, available: bool, results: list[dict[str, Any]]) -> str:
     def render(row: list[str]) -> str:
         return "| " + " | ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) + " |"
 
-    lines = [f"{plan.batches:,} micro-batches of {plan.rows_per_batch} rows ({plan.rows:,} rows), "
-             f"reads median of {plan.runs}",
+    lines = [f"{plan.batches:,} micro-batches of {plan.rows_per_batch} rows ({plan.rows:,} rows)"
+             + (f" by {plan.flows} flows" if plan.flows > 1 else "") + f", reads median of {plan.runs}",
              render(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(render, rows)]
     by = {r["compaction"]: r for r in results}
     if not available:
@@ -419,17 +461,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", type=int, default=10_000, help="micro-batches (Delta commits) to write")
     parser.add_argument("--rows-per-batch", type=int, default=100)
+    parser.add_argument("--flows", type=int, default=1,
+                        help="write through this many flows into one table (each its own stream, commits side by "
+                             "side): the same number of micro-batches and commits, sooner on more cores")
     parser.add_argument("--runs", type=int, default=5, help="timed runs of each read on each table (median)")
     parser.add_argument("--compaction", choices=("off", "on", "both"), default="both",
                         help="with [compaction] in the build: run with it off, on, or both (default)")
     parser.add_argument("--timeout", type=float, default=4 * 3600, help="seconds the feed may take")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (landing, warehouses) for a look")
     args = parser.parse_args(argv)
-    if args.batches < 2 or args.rows_per_batch < 1 or args.runs < 1:
-        parser.error("--batches must be at least 2, --rows-per-batch and --runs at least 1")
+    if args.batches < 2 or args.rows_per_batch < 1 or args.runs < 1 or not 1 <= args.flows <= args.batches // 2:
+        parser.error("--batches must be at least 2, --rows-per-batch and --runs at least 1, --flows from 1 to half "
+                     "the batches")
     available = compaction_in_build()
     settings = (("off", "on") if args.compaction == "both" else (args.compaction,)) if available else ("",)
-    plan = Plan(args.batches, args.rows_per_batch, args.runs, settings)
+    plan = Plan(args.batches, args.rows_per_batch, args.runs, args.flows, settings)
 
     from sluicegate.engine.spark import create_spark_session, warm_up
     from sluicegate.gateway.config import load_config
@@ -443,24 +489,23 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results = []
     try:
-        landing = work / "landing"
-        land_batches(landing, plan)
+        folders = land_batches(work / "landing", plan)
         say(f"landed {plan.batches:,} files in {time.perf_counter() - started:.1f} s")
         spark = create_spark_session(load_config(warehouse=work / "warehouse").spark)
         warm_up(spark)
         try:
             for compaction in settings:
-                results.append(one_run(spark, work, landing, plan, compaction, args.timeout))
+                results.append(one_run(spark, work, folders, plan, compaction, args.timeout))
         finally:
             spark.stop()
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     load_after = load_average()
-    name = f"compaction_bench-{plan.batches}"
+    name = f"compaction_bench-{plan.batches}" + (f"-flows{plan.flows}" if plan.flows > 1 else "")
     finish_run(name, report(plan, available, results), machine, load_before, load_after, started,
                {"plan": asdict(plan), "compaction_available": available, "results": results,
-                "queries": QUERIES, "create": CREATE_SQL, "copy": COPY_SQL})
+                "queries": QUERIES, "create": CREATE_SQL if plan.flows == 1 else FLOWS_SQL, "copy": COPY_SQL})
     return 0
 
 
