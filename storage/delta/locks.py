@@ -24,7 +24,7 @@ _guard = threading.Lock()
 def _key(location: str | Path | ObjectLocation) -> str:
     if is_object_uri(location):
         return str(as_location(location))
-    return os.path.normpath(os.path.abspath(as_location(location)))
+    return os.path.normpath(os.path.abspath(str(as_location(location))))
 
 
 def table_lock(location: str | Path | ObjectLocation) -> threading.RLock:
