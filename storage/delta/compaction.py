@@ -107,6 +107,8 @@ def needs_compaction(location: str, policy: CompactionPolicy) -> bool:
 def compact(location: str, policy: CompactionPolicy, max_merges: int | None = None) -> list[Compacted]:
     """Merge every group `merge_candidates` names now (at most `max_merges`), one commit each."""
     table = open_table(location)
+    if "deletionVectors" in (table.protocol().reader_features or ()):
+        return []  # a file's deleted rows live beside it: rewriting the file whole would bring them back
     done = []
     for group in merge_candidates(live_files(table), policy)[:max_merges]:
         done.append(merge_files(location, table.version(), group))
