@@ -24,6 +24,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypeAlias
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -54,7 +55,7 @@ _INT64 = (-(2 ** 63), 2 ** 63 - 1)
 _DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _COMPARE = {EQ: None, LT: pc.less, LE: pc.less_equal, GT: pc.greater, GE: pc.greater_equal}
 
-Mask = pa.Array | pa.ChunkedArray
+Mask: TypeAlias = "pa.Array | pa.ChunkedArray"  # one boolean per add action
 
 
 @dataclass(frozen=True)
