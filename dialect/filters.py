@@ -227,10 +227,21 @@ def literal(node: exp.Expr) -> Value | None:
     if isinstance(node, exp.Boolean):
         return Value(bool(node.this), "boolean")
     if isinstance(node, exp.Literal):
-        return Value(node.this, "string") if node.is_string else _number(node.this)
+        if not node.is_string:
+            return _number(node.this)
+        return Value(node.this, "string") if _as_typed(node) else None
     if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal):
+        if node.this.is_string and not _as_typed(node.this):
+            return None
         return _typed(node.this, node.to)
     return None
+
+
+def _as_typed(string: exp.Literal) -> bool:
+    """Whether a string literal's text is its value between two quotes: no escape (`\\t`, `\\u0041`, octal...),
+    where sqlglot's reading and Spark's could differ and a wrong value would skip files that match."""
+    start, end = string.meta.get("start"), string.meta.get("end")
+    return start is not None and end is not None and end - start + 1 == len(string.this) + 2
 
 
 def _number(text: str) -> Value | None:

@@ -72,6 +72,11 @@ def test_each_safe_form_is_read(where: str, expected: object) -> None:
     "day = DATE '2024-2-9'",        # a date text Spark reads, but not in the one form taken
     "id = CAST('5' AS INT)",        # a string cast to a number: Spark's cast, not a literal
     "id BETWEEN SYMMETRIC 9 AND 1",
+    "name = 'a\\tb'",               # escapes: Spark's reading of them decides the value, not sqlglot's
+    "name = 'x\\u0041'",
+    "name = 'it''s'",               # Spark joins adjacent literals
+    "name = r'a'",
+    "day = DATE '2024\\-01-01'",
 ])
 def test_each_unsafe_form_is_left_out(where: str) -> None:
     assert predicates(f"SELECT * FROM t WHERE {where}") == ()
