@@ -24,7 +24,7 @@ from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 
-__all__ = ["AllOf", "AnyOf", "Comparison", "Predicate", "Value", "table_predicates"]
+__all__ = ["AllOf", "AnyOf", "Comparison", "Predicate", "Value", "rewrite_predicates", "table_predicates"]
 
 # the operators a Comparison carries
 EQ, LT, LE, GT, GE, IN, IS_NULL, IS_NOT_NULL = "=", "<", "<=", ">", ">=", "in", "is null", "is not null"
@@ -84,17 +84,22 @@ def table_predicates(table: exp.Table) -> tuple[Predicate, ...]:
     select = _reading_select(table)
     if select is None:
         return ()
-    where = select.args.get("where")
-    if where is None or _non_deterministic(where):
+    single = len(_sources(select)) == 1 and not select.args.get("laterals")
+    return _where_predicates(select.args.get("where"), _owner(table, single_source=single))
+
+
+def rewrite_predicates(target: exp.Table, where: exp.Expr | None) -> tuple[Predicate, ...]:
+    """The conjuncts of a DELETE's or UPDATE's WHERE (`where`) over its one table, `target`: a file none of whose
+    rows can satisfy them holds no row to change, so the rewrite need not read it (it rewrites only the files with a
+    row it changes, every row of those read)."""
+    return _where_predicates(where, _owner(target, single_source=True))
+
+
+def _where_predicates(where: exp.Expr | None, owns: Owner) -> tuple[Predicate, ...]:
+    if not isinstance(where, exp.Where) or _non_deterministic(where):
         return ()
-    sources = _sources(select)
-    owns = _owner(table, single_source=len(sources) == 1 and not select.args.get("laterals"))
-    found = []
-    for conjunct in _conjuncts(where.this):
-        predicate = _predicate(conjunct, owns)
-        if predicate is not None:
-            found.append(predicate)
-    return tuple(found)
+    found = [_predicate(conjunct, owns) for conjunct in _conjuncts(where.this)]
+    return tuple(predicate for predicate in found if predicate is not None)
 
 
 def _reading_select(table: exp.Table) -> exp.Select | None:

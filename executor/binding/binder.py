@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -120,7 +120,8 @@ class Binder:
                  files: Callable[[TableReference], DataFrame] | None = None,
                  event_logs: EventLogReader | None = None,
                  information_schema: InformationSchemaReader | None = None,
-                 source_files: frozenset[tuple[str, str]] = frozenset()) -> None:
+                 source_files: frozenset[tuple[str, str]] = frozenset(),
+                 predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
         `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
         text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
@@ -138,6 +139,8 @@ class Binder:
         self._skipping: bool | None = None  # the session's DATA_SKIPPING, read once when first needed
         # tables bound with one more column, SOURCE_FILE: the file of each row (the target of a rewrite)
         self._source_files = source_files
+        # tables whose rows are pruned by the predicates given here, not by their query's own (a rewrite's target)
+        self._given = predicates or {}
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.resolved: list[ResolvedTable] = []
         self.reads: list[TableRead] = []
@@ -162,11 +165,12 @@ class Binder:
             self._skipping = (setting or "true").strip().lower() != "false"
         return self._skipping
 
-    def _predicates(self, ref: TableReference) -> tuple[Predicate, ...]:
-        """What the reference's query applies to the table's rows first (nothing when skipping is off)."""
+    def _predicates(self, resolved: ResolvedTable, ref: TableReference) -> tuple[Predicate, ...]:
+        """What the reference's query applies to the table's rows first, or what the caller gave for the table
+        (nothing when skipping is off)."""
         if not isinstance(ref.node, exp.Table):
             return ()
-        predicates = table_predicates(ref.node)
+        predicates = self._given.get((resolved.database, resolved.name)) or table_predicates(ref.node)
         return predicates if predicates and self._skipping_enabled() else ()
 
     def _bind_table(self, resolved: ResolvedTable, ref: TableReference, query: Query) -> str:
@@ -181,7 +185,7 @@ class Binder:
                 exc.line, exc.column = self._position(ref.start, query)
                 raise
             self._pinned.snapshots[key] = snapshot
-        pruned = prune(snapshot, self._predicates(ref))
+        pruned = prune(snapshot, self._predicates(resolved, ref))
         read = pruned.snapshot
         name = self._pinned.views.get((key, read.files))
         if name is None:
@@ -354,16 +358,19 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
 
 
 def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = None,
-         source_files: frozenset[tuple[str, str]] = frozenset()) -> tuple[DataFrame, Binder]:
+         source_files: frozenset[tuple[str, str]] = frozenset(),
+         predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None) -> tuple[DataFrame, Binder]:
     """`query` analysed with every catalog table pinned, each read allowed for the user (views: for their owner)
     and the analysed plan judged by the policy; the caller closes the binder once the data is read. `resolver`
     defaults to the catalog's, as the session's user sees it; the tables `source_files` names carry one more
-    column, SOURCE_FILE, the URI of each row's file."""
+    column, SOURCE_FILE, the URI of each row's file; the tables `predicates` names read only the files that may
+    hold a row satisfying those (a DELETE's or UPDATE's target, by its WHERE)."""
     resolver = resolver or catalog_resolver(ctx)
     binder = Binder(ctx.spark, resolver, ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
-                    information_schema=information_schema_reader(ctx), source_files=source_files)
+                    information_schema=information_schema_reader(ctx), source_files=source_files,
+                    predicates=predicates)
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)

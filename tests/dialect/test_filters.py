@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlglot import exp
 
-from sluicegate.dialect.filters import AllOf, AnyOf, Comparison, Value, table_predicates
+from sluicegate.dialect.filters import AllOf, AnyOf, Comparison, Value, rewrite_predicates, table_predicates
 from sluicegate.dialect.parse import parse
 
 
@@ -190,3 +190,20 @@ def test_time_travel_references_read_their_where() -> None:
 def test_a_query_without_where_has_none() -> None:
     assert predicates("SELECT * FROM t") == ()
     assert predicates("INSERT INTO u SELECT * FROM t WHERE id = 1") == (one("id", "=", 1),)
+
+
+def _rewrite(sql: str) -> tuple:
+    tree = parse(sql)
+    return rewrite_predicates(tree.this, tree.args.get("where"))
+
+
+def test_a_delete_or_update_target_is_pruned_by_its_where() -> None:
+    assert _rewrite("DELETE FROM t WHERE id BETWEEN 1 AND 3 AND upper(name) = 'A'") == (
+        AllOf((one("id", ">=", 1), one("id", "<=", 3))),)
+    assert _rewrite("DELETE FROM db.t AS x WHERE x.id = 1 OR id = 2") == (
+        AnyOf((one("id", "=", 1), one("id", "=", 2))),)
+    assert _rewrite("UPDATE t SET v = 1 WHERE t.id IN (4, 5) AND EXISTS (SELECT 1 FROM u WHERE u.k = t.k)") == (
+        one("id", "in", 4, 5),)
+    assert _rewrite("DELETE FROM t") == ()
+    assert _rewrite("DELETE FROM t WHERE id = 1 AND rand() < 0.5") == ()
+    assert _rewrite("UPDATE t SET v = 1 WHERE id IN (SELECT id FROM u)") == ()
