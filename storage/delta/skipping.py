@@ -53,7 +53,8 @@ STRING_PREFIX = 32          # writers (Delta's own) truncate string statistics t
 _IN_LIST_LIMIT = 64         # a longer IN list is bounded by its smallest and largest value
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
 _DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
-_COMPARE = {EQ: None, LT: pc.less, LE: pc.less_equal, GT: pc.greater, GE: pc.greater_equal}
+_BELOW = {LT: pc.less, LE: pc.less_equal}            # answered by a file's min
+_ABOVE = {GT: pc.greater, GE: pc.greater_equal}      # answered by a file's max
 
 Mask: TypeAlias = "pa.Array | pa.ChunkedArray"  # one boolean per add action
 
@@ -98,12 +99,14 @@ def prune(snapshot: Snapshot, predicates: Sequence[Predicate]) -> Pruned:
 
 
 def _lines_up(actions: pa.Table, files: Sequence[str]) -> bool:
-    """Whether the add actions are the snapshot's files in the same order (checked at both ends: delta-rs lists both
-    from one replay, so a mismatch means something else entirely)."""
+    """Whether the add actions are the snapshot's files in the same order (checked at the ends and the middle:
+    delta-rs lists both from one replay, so a mismatch means something else entirely). An action's path is
+    percent-encoded once more than the URI (`a%2520b` for `a%20b`, a partition value `a b`)."""
     if actions.num_rows != len(files) or "path" not in actions.column_names:
         return False
     paths = actions.column("path")
-    return all(unquote(files[i]).endswith(unquote(str(paths[i].as_py()))) for i in {0, len(files) - 1})
+    return all(unquote(files[i]).endswith(unquote(unquote(str(paths[i].as_py()))))
+               for i in {0, len(files) // 2, len(files) - 1})
 
 
 def may_match(actions: pa.Table, snapshot: Snapshot, predicates: Sequence[Predicate]) -> Mask | None:
@@ -190,10 +193,12 @@ def _comparison(predicate: Comparison, actions: pa.Table, snapshot: Snapshot) ->
                 within = pc.or_(within, _equal(low, high, value))
     elif predicate.op == EQ:
         within = _equal(low, high, values[0])
-    elif predicate.op in (LT, LE):
-        within = pc.fill_null(_COMPARE[predicate.op](low, values[0]), True)
+    elif predicate.op in _BELOW:
+        within = pc.fill_null(_BELOW[predicate.op](low, values[0]), True)
+    elif predicate.op in _ABOVE:
+        within = pc.fill_null(_ABOVE[predicate.op](high, values[0]), True)
     else:
-        within = pc.fill_null(_COMPARE[predicate.op](high, values[0]), True)
+        return None
     return pc.and_(some_value, within)
 
 

@@ -77,6 +77,13 @@ def test_point_range_and_in_leave_out_the_files_outside_their_bounds(table: str)
     assert len(_kept_ids(table, cmp("small", "=", 55))) == 1
 
 
+def test_a_long_in_list_is_bounded_by_its_smallest_and_largest_value(table: str) -> None:
+    assert [ids[0] for ids in _kept_ids(table, cmp("id", "in", *range(100, 200)))] == [100]
+    # coarser than value by value (ids 3 and 27 and 70 values far above keep everything between), never narrower
+    spread = cmp("id", "in", 3, 27, *range(1000, 1070))
+    assert [ids[0] for ids in _kept_ids(table, spread)] == [0, 10, 20, 50, 100]
+
+
 def test_null_never_satisfies_a_comparison_and_is_null_needs_a_null(table: str) -> None:
     assert [ids[0] for ids in _kept_ids(table, cmp("id", "is null"))] == [50, None]
     assert None not in [ids[0] for ids in _kept_ids(table, cmp("id", "is not null"))]
@@ -235,3 +242,14 @@ def test_randomized_predicates_never_leave_out_a_file_with_a_match(tmp_path: Pat
                 assert uri in kept, (predicate, rows)
         skipped += pruned.skipped
     assert skipped > 300 * 30 // 4  # and it does leave files out: most predicates here are selective
+
+
+def test_partition_values_that_need_percent_encoding(tmp_path: Path) -> None:
+    """Every file's path is encoded (`a%2520b` in the log for the folder `a%20b`): the actions still line up with
+    the snapshot's file URIs, and pruning works."""
+    path = str(tmp_path / "encoded")
+    write_arrow(path, pa.table({"id": pa.array([1, 2, 3], pa.int64()), "region": ["a b", "c%d", "e/f"]}),
+                partition_by=["region"])
+    snapshot = load_snapshot(path)
+    kept = prune(snapshot, [cmp("region", "=", "c%d", kind="string")]).snapshot.files
+    assert [pq.read_table(uri.removeprefix("file://")).column("id").to_pylist() for uri in kept] == [[2]]
