@@ -21,6 +21,7 @@ from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, str
 from sluicegate.executor import catalogs, databases, flows, grants, schedules
 from sluicegate.executor import streaming_tables as streaming
 from sluicegate.executor.binding.binder import bind, bind_statement
+from sluicegate.executor.binding.explain import explains, with_reads
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.listings import describe
 from sluicegate.executor.lookups import spark_has
@@ -154,6 +155,8 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
         result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,
                          check=lambda df: ctx.policy.check_query(df, ctx.principal), original=ctx.sql,
                          to_original=to_original)
+        if binder is not None and explains(ctx.sql):
+            result = with_reads(result, binder.reads)  # which Delta files each table reference reads
         if binder is not None:
             result.on_close = binder.take_holds()  # a query's files are read as rows are fetched
     finally:

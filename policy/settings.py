@@ -38,6 +38,7 @@ SESSION_SAFE_NAMES = (
     "spark.sql.adaptive.skewJoin.enabled",
     "spark.sql.adaptive.advisoryPartitionSizeInBytes",
     "spark.sql.adaptive.localShuffleReader.enabled",
+    "spark.sluicegate.dataSkipping.enabled",  # the gateway's own: "false" reads every file of a Delta snapshot
 )
 SESSION_SAFE = frozenset(name.lower() for name in SESSION_SAFE_NAMES)
 # `SET hivevar:x=1` stores the conf key `x`: a variable name must not be able to name a Hadoop key (`fs.file.impl`).

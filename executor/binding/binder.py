@@ -8,13 +8,18 @@ Spark's error positions into positions in what the user typed. Spark analyses th
 temporary views are dropped (the analysed plan keeps what they pointed to). One statement therefore reads one version
 per table, even if it names the table twice (or a view names it too), and never sees a commit that lands while it
 runs.
+
+Each reference's view reads only the files of that version whose statistics may match the predicates its query
+applies to the table's rows first (dialect/filters.py, storage/delta/skipping.py): the same table named twice with
+different filters gets two views over two file lists of one version. `spark.sluicegate.dataSkipping.enabled=false`
+(a session setting) reads every file; `reads` says what each reference read, for EXPLAIN.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -24,6 +29,7 @@ from sluicegate.catalog.names import quote_qualified, quote_string
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.catalogs import INFORMATION_SCHEMA
 from sluicegate.dialect.errors import SqlError
+from sluicegate.dialect.filters import Predicate, table_predicates
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import (
     TableReference,
@@ -42,6 +48,7 @@ from sluicegate.executor.listings.event_log import EventLogReader, event_log_dat
 from sluicegate.executor.listings.information_schema import information_schema_reader
 from sluicegate.storage.delta.holds import hold
 from sluicegate.storage.delta.read import Snapshot, load_snapshot, pinned_dataframe
+from sluicegate.storage.delta.skipping import prune
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 
 if TYPE_CHECKING:
@@ -49,12 +56,14 @@ if TYPE_CHECKING:
 
     from sluicegate.executor.context import StatementContext
 
-__all__ = ["Binder", "BoundQuery", "ResolvedTable", "TableResolver", "TimeTravelError", "bind"]
+__all__ = ["DATA_SKIPPING", "Binder", "BoundQuery", "ResolvedTable", "TableRead", "TableResolver", "TimeTravelError",
+           "bind"]
 
 MAX_VIEW_DEPTH = 16
 _counter = itertools.count()
 _PinKey = tuple[str, str, "int | None", "str | None", bool]
 SOURCE_FILE = "__sg_source_file"   # the column a rewrite's target is bound with (`source_files`)
+DATA_SKIPPING = "spark.sluicegate.dataSkipping.enabled"  # session setting: "false" reads every file of a snapshot
 # reads `information_schema.<view>`, given the reference and a map from offsets to the statement's line and column
 InformationSchemaReader = Callable[[TableReference, Callable[[int], "tuple[int, int]"]], "DataFrame"]
 
@@ -63,6 +72,27 @@ InformationSchemaReader = Callable[[TableReference, Callable[[int], "tuple[int, 
 class BoundQuery:
     df: DataFrame
     snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TableRead:
+    """What one reference to a Delta table reads: `files` of the `total` files of `version`; `skipping` is False
+    when the session turned data skipping off."""
+
+    table: str
+    version: int
+    files: int
+    total: int
+    skipping: bool = True
+
+
+@dataclass
+class _Pins:
+    """Shared by the binders of one statement (a view's included): one snapshot per table and time-travel clause,
+    and one temporary view per distinct list of its files that a reference reads."""
+
+    snapshots: dict[_PinKey, Snapshot] = field(default_factory=dict)
+    views: dict[tuple[_PinKey, tuple[str, ...]], str] = field(default_factory=dict)
 
 
 class TimeTravelError(RuntimeQueryError):
@@ -86,12 +116,13 @@ class Binder:
     not listed: they are read with the view owner's resolver), for the policy to check rights on."""
 
     def __init__(self, spark: SparkSession, resolver: TableResolver, statement: str,
-                 _pinned: dict[_PinKey, tuple[str, Snapshot]] | None = None,
+                 _pinned: _Pins | None = None,
                  guard: Callable[[str], None] | None = None,
                  files: Callable[[TableReference], DataFrame] | None = None,
                  event_logs: EventLogReader | None = None,
                  information_schema: InformationSchemaReader | None = None,
-                 source_files: frozenset[tuple[str, str]] = frozenset()) -> None:
+                 source_files: frozenset[tuple[str, str]] = frozenset(),
+                 predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
         `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
         text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
@@ -106,11 +137,15 @@ class Binder:
         self._statement = statement
         self._views: list[str] = []
         self._releases: list[Callable[[], None]] = []  # the holds on pinned versions (storage/delta/holds.py)
-        self._pinned = _pinned if _pinned is not None else {}  # shared with the binders of views
+        self._pinned = _pinned if _pinned is not None else _Pins()  # shared with the binders of views
+        self._skipping: bool | None = None  # the session's DATA_SKIPPING, read once when first needed
         # tables bound with one more column, SOURCE_FILE: the file of each row (the target of a rewrite)
         self._source_files = source_files
+        # tables whose rows are pruned by the predicates given here, not by their query's own (a rewrite's target)
+        self._given = predicates or {}
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.resolved: list[ResolvedTable] = []
+        self.reads: list[TableRead] = []
 
     def _view_name(self) -> str:
         return f"__sg_snapshot_{next(_counter)}"
@@ -126,24 +161,45 @@ class Binder:
             exc.line, exc.column = self._position(offset, query)
         return exc
 
+    def _skipping_enabled(self) -> bool:
+        if self._skipping is None:
+            setting = self._spark.conf.get(DATA_SKIPPING, "true")
+            self._skipping = (setting or "true").strip().lower() != "false"
+        return self._skipping
+
+    def _predicates(self, resolved: ResolvedTable, ref: TableReference) -> tuple[Predicate, ...]:
+        """What the reference's query applies to the table's rows first, or what the caller gave for the table
+        (nothing when skipping is off)."""
+        if not isinstance(ref.node, exp.Table):
+            return ()
+        predicates = self._given.get((resolved.database, resolved.name)) or table_predicates(ref.node)
+        return predicates if predicates and self._skipping_enabled() else ()
+
     def _bind_table(self, resolved: ResolvedTable, ref: TableReference, query: Query) -> str:
         with_file = (resolved.database, resolved.name) in self._source_files
         key = (resolved.database, resolved.name, ref.version, ref.timestamp, with_file)
-        if key in self._pinned:
-            name, snapshot = self._pinned[key]
-        else:
+        snapshot = self._pinned.snapshots.get(key)
+        if snapshot is None:
             try:
                 timestamp = _parse_timestamp(ref.timestamp) if ref.timestamp is not None else None
                 snapshot = load_snapshot(resolved.location or "", ref.version, timestamp)
             except RuntimeQueryError as exc:
                 exc.line, exc.column = self._position(ref.start, query)
                 raise
-            name = self._view_name()
-            pinned_dataframe(self._spark, snapshot, SOURCE_FILE if with_file else None).createOrReplaceTempView(name)
-            self._views.append(name)
+            self._pinned.snapshots[key] = snapshot
             self._releases.append(hold(snapshot.path, snapshot.version))
-            self._pinned[key] = (name, snapshot)
+        pruned = prune(snapshot, self._predicates(resolved, ref))
+        read = pruned.snapshot
+        name = self._pinned.views.get((key, read.files))
+        if name is None:
+            name = self._view_name()
+            pinned_dataframe(self._spark, read, SOURCE_FILE if with_file else None).createOrReplaceTempView(name)
+            self._views.append(name)
+            self._pinned.views[(key, read.files)] = name
+        self.reads.append(TableRead(f"{catalogs.current().name}.{resolved.qualified}", snapshot.version,
+                                    len(read.files), pruned.total, self._skipping is not False))
         if ref.version is None and ref.timestamp is None:
+            # the whole version: DELETE, UPDATE and MERGE commit against it, MV refreshes record it
             self.snapshots[(resolved.database, resolved.name)] = snapshot
         return name
 
@@ -164,6 +220,7 @@ class Binder:
             self._views.extend(inner._views)
             self._releases.extend(inner._releases)
             self.snapshots.update(inner.snapshots)
+            self.reads.extend(inner.reads)
         name = self._view_name()
         df.createOrReplaceTempView(name)
         self._views.append(name)
@@ -318,16 +375,19 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
 
 
 def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = None,
-         source_files: frozenset[tuple[str, str]] = frozenset()) -> tuple[DataFrame, Binder]:
+         source_files: frozenset[tuple[str, str]] = frozenset(),
+         predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None) -> tuple[DataFrame, Binder]:
     """`query` analysed with every catalog table pinned, each read allowed for the user (views: for their owner)
     and the analysed plan judged by the policy; the caller closes the binder once the data is read. `resolver`
     defaults to the catalog's, as the session's user sees it; the tables `source_files` names carry one more
-    column, SOURCE_FILE, the URI of each row's file."""
+    column, SOURCE_FILE, the URI of each row's file; the tables `predicates` names read only the files that may
+    hold a row satisfying those (a DELETE's or UPDATE's target, by its WHERE)."""
     resolver = resolver or catalog_resolver(ctx)
     binder = Binder(ctx.spark, resolver, ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
-                    information_schema=information_schema_reader(ctx), source_files=source_files)
+                    information_schema=information_schema_reader(ctx), source_files=source_files,
+                    predicates=predicates)
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)

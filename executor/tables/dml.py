@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from sluicegate.catalog.names import quote_identifier, quote_qualified
 from sluicegate.catalog.uris import is_object_uri
 from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.filters import rewrite_predicates
 from sluicegate.dialect.statements import Delete, Insert, Query, Update
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.binding.binder import SOURCE_FILE, Binder, bind
@@ -109,11 +112,14 @@ def source_file(entry: TableEntry, alias: str | None = None) -> tuple[str, froze
     return f"{quote_identifier(alias or entry.name)}.{SOURCE_FILE}", frozenset({(entry.database, entry.name)})
 
 
-def _bind_target(ctx: StatementContext, entry: TableEntry, alias: str | None,
-                 extra: list[str]) -> tuple[DataFrame, Binder, int]:
-    """The target's rows with `extra` columns, from one pinned version (returned with them)."""
+def _bind_target(ctx: StatementContext, entry: TableEntry, alias: str | None, extra: list[str],
+                 tree: exp.Delete | exp.Update) -> tuple[DataFrame, Binder, int]:
+    """The target's rows with `extra` columns, from one pinned version (returned with them): every row of each file
+    that may hold a row the statement's WHERE changes (data skipping; a file it cannot hit is neither read nor
+    rewritten)."""
     _, files = source_file(entry, alias)
-    df, binder = bind(ctx, Query(_target_sql(entry, alias, extra)), source_files=files)
+    predicates = {(entry.database, entry.name): rewrite_predicates(tree.this, tree.args.get("where"))}
+    df, binder = bind(ctx, Query(_target_sql(entry, alias, extra)), source_files=files, predicates=predicates)
     snapshot = binder.snapshots.get((entry.database, entry.name))
     return df, binder, snapshot.version if snapshot is not None else 0
 
@@ -130,7 +136,8 @@ def delete(ctx: StatementContext, stmt: Delete) -> StatementResult:
     alias = stmt.tree.this.alias or None
     condition = _condition(stmt.tree)
     file_sql, _ = source_file(entry, alias)
-    df, binder, version = _bind_target(ctx, entry, alias, [f"{file_sql} AS {_FILE}", f"{condition} AS {_HIT}"])
+    df, binder, version = _bind_target(ctx, entry, alias, [f"{file_sql} AS {_FILE}", f"{condition} AS {_HIT}"],
+                                       stmt.tree)
     try:
         deleted = _rewrite(entry, version, df, df.where(~F.col(_HIT)).drop(_HIT), "DELETE", {"predicate": condition})
     finally:
@@ -155,7 +162,7 @@ def update(ctx: StatementContext, stmt: Update) -> StatementResult:
         assignments[by_lower[column.lower()].name] = f"({eq.expression.sql(dialect=StreamingSpark)}) AS __sg_set_{i}"
     condition = _condition(stmt.tree)
     extra = [f"{source_file(entry, alias)[0]} AS {_FILE}", f"{condition} AS {_HIT}", *assignments.values()]
-    df, binder, version = _bind_target(ctx, entry, alias, extra)
+    df, binder, version = _bind_target(ctx, entry, alias, extra, stmt.tree)
     try:
         projected = []
         for field in schema.fields:

@@ -8,12 +8,15 @@ commit: this is what makes every query see a consistent snapshot.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -48,6 +51,9 @@ class Snapshot:
     schema: pa.Schema
     partition_columns: tuple[str, ...]
     hidden: tuple[str, ...] = ()       # columns of the files that readers do not see (HIDDEN_FIELD_KEY)
+    # the files' add actions with their statistics (delta-rs' flattened form, in the order of `files`), loaded when
+    # first asked for: only a query with predicates needs them (storage/delta/skipping.py)
+    add_actions: Callable[[], pa.Table] | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 def hidden_columns(schema: pa.Schema) -> tuple[str, ...]:
@@ -108,6 +114,11 @@ def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime 
             hint="rewrite the table without them (for example disable deletion vectors and run OPTIMIZE)",
         )
     schema = pa.schema(table.schema().to_arrow())
+
+    @cache
+    def add_actions() -> pa.Table:
+        return pa.table(table.get_add_actions(flatten=True))
+
     return Snapshot(
         path=path,
         version=table.version(),
@@ -115,6 +126,7 @@ def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime 
         schema=schema,
         partition_columns=tuple(table.metadata().partition_columns),
         hidden=hidden_columns(schema),
+        add_actions=add_actions,
     )
 
 
