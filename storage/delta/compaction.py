@@ -3,10 +3,12 @@
 A stream commits a file or two every trigger, so a table's file count grows with its age, and so does the cost of
 every read (measured: 10-18x after 1,500 commits). Compaction rewrites them in size classes, as log-structured stores
 do: files are grouped by partition and by class (class 0 below `base_size`, class k below `base_size * fan_in**k`),
-and a class with `fan_in` files is merged into one file, which lands in the same or the next class. Each row is
-rewritten about once per class it passes through (a few times over the table's life, never once per commit), and a
-partition holds fewer than `fan_in` files per class, so the file count stays bounded (about `fan_in` times the number
-of classes up to `target_size`) however long the stream runs. Files of `target_size` or more are never touched.
+and a class with `fan_in` files is merged into one file, which lands in the same or the next class. Above
+`base_size` a row is rewritten about once per class it passes through; below it, merged files stay in class 0 and
+are merged again as new files arrive (bytes that small are cheap to rewrite: 100-row batches cost about 30 rewrites
+of each row over a table's life, a few MiB per merge at most). Never once per commit: a partition holds fewer than
+`fan_in` files per class, so the file count stays bounded (about `fan_in` times the number of classes up to
+`target_size`) however long the stream runs. Files of `target_size` or more are never touched.
 
 The merged file is written before the commit (invisible until then, like any write) and committed with
 `dataChange = false` on both its add and the removes, so a downstream `STREAM(t)` or an incremental materialized view
