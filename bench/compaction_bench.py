@@ -49,6 +49,7 @@ written as JSON to bench/out/.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
@@ -162,6 +163,9 @@ class Gateway:
 
 
 
+REUSE_IDLE_SECONDS = 600.0
+
+
 @contextmanager
 def gateway(spark: Any, config_file: Path, warehouse: Path) -> Iterator[Gateway]:
     from pyhive import hive
@@ -171,12 +175,29 @@ def gateway(spark: Any, config_file: Path, warehouse: Path) -> Iterator[Gateway]
 
     config = load_config(config_file, port=0, warehouse=warehouse)
     running = app.start(config, spark, host="127.0.0.1", port=0)
-    try:
-        cursor = hive.connect("127.0.0.1", running.port, username="bench").cursor()
+    connection: dict[str, Any] = {}
 
+    def cursor() -> Any:
+        """The bench's cursor, on a connection opened afresh when the last one sat idle for REUSE_IDLE_SECONDS: the
+        feed leaves it unused for over an hour, and the gateway closes a session idle for `[sessions]
+        idle_timeout` (an hour by default), as a BI tool's connection pool would find and replace it."""
+        now = time.monotonic()
+        if "cursor" not in connection or now - connection["used"] > REUSE_IDLE_SECONDS:
+            if "connection" in connection:
+                with contextlib.suppress(Exception):   # the gateway may have closed the session already
+                    connection["connection"].close()
+            connection["connection"] = hive.connect("127.0.0.1", running.port, username="bench")
+            connection["cursor"] = connection["connection"].cursor()
+        connection["used"] = now
+        return connection["cursor"]
+
+    try:
         def run(sql: str) -> list[Any]:
-            cursor.execute(sql)
-            return cursor.fetchall() if cursor.description else []
+            current = cursor()
+            current.execute(sql)
+            result = current.fetchall() if current.description else []
+            connection["used"] = time.monotonic()
+            return result
 
         yield Gateway(running, run)
     finally:

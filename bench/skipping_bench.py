@@ -68,8 +68,9 @@ def write_one(spark: Any, location: str, rows: int) -> None:
 def binding_parts(spark: Any, location: str, point: int) -> dict[str, float]:
     """Seconds of each part of binding `WHERE id = point` over the table at `location` (fresh objects each time)."""
     from sluicegate.dialect.filters import Comparison, Value
-    from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
+    from sluicegate.storage.delta.read import snapshot_dataframe
     from sluicegate.storage.delta.skipping import prune
+    from sluicegate.storage.delta.snapshots import load_snapshot
 
     parts: dict[str, float] = {}
     start = time.perf_counter()

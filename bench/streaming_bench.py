@@ -290,7 +290,8 @@ class Bench:
 
 
 def delta_rows(spark: Any, location: str) -> Any:
-    from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
+    from sluicegate.storage.delta.read import snapshot_dataframe
+    from sluicegate.storage.delta.snapshots import load_snapshot
 
     return snapshot_dataframe(spark, load_snapshot(location))
 

@@ -15,7 +15,17 @@ from sqlalchemy.engine import Connection
 
 from sluicegate.catalog.errors import CatalogVersionError
 from sluicegate.catalog.events import shape_of_kind
-from sluicegate.catalog.models import EVERYONE, Base, DatabaseRow, FlowRow, GrantRow, SchemaVersion, StreamEventRow
+from sluicegate.catalog.history_db import ensure_table
+from sluicegate.catalog.models import (
+    EVERYONE,
+    Base,
+    DatabaseRow,
+    FlowRow,
+    GrantRow,
+    QueryHistoryRow,
+    SchemaVersion,
+    StreamEventRow,
+)
 
 
 def _table(row: type[Base]) -> Table:
@@ -82,12 +92,25 @@ def _v5_flows(conn: Connection) -> None:
     _table(FlowRow).create(conn, checkfirst=True)
 
 
+def _v6_query_history(conn: Connection) -> None:
+    """The query history (`system.query.history`): one row per statement, with its indexes."""
+    _table(QueryHistoryRow).create(conn, checkfirst=True)
+
+
+def _v7_history_read_rows(conn: Connection) -> None:
+    """The query history's rows and bytes read (where the history lives in the catalog's database: a server URL;
+    a SQLite catalog keeps it in a file of its own, catalog/history_db.py, which adds them there)."""
+    ensure_table(conn)
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
     (3, "refresh schedules; next scheduled pass and last refresh of streams", _v3_schedules),
     (4, "stream events in Databricks' event-log shape (event_log(TABLE(t)))", _v4_event_log),
     (5, "flows: append flows into streaming tables, each a stream of its own", _v5_flows),
+    (6, "query history: one row per statement (system.query.history)", _v6_query_history),
+    (7, "query history: rows and bytes read", _v7_history_read_rows),
 )
 LATEST = MIGRATIONS[-1][0]
 

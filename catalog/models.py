@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 EVERYONE = "users"  # the principal every user belongs to, as Databricks' `users` group
@@ -136,3 +136,36 @@ class GrantRow(Base):
     privilege: Mapped[str] = mapped_column(String(32))       # SELECT, MODIFY, CREATE, ALL PRIVILEGES
     granted_by: Mapped[str | None] = mapped_column(String(128))
     granted_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class QueryHistoryRow(Base):
+    """One statement the gateway ran, in the shape of Databricks' `system.query.history` (catalog/history.py):
+    written in batches by the gateway's history writer, trimmed by age and count (conf `[history]`)."""
+
+    __tablename__ = "query_history"
+    __table_args__ = (Index("ix_query_history_start_time", "start_time"),
+                      Index("ix_query_history_executed_by", "executed_by", "start_time"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    statement_id: Mapped[str] = mapped_column(String(64), index=True)   # the operation handle's hex
+    session_id: Mapped[str | None] = mapped_column(String(64))
+    executed_by: Mapped[str] = mapped_column(String(128))
+    source: Mapped[str] = mapped_column(String(32))                     # CLIENT, or the gateway's own work
+    client_application: Mapped[str | None] = mapped_column(String(256))
+    client_address: Mapped[str | None] = mapped_column(String(128))
+    statement_type: Mapped[str] = mapped_column(String(64))
+    execution_status: Mapped[str] = mapped_column(String(16))          # FINISHED | FAILED | CANCELED | TIMEDOUT
+    error_class: Mapped[str | None] = mapped_column(String(128))
+    sqlstate: Mapped[str | None] = mapped_column(String(8))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    start_time: Mapped[dt.datetime] = mapped_column(DateTime)
+    end_time: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    total_duration_ms: Mapped[int | None] = mapped_column(Integer)
+    execution_duration_ms: Mapped[int | None] = mapped_column(Integer)
+    produced_rows: Mapped[int | None] = mapped_column(Integer)
+    modified_rows: Mapped[int | None] = mapped_column(Integer)
+    read_tables: Mapped[str | None] = mapped_column(Text)              # JSON list of `database.table`
+    written_tables: Mapped[str | None] = mapped_column(Text)           # JSON list of `database.table`
+    statement_text: Mapped[str | None] = mapped_column(Text)           # redacted (dialect/redaction.py)
+    read_rows: Mapped[int | None] = mapped_column(BigInteger)          # version 7: what Spark's scans counted
+    read_bytes: Mapped[int | None] = mapped_column(BigInteger)

@@ -22,14 +22,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, delete, event, func, or_, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from sluicegate.catalog.clock import utc_now
 from sluicegate.catalog.errors import (
-    CatalogConflictError,
     FlowAlreadyExistsError,
     FlowNotFoundError,
     SchemaAlreadyExistsError,
@@ -48,13 +47,14 @@ from sluicegate.catalog.events import (
     sequence_json,
     shape_of_kind,
 )
+from sluicegate.catalog.history_db import HistoryDatabase, LazyHistoryDatabase
 from sluicegate.catalog.migrations import migrate
 from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableKind, TableRow
 from sluicegate.catalog.names import NameKind, check_name
+from sluicegate.catalog.sqlite_engine import one_transaction, open_engine
 
 _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
                                     "MATERIALIZED_VIEW": "materialized view"}
-SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,7 @@ class CatalogStore:
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         with self._engine.begin() as conn:
             migrate(conn)
+        self._history = LazyHistoryDatabase(url, self._engine)
 
     @classmethod
     def for_warehouse(cls, warehouse: Path | str, event_retention: EventRetention | None = None) -> CatalogStore:
@@ -172,42 +173,24 @@ class CatalogStore:
 
     @staticmethod
     def _make_engine(url: str) -> Engine:
-        if not url.startswith("sqlite"):
-            return create_engine(url, pool_pre_ping=True)
-        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
-                                                  "check_same_thread": False})
+        return open_engine(url)
 
-        @event.listens_for(engine, "connect")
-        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # SQLAlchemy's begin event below decides how a transaction opens
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _on_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock up front: no upgrade deadlocks
-
-        return engine
+    @property
+    def history_db(self) -> HistoryDatabase:
+        """The query history's database (catalog/history_db.py): a SQLite file of its own next to a SQLite catalog,
+        so that recording statements never holds the catalog's lock."""
+        return self._history.get()
 
     def close(self) -> None:
+        self._history.close()
         self._engine.dispose()
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One SQLAlchemy session in one transaction: committed on leaving, rolled back on an error (the grant
         store shares it, so that a grant and the object it names change together)."""
-        session = self._sessions()
-        try:
-            with session.begin():
-                yield session
-        except OperationalError as exc:
-            raise CatalogConflictError(f"the catalog is busy or locked: {exc.orig}",
-                                       hint="run the statement again") from exc
-        finally:
-            session.close()
+        with one_transaction(self._sessions, "the catalog") as session:
+            yield session
 
     # -- databases -------------------------------------------------------------------------------------------
 
@@ -557,12 +540,15 @@ class CatalogStore:
                 StreamRow, StreamRow.table_id == TableRow.id).where(StreamRow.stream_id == stream_id)).first()
             return None if found is None else (found[0], found[1])
 
-    def event_log(self, database: str, name: str) -> list[EventRecord]:
-        """Every event the table's log keeps, oldest first, in the columns of Databricks' `event_log`."""
+    def event_log(self, database: str, name: str, after_sequence: int | None = None) -> list[EventRecord]:
+        """Every event the table's log keeps, oldest first, in the columns of Databricks' `event_log`; with
+        `after_sequence`, only those after that sequence number (a reader that keeps what it read: the console)."""
         with self.transaction() as session:
             table = self._require(session, database, name)
-            rows = session.scalars(select(StreamEventRow).where(StreamEventRow.table_id == table.id)
-                                   .order_by(StreamEventRow.sequence, StreamEventRow.id)).all()
+            query = select(StreamEventRow).where(StreamEventRow.table_id == table.id)
+            if after_sequence is not None:
+                query = query.where(StreamEventRow.sequence > after_sequence)
+            rows = session.scalars(query.order_by(StreamEventRow.sequence, StreamEventRow.id)).all()
             fallback = json.dumps(_origin(table, session.get(StreamRow, table.id)))
             return [_event_record(row, fallback) for row in rows]
 

@@ -3,8 +3,9 @@ read, its catalog checked here and dropped, so that every later step sees `schem
 
 The catalog is named by the configuration (`catalog.name`, `main` by default, Unity Catalog's default);
 `hive_metastore` and Spark's `spark_catalog` are accepted as aliases of it, so clients that pass either (dbt-databricks
-defaults to `hive_metastore`) reach the same schemas. The `system` catalog holds `information_schema` only (the
-catalog's views, executor/listings/information_schema.py); `<catalog>.information_schema` is the same schema.
+defaults to `hive_metastore`) reach the same schemas. The `system` catalog holds `information_schema` (the
+catalog's views, executor/listings/information_schema.py) and `query` (`system.query.history`, the statements run,
+executor/listings/query_history.py); `<catalog>.information_schema` is the same schema.
 
 The root (`drop_catalogs`) runs on every tree `dialect.parse.parse` makes, so no statement kind checks or drops
 catalogs on its own: a table reference keeps its first offset (the catalog's) in `meta["start"]`, so that the binder
@@ -28,6 +29,9 @@ DEFAULT = "main"
 ALIASES = ("hive_metastore", "spark_catalog")
 SYSTEM = "system"
 INFORMATION_SCHEMA = "information_schema"
+QUERY = "query"                      # `system.query.history`: the statements the gateway ran
+RUNTIME = "runtime"                  # system.runtime: the live sessions and queries (executor/listings/)
+SYSTEM_SCHEMAS = (INFORMATION_SCHEMA, QUERY, RUNTIME)
 _VALID = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
@@ -82,13 +86,15 @@ def current() -> Catalogs:
 
 def check_catalog(name: str, schema: str | None = None, *, line: int | None = None,
                   column: int | None = None) -> None:
-    """Raise NoSuchCatalogError unless `name` names the catalog (or `system`, for `information_schema` only)."""
+    """Raise NoSuchCatalogError unless `name` names the catalog (or `system`, for the schemas it holds)."""
     catalogs = current()
-    if catalogs.accepts(name) or (name.lower() == SYSTEM and (schema or "").lower() == INFORMATION_SCHEMA):
+    if catalogs.accepts(name) or (name.lower() == SYSTEM and (schema or "").lower() in SYSTEM_SCHEMAS):
         return
     if name.lower() == SYSTEM:
-        message = f"The schema `{schema}` cannot be found in the catalog `{SYSTEM}`: it holds {INFORMATION_SCHEMA}"
-        hint = f"read {SYSTEM}.{INFORMATION_SCHEMA}.<view>, or name the catalog `{catalogs.name}`"
+        message = (f"The schema `{schema}` cannot be found in the catalog `{SYSTEM}`: it holds "
+                   f"{', '.join(SYSTEM_SCHEMAS)}")
+        hint = (f"read {SYSTEM}.{INFORMATION_SCHEMA}.<view>, {SYSTEM}.{QUERY}.history or {SYSTEM}.{RUNTIME}.<table>, "
+                f"or name the catalog `{catalogs.name}`")
     else:
         message = f"The catalog `{name}` cannot be found: this gateway has one catalog, `{catalogs.name}`"
         hint = (f"write `{catalogs.name}`.schema.table, or leave the catalog out; "
@@ -143,6 +149,16 @@ def drop_catalogs(sql: str, tree: exp.Expr) -> exp.Expr:
             tree.set("db", None)
         else:
             _drop_schema_catalog(sql, db)
+    if isinstance(tree, exp.Comment) and isinstance(tree.this, exp.Column):
+        _drop_column_catalog(sql, tree.this)
     for table in list(tree.find_all(exp.Table)):
         _drop_table_catalog(sql, table)
     return tree
+
+
+def _drop_column_catalog(sql: str, column: exp.Column) -> None:
+    """`catalog.schema.table.column` (COMMENT ON COLUMN): the catalog checked, then dropped."""
+    catalog = column.args.get("catalog")
+    if isinstance(catalog, exp.Identifier):
+        _checked(sql, catalog, column.args["db"].name if column.args.get("db") else None)
+        column.set("catalog", None)

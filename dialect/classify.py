@@ -9,10 +9,21 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect import catalogs
+from sluicegate.dialect.constraints import (
+    Constraint,
+    check_constraint,
+    constraints_in_properties,
+    key_constraint,
+    raise_if_reserved,
+    refuse_constraint_properties,
+)
+from sluicegate.dialect.dialect import QUERY_END, QUERY_START, SCHEMA_EVOLUTION, StreamingSpark
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
 from sluicegate.dialect.expressions import (
     AlterScheduleCommand,
+    CallProcedure,
+    CreateAutoCdcCommand,
     CreateFlowCommand,
     ExplainStreaming,
     OptimizeCommand,
@@ -25,11 +36,15 @@ from sluicegate.dialect.materialized_views import create_materialized_view
 from sluicegate.dialect.parse import parse
 from sluicegate.dialect.partition_predicates import partition_terms
 from sluicegate.dialect.positions import line_column, start_of
+from sluicegate.dialect.qualified_columns import resolve_qualified_columns
 from sluicegate.dialect.schedule import Schedule, create_schedule, schedule_clause
 from sluicegate.dialect.statements import (
+    CLUSTERING_PROPERTY,
     AddColumns,
+    AddConstraint,
     AlterSchedule,
     ColumnName,
+    CreateAutoCdc,
     CreateDatabase,
     CreateFlow,
     CreateStreamingTable,
@@ -43,6 +58,8 @@ from sluicegate.dialect.statements import (
     DescribeHistory,
     DescribeStreamingTable,
     DescribeTable,
+    DropColumns,
+    DropConstraint,
     DropDatabase,
     DropFlow,
     DropMaterializedView,
@@ -52,16 +69,21 @@ from sluicegate.dialect.statements import (
     ExplainStreamingTable,
     Grant,
     Insert,
+    KillQuery,
     Merge,
     Optimize,
     Passthrough,
     Query,
     Refresh,
     RenameTable,
+    ReplaceOn,
+    ReplaceWhere,
     Revoke,
     SecurableObject,
     SelectQuery,
+    SetClustering,
     SetColumnComment,
+    SetColumnNullability,
     SetTableComment,
     SetTableProperties,
     ShowCatalogs,
@@ -85,6 +107,7 @@ from sluicegate.dialect.statements import (
     Vacuum,
 )
 from sluicegate.dialect.streaming.analyze import analyze, analyze_flow
+from sluicegate.dialect.streaming.cdc import analyze_cdc
 from sluicegate.dialect.streaming.expectations import found_expectations
 from sluicegate.dialect.trees import (
     column_specs,
@@ -94,6 +117,7 @@ from sluicegate.dialect.trees import (
     location,
     offset_of,
     query_offset,
+    string_literal_positions,
     table_name,
     view_columns,
 )
@@ -113,6 +137,7 @@ _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("CREATE", "DROP"), ("FLOW",)), (("SHOW",), ("FLOWS",)),
     (("CREATE", "DROP"), ("MATERIALIZED",)), (("CREATE",), ("OR",), ("REPLACE",), ("MATERIALIZED",)),
     (("SHOW",), ("MATERIALIZED",)), (("USE", "SET"), ("CATALOG",)), (("SHOW",), ("CATALOGS",)),
+    (("CALL",),),
 )
 
 
@@ -120,13 +145,19 @@ def classify(sql: str) -> Statement:
     """Decide what `sql` is, by sqlglot's tree of it. What sqlglot cannot parse becomes `Passthrough(parsed=False)`
     (Spark's grammar is wider: the policy decides on Spark's plan), except in the statements the gateway runs itself,
     where the StatementSyntaxError (with its position) is raised."""
+    return classified(sql)[0]
+
+
+def classified(sql: str) -> tuple[Statement, exp.Expr | None]:
+    """`classify(sql)` and the tree it was read from (None when sqlglot could not parse the text), which the
+    classifier does not change: what the query history learns of a statement that ran without parsing it again."""
     try:
         tree = parse(sql)
     except StatementSyntaxError:
         if _owned(sql):
             raise
-        return Passthrough(sql, parsed=False)
-    return _classify_tree(sql, tree)
+        return Passthrough(sql, parsed=False), None
+    return _classify_tree(sql, tree), tree
 
 
 def _owned(sql: str) -> bool:
@@ -161,6 +192,10 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
         return _alter_schedule(sql, tree)
     if isinstance(tree, CreateFlowCommand):
         return _create_flow(sql, tree)
+    if isinstance(tree, CreateAutoCdcCommand):
+        return _create_auto_cdc(sql, tree)
+    if isinstance(tree, CallProcedure):
+        return _call(sql, tree)
     if isinstance(tree, RefreshTable):
         return Refresh(table_name(tree.this), tree.args["kind"], bool(tree.args.get("full")),
                        tree.args.get("mode") == "ASYNC")
@@ -179,7 +214,11 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
     if isinstance(tree, exp.Use):
         return UseDatabase(_database_name(tree.this))
     if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "TABLE":
-        return _altered_table(tree)
+        return _altered_table(sql, tree)
+    if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "VIEW":
+        return _altered_view(tree)
+    if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() == "COLUMN":
+        return _column_comment(sql, tree)
     if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() == "TABLE":
         comment = tree.expression
         return SetTableComment(table_name(tree.this),
@@ -188,12 +227,14 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
         return _describe(tree)
     if isinstance(tree, exp.Insert):
         return _insert(sql, tree)
+    if isinstance(tree, (exp.Delete, exp.Update, exp.Merge)):
+        resolve_qualified_columns(tree)
     if isinstance(tree, exp.Delete):
         return Delete(table_name(tree.this), tree)
     if isinstance(tree, exp.Update):
         return Update(table_name(tree.this), tree)
     if isinstance(tree, exp.Merge):
-        return Merge(table_name(tree.this), tree)
+        return Merge(table_name(tree.this), tree, bool(tree.meta.get(SCHEMA_EVOLUTION)))
     return None
 
 
@@ -234,6 +275,7 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
     if kind == "TABLE":
         _refuse_expectations(sql, tree)
         partition_by, comment, properties, using = create_properties(tree)
+        properties, stored = constraints_in_properties(properties)
         table = table_name(tree.this)
         columns = column_specs(tree.this) if isinstance(tree.this, exp.Schema) else ()
         query = None
@@ -242,8 +284,47 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
             query = Query(sql[offset:], offset)
         return CreateTable(table, columns, partition_by, comment, properties, using,
                            bool(tree.args.get("exists")), bool(tree.args.get("replace")), query, location(tree),
-                           _partition_offsets(tree))
+                           _partition_offsets(tree), _table_constraints(sql, tree.this, stored))
     return None
+
+
+def _table_constraints(sql: str, target: exp.Expression, stored: tuple[Constraint, ...]) -> tuple[Constraint, ...]:
+    """The CHECK and key constraints of a CREATE TABLE's column list, in the order written: `CONSTRAINT name CHECK
+    (...)` beside the columns or `CHECK (...)` on one (unnamed ones named `chk_<n>`), PRIMARY KEY / FOREIGN KEY
+    either way (a column's own PRIMARY KEY is kept as `PRIMARY KEY (column)`); then those its TBLPROPERTIES hold as
+    `delta.constraints.*` (`stored`)."""
+    found: list[Constraint] = list(stored)
+    if not isinstance(target, exp.Schema):
+        return _named_once(found)
+    checks = 0
+    for item in target.expressions:
+        kinds: list[tuple[exp.Expression, exp.Expression]] = []
+        if isinstance(item, exp.Constraint):
+            kinds = [(item, kind) for kind in item.expressions]
+        elif isinstance(item, (exp.PrimaryKey, exp.ForeignKey)):
+            kinds = [(item, item)]
+        elif isinstance(item, exp.ColumnDef):
+            kinds = [(constraint, constraint.args.get("kind")) for constraint in item.args.get("constraints") or []]
+        for node, kind in kinds:
+            if isinstance(kind, exp.CheckColumnConstraint):
+                found.append(check_constraint(sql, node, checks, f"chk_{checks + 1}"))
+                checks += 1
+            elif isinstance(kind, (exp.PrimaryKey, exp.ForeignKey)):
+                found.append(key_constraint(node))
+            elif isinstance(kind, exp.PrimaryKeyColumnConstraint) and isinstance(item, exp.ColumnDef):
+                found.append(key_constraint(exp.PrimaryKey(expressions=[item.this.copy()])))
+    return _named_once(found)
+
+
+def _named_once(found: list[Constraint]) -> tuple[Constraint, ...]:
+    names = [c.name.lower() for c in found if c.name]
+    for name in names:
+        raise_if_reserved(name)
+        if names.count(name) > 1:
+            raise DialectError(f"Constraint '{name}' already exists. Please delete the old constraint first.",
+                               error_class="DELTA_CONSTRAINT_ALREADY_EXISTS", sqlstate="42710",
+                               hint="give each constraint its own name")
+    return tuple(found)
 
 
 def _drop(tree: exp.Drop) -> Statement | None:
@@ -285,9 +366,54 @@ def _insert(sql: str, tree: exp.Insert) -> Insert | None:
     target = tree.this
     if isinstance(target, exp.Directory):
         return None  # INSERT ... DIRECTORY: Spark's grammar, refused on Spark's plan by the policy
+    if tree.args.get("using"):
+        raise error_at(sql, tree.args["using"][0], "INSERT ... REPLACE USING is not supported",
+                       "write REPLACE WHERE <predicate> or REPLACE ON (<condition>) (<query>)")
     columns = tuple(c.name for c in target.expressions) if isinstance(target, exp.Schema) else ()
-    offset = query_offset(sql, end_of(target))
-    return Insert(table_name(target), columns, Query(sql[offset:], offset), bool(tree.args.get("overwrite")))
+    overwrite, by_name = bool(tree.args.get("overwrite")), bool(tree.args.get("by_name"))
+    replace = _replace(sql, tree)
+    if replace is None:
+        offset = query_offset(sql, end_of(target))
+        return Insert(table_name(target), columns, Query(sql[offset:], offset), overwrite,
+                      string_literal_positions(tree.expression), by_name)
+    if overwrite:
+        raise error_at(sql, target, "INSERT OVERWRITE cannot REPLACE: it replaces every row already",
+                       "write INSERT INTO ... REPLACE WHERE, or INSERT OVERWRITE without it")
+    query = tree.expression.this if isinstance(tree.expression, exp.Subquery) else tree.expression
+    return Insert(table_name(target), columns, _replacing_query(sql, tree), overwrite,
+                  string_literal_positions(query), by_name, replace)
+
+
+def _replace(sql: str, tree: exp.Insert) -> ReplaceWhere | ReplaceOn | None:
+    """What an INSERT's REPLACE WHERE or REPLACE ON (dialect.py) replaces; None for a plain INSERT."""
+    predicate, condition = tree.args.get("where"), tree.args.get("replace_on")
+    for clause in (predicate, condition):
+        if clause is not None and clause.find(exp.Query) is not None:
+            raise error_at(sql, clause.find(exp.Query), "a subquery cannot decide which rows an INSERT replaces",
+                           "compute the rows first, or write the condition over the two sides' columns")
+    if predicate is not None:
+        return ReplaceWhere(predicate.sql(dialect=StreamingSpark))
+    if condition is None:
+        return None
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    return ReplaceOn(condition.sql(dialect=StreamingSpark), target.alias or None, tree.expression.alias or None)
+
+
+def _replacing_query(sql: str, tree: exp.Insert) -> Query:
+    """The query of an INSERT with REPLACE: `TABLE t` (as `SELECT * FROM t`, positioned on the name), the query
+    after REPLACE WHERE, or REPLACE ON's parenthesized one; the parser keeps where each starts and ends."""
+    source = tree.args.get("source")  # False when not written
+    if isinstance(source, exp.Expression):
+        start = start_of(source) or 0
+        prefix = "SELECT * FROM "
+        return Query(prefix + sql[start:], max(start - len(prefix), 0))
+    query = tree.expression  # REPLACE ON's: an exp.Subquery made by dialect.py, the offsets on the query inside
+    meta = query.this.meta if tree.args.get("replace_on") is not None else query.meta if query else {}
+    if meta.get(QUERY_START) is None:
+        raise error_at(sql, tree.this, "expected the query whose rows replace the table's",
+                       "write INSERT INTO t REPLACE WHERE <predicate> SELECT ... (or TABLE source)")
+    start = meta[QUERY_START]
+    return Query(sql[start:meta.get(QUERY_END, len(sql))], start)
 
 
 def _partition_offsets(tree: exp.Create) -> tuple[int | None, ...]:
@@ -322,6 +448,52 @@ def _dropped_table(tree: exp.Drop) -> TableName:
     if node is None:  # the parser always gives a DROP of a table kind its name; for the type checker
         raise DialectError("expected a table name")
     return table_name(node)
+
+
+class ProcedureNotFoundError(DialectError):
+    error_class = "PROCEDURE_NOT_FOUND"
+    sqlstate = "42883"
+
+
+_KILL_QUERY = ("query_id", "message")
+
+
+def _call(sql: str, tree: CallProcedure) -> KillQuery:
+    """`CALL system.runtime.kill_query(...)`, the one procedure there is: its arguments by position or by name
+    (Trino's `=>`), each a string literal."""
+    name = tree.this
+    if not (name.meta.get("catalog", "").lower() == catalogs.SYSTEM and name.db.lower() == catalogs.RUNTIME
+            and name.name.lower() == "kill_query"):
+        start = start_of(name)
+        line, column = line_column(sql, start) if start is not None else (None, None)
+        written = ".".join(part for part in (name.meta.get("catalog"), name.db, name.name) if part)
+        raise ProcedureNotFoundError(
+            f"The procedure `{written}` cannot be found", line=line, column=column,
+            hint=f"the procedure there is: CALL {catalogs.SYSTEM}.{catalogs.RUNTIME}.kill_query(query_id => '...', "
+                 "message => '...')")
+    values: dict[str, str | None] = {}
+    for position, arg in enumerate(tree.expressions):
+        key = arg.this.name.lower() if isinstance(arg, exp.Kwarg) else None
+        if key is None and values.keys() - _KILL_QUERY[:position]:
+            raise error_at(sql, arg, "a positional argument follows a named one",
+                           "name every argument after the first named one")
+        key = key or (_KILL_QUERY[position] if position < len(_KILL_QUERY) else None)
+        if key not in _KILL_QUERY:
+            raise error_at(sql, arg, "kill_query takes query_id and message",
+                           "CALL system.runtime.kill_query(query_id => '...', message => '...')")
+        if key in values:
+            raise error_at(sql, arg, f"the argument {key} is given twice", "give each argument once")
+        value = arg.expression if isinstance(arg, exp.Kwarg) else arg
+        if isinstance(value, exp.Null):
+            values[key] = None
+        elif isinstance(value, exp.Literal) and value.is_string:
+            values[key] = value.name
+        else:
+            raise error_at(sql, value, f"{key} must be a string literal", f"write {key} => '...'")
+    if not values.get("query_id"):
+        raise error_at(sql, tree, "kill_query needs the query_id of the statement to cancel",
+                       "the id is the first column of system.runtime.queries")
+    return KillQuery(str(values["query_id"]), values.get("message"))
 
 
 def _use_catalog(sql: str, node: exp.Expr | None) -> UseCatalog:
@@ -365,7 +537,7 @@ def _show(tree: exp.Show) -> Statement:
     return ShowCreateTable(table_name(tree.args["target"]))
 
 
-def _altered_table(tree: exp.Alter) -> Statement | None:
+def _altered_table(sql: str, tree: exp.Alter) -> Statement | None:
     """The ALTER TABLE forms the warehouse runs; None for the rest (Spark's, judged on its plan)."""
     actions = tree.args.get("actions") or []
     table = table_name(tree.this)
@@ -380,15 +552,93 @@ def _altered_table(tree: exp.Alter) -> Statement | None:
         return AddColumns(table, column_specs(action), _column_offsets(action.expressions))
     if isinstance(action, exp.AlterColumn) and {k for k, v in action.args.items() if v} == {"this", "comment"}:
         return SetColumnComment(table, action.this.name, action.args["comment"].name, offset_of(action.this))
+    if isinstance(action, exp.AlterColumn) and action.args.get("allow_null") is not None and not (
+            {k for k, v in action.args.items() if v} - {"this", "drop", "allow_null"}):  # {SET | DROP} NOT NULL
+        return SetColumnNullability(table, action.this.name, bool(action.args["allow_null"]), offset_of(action.this))
     if isinstance(action, exp.AlterSet) and len(action.expressions) == 1 and isinstance(
             action.expressions[0], exp.Properties):
         pairs = [(p.this.name, p.args["value"].name) for p in action.expressions[0].expressions
                  if isinstance(p, exp.Property)]
         if len(pairs) == len(action.expressions[0].expressions):
+            refuse_constraint_properties(key for key, _ in pairs)
             return SetTableProperties(table, tuple(pairs))
     if isinstance(action, UnsetProperties):
-        return UnsetTableProperties(table, tuple(k.name for k in action.expressions), bool(action.args.get("exists")))
+        keys = tuple(k.name for k in action.expressions)
+        refuse_constraint_properties(keys)
+        return UnsetTableProperties(table, keys, bool(action.args.get("exists")))
+    if isinstance(action, exp.AddConstraint):
+        return _added_constraint(sql, table, action)
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "CONSTRAINT":
+        dropped = (action.args.get("tables") or [action.this])[0]
+        return DropConstraint(table, dropped.name, bool(action.args.get("exists")))
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() in ("COLUMN", "COLUMNS"):
+        return _dropped_columns(sql, table, action)
+    if isinstance(action, exp.ClusterProperty):
+        return _clustering(sql, table, action)
     return None
+
+
+def _column_names(sql: str, nodes: list[exp.Expression], what: str) -> tuple[ColumnName, ...]:
+    """The top-level columns `nodes` name, each with where it starts; a nested field (`a.b`) is an error at it."""
+    names = []
+    for written in nodes:
+        node = written.this if isinstance(written, exp.Paren) else written
+        if not isinstance(node, (exp.Column, exp.Identifier)) or (isinstance(node, exp.Column) and node.table):
+            raise error_at(sql, node, f"{what} names top-level columns, not `{node.sql(StreamingSpark)}`",
+                           f"name each column alone, e.g. {what} (id)")
+        names.append(ColumnName(node.name, offset_of(node)))
+    return tuple(names)
+
+
+def _dropped_columns(sql: str, table: TableName, action: exp.Drop) -> DropColumns:
+    """`DROP COLUMN c`, `DROP COLUMN (c)`, `DROP COLUMNS (c, d)`, each with IF EXISTS."""
+    nodes: list[exp.Expression] = []
+    for node in action.args.get("tables") or []:
+        nodes.extend(node.expressions if isinstance(node, exp.Schema) else [node])
+    return DropColumns(table, _column_names(sql, nodes, "DROP COLUMNS"), bool(action.args.get("exists")))
+
+
+def _clustering(sql: str, table: TableName, action: exp.ClusterProperty) -> SetClustering:
+    """`CLUSTER BY (c, ...)`, `CLUSTER BY NONE` or `CLUSTER BY AUTO`."""
+    word = action.this.name.upper() if isinstance(action.this, exp.Expression) else str(action.this or "").upper()
+    if not action.expressions and word not in ("NONE", "AUTO"):
+        raise error_at(sql, action, "CLUSTER BY needs its columns, NONE or AUTO",
+                       "write ALTER TABLE t CLUSTER BY (column, ...), CLUSTER BY NONE or CLUSTER BY AUTO")
+    return SetClustering(table, _column_names(sql, list(action.expressions), "CLUSTER BY"), word == "AUTO")
+
+
+def _added_constraint(sql: str, table: TableName, action: exp.AddConstraint) -> AddConstraint | None:
+    """`ADD CONSTRAINT name CHECK (...)` or an informational key; None for what Delta has not (UNIQUE...)."""
+    if len(action.expressions) != 1 or not isinstance(action.expressions[0], exp.Constraint):
+        return None
+    node = action.expressions[0]
+    kinds = node.expressions
+    if len(kinds) == 1 and isinstance(kinds[0], exp.CheckColumnConstraint):
+        raise_if_reserved(node.name)
+        return AddConstraint(table, check_constraint(sql, node, 0, node.name))
+    if kinds and all(isinstance(kind, (exp.PrimaryKey, exp.ForeignKey)) for kind in kinds):
+        return AddConstraint(table, key_constraint(node))
+    return None
+
+
+def _altered_view(tree: exp.Alter) -> Statement | None:
+    """`ALTER VIEW v RENAME TO w`; None for the other ALTER VIEW forms (Spark's, judged on its plan)."""
+    actions = tree.args.get("actions") or []
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
+        return RenameTable(table_name(tree.this), table_name(actions[0].this), view=True)
+    return None
+
+
+def _column_comment(sql: str, tree: exp.Comment) -> SetColumnComment:
+    """`COMMENT ON COLUMN [[catalog.]schema.]table.column IS 'text' | NULL` (its catalog already dropped)."""
+    column = tree.this
+    if not isinstance(column, exp.Column) or not column.table:
+        raise error_at(sql, column, "COMMENT ON COLUMN names the column with its table",
+                       "write COMMENT ON COLUMN table.column IS 'text'")
+    comment = tree.expression
+    table = exp.Table(this=column.args["table"], db=column.args.get("db"))
+    return SetColumnComment(table_name(table), column.name, "" if isinstance(comment, exp.Null) else comment.name,
+                            offset_of(column.this))
 
 
 def _temporary_view(sql: str, tree: exp.Create) -> CreateTemporaryView | None:
@@ -444,11 +694,18 @@ def _streaming_schema(sql: str, tree: exp.Create, schedule: Schedule | None) -> 
     if schedule is not None:
         raise error_at(sql, tree.this, "a streaming table without a query has no refresh schedule: its flows run "
                        "continuously", "leave the SCHEDULE clause out")
-    _, comment, _, _ = create_properties(tree)
+    partition_by, comment, layout, _ = create_properties(tree)
     container = tree.args.get("properties")
     properties = {p.name: p.args["value"].name for p in (container.expressions if container else [])
                   if isinstance(p, exp.Property) and p.args.get("value") is not None}
-    return CreateStreamingTableSchema(table, columns, comment, properties, bool(tree.args.get("exists")), sql)
+    properties.update({key: value for key, value in layout.items() if key == CLUSTERING_PROPERTY})
+    declared = {column.name.lower() for column in columns}
+    for name in partition_by:
+        if name.lower() not in declared:
+            raise error_at(sql, tree.this, f"the partition column `{name}` is not one of the table's columns",
+                           "partition by columns the table declares")
+    return CreateStreamingTableSchema(table, columns, comment, properties, bool(tree.args.get("exists")), sql,
+                                      partition_by)
 
 
 def _create_flow(sql: str, tree: CreateFlowCommand) -> CreateFlow:
@@ -459,6 +716,16 @@ def _create_flow(sql: str, tree: CreateFlowCommand) -> CreateFlow:
     comment = tree.args.get("comment")
     return CreateFlow(table_name(flow), table_name(tree.args["table"]),
                       comment.name if comment is not None else None, analyze_flow(sql, flow=tree), sql)
+
+
+def _create_auto_cdc(sql: str, tree: CreateAutoCdcCommand) -> CreateAutoCdc:
+    flow = tree.args.get("flow")
+    if flow is not None and (not isinstance(flow, exp.Table) or flow.args.get("catalog") is not None or not flow.name):
+        raise error_at(sql, flow, "a flow's name has one or two parts: [database.]flow",
+                       "write CREATE FLOW name AS AUTO CDC INTO table ...")
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    return CreateAutoCdc(table_name(target), analyze_cdc(sql, tree), sql,
+                         table_name(flow) if flow is not None else None)
 
 
 def _alter_schedule(sql: str, tree: AlterScheduleCommand) -> AlterSchedule:
@@ -474,6 +741,8 @@ def _explain_streaming(sql: str, tree: ExplainStreaming) -> ExplainStreamingTabl
     create = tree.this
     if isinstance(create, exp.Create) and _has_property(create, exp.MaterializedProperty):
         return ExplainMaterializedView(create_materialized_view(blanked, create))
+    if isinstance(create, CreateAutoCdcCommand):
+        return ExplainStreamingTable(analyze_cdc(blanked, create), blanked)
     create_schedule(blanked, create)  # checked as CREATE checks it
     if not isinstance(create, exp.Create) or not _has_property(create, exp.StreamingTableProperty):
         raise DialectError("expected CREATE [OR REFRESH] STREAMING TABLE ... AS SELECT ...")

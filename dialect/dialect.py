@@ -17,6 +17,9 @@ from sqlglot.trie import new_trie
 
 from sluicegate.dialect.expressions import (
     AlterScheduleCommand,
+    AutoCdc,
+    CallProcedure,
+    CreateAutoCdcCommand,
     CreateFlowCommand,
     Expectation,
     ExplainQuery,
@@ -30,6 +33,9 @@ from sluicegate.dialect.expressions import (
     VacuumCommand,
     Watermark,
     alter_schedule_sql,
+    auto_cdc_sql,
+    call_procedure_sql,
+    create_auto_cdc_sql,
     create_flow_sql,
     expectation_sql,
     explain_streaming_sql,
@@ -43,6 +49,12 @@ from sluicegate.dialect.expressions import (
     vacuum_sql,
     watermark_sql,
 )
+
+# The meta keys of an INSERT's query node: the offset of its first character, and (REPLACE ON's parenthesized query)
+# the offset just past its last.
+QUERY_START, QUERY_END = "query_start", "query_end"
+# The meta key of a MERGE written `MERGE WITH SCHEMA EVOLUTION INTO ...` (Databricks; sqlglot has no such clause).
+SCHEMA_EVOLUTION = "schema_evolution"
 
 
 class StreamingSpark(Databricks):
@@ -108,6 +120,7 @@ class StreamingSpark(Databricks):
             "VACUUM": lambda self, start: self._parse_vacuum(),
             "OPTIMIZE": lambda self, start: self._parse_optimize(),
             "EXPLAIN": lambda self, start: self._parse_explain_streaming(start),
+            "CALL": lambda self, start: self._parse_call(),
         }
 
         def _match_set(self, types: t.Collection[TokenType], advance: bool = True) -> bool:
@@ -121,6 +134,10 @@ class StreamingSpark(Databricks):
         def _parse_table_alias(self, alias_tokens: t.Collection[TokenType] | None = None) -> exp.TableAlias | None:
             # `STREAM t WATERMARK ts ...`: WATERMARK starts the clause, it is not the alias of t.
             if self._curr is not None and self._curr.text.upper() == "WATERMARK":
+                return None
+            # `AUTO CDC FROM STREAM(src) KEYS (k)`: KEYS starts the clause, it is not the alias of the source.
+            if (self._curr is not None and self._curr.text.upper() == "KEYS" and self._next is not None
+                    and self._next.token_type == TokenType.L_PAREN and self._after_auto_cdc()):
                 return None
             return super()._parse_table_alias(alias_tokens=alias_tokens)
 
@@ -314,11 +331,18 @@ class StreamingSpark(Databricks):
             return self.expression(exp.SetItem(this=name, kind="CATALOG"))
 
         def _parse_change_column(self) -> exp.AlterColumn | None:
-            """`ALTER TABLE t CHANGE [COLUMN] c COMMENT 'text'` (what dbt's persist_docs sends); other CHANGE forms
-            stay a command for Spark."""
+            """`ALTER TABLE t CHANGE [COLUMN] c COMMENT 'text'` (what dbt's persist_docs sends) and `... c {SET | DROP}
+            NOT NULL` (dbt-spark's column constraints), as ALTER COLUMN parses them; other CHANGE forms stay a command
+            for Spark."""
             self._match(TokenType.COLUMN)
             column = self._parse_field(any_token=True)
-            if column is None or not self._match(TokenType.COMMENT):
+            if column is None:
+                return None
+            if self._match_text_seq("SET", "NOT", "NULL"):
+                return self.expression(exp.AlterColumn(this=column, allow_null=False))
+            if self._match_text_seq("DROP", "NOT", "NULL"):
+                return self.expression(exp.AlterColumn(this=column, drop=True, allow_null=True))
+            if not self._match(TokenType.COMMENT):
                 return None
             comment = self._parse_string()
             return self.expression(exp.AlterColumn(this=column, comment=comment)) if comment is not None else None
@@ -333,6 +357,24 @@ class StreamingSpark(Databricks):
             if not self._match(TokenType.R_PAREN) or not keys:
                 return None
             return self.expression(UnsetProperties(expressions=keys, exists=exists))
+
+        def _parse_call(self) -> CallProcedure:
+            """`CALL name(arg, ..., name => arg, ...)` (Trino's procedures: system.runtime.kill_query)."""
+            parts = [self._parse_id_var(any_token=False)]
+            while parts[-1] is not None and self._match(TokenType.DOT):
+                parts.append(self._parse_id_var(any_token=False))
+            if any(part is None for part in parts) or len(parts) > 3:
+                self.raise_error("Expected a procedure's name after CALL, e.g. CALL system.runtime.kill_query(...)")
+            name = exp.Table(this=parts[-1], db=parts[-2] if len(parts) > 1 else None,
+                             catalog=parts[-3] if len(parts) > 2 else None)
+            if not self._match(TokenType.L_PAREN):
+                self.raise_error("Expected ( after the procedure's name, e.g. CALL system.runtime.kill_query(...)")
+            args = [] if self._match(TokenType.R_PAREN, advance=False) else self._parse_csv(self._parse_lambda)
+            if not self._match(TokenType.R_PAREN):
+                self.raise_error("Expected ) after the procedure's arguments")
+            if self._index < len(self._tokens):
+                self.raise_error("Expected nothing after CALL name(...)")
+            return self.expression(CallProcedure(this=name, expressions=[a for a in args if a is not None]))
 
         def _parse_vacuum(self) -> VacuumCommand:
             """`VACUUM table [RETAIN n HOURS] [DRY RUN]` (Delta)."""
@@ -424,15 +466,62 @@ class StreamingSpark(Databricks):
             self._retreat(index)
             return super()._parse_describe()
 
+        def _parse_ddl_select(self) -> exp.Expr | None:
+            # Where the query of an INSERT or CREATE ... AS starts, kept in its meta: after REPLACE WHERE <predicate>
+            # only the parser knows where the predicate ends (`x IN (1, 2)` and `(SELECT ...)` both open a paren).
+            start = self._curr.start if self._curr is not None else None
+            query = super()._parse_ddl_select()
+            if query is not None and start is not None:
+                query.meta[QUERY_START] = start
+            return query
+
+        def _parse_merge(self) -> exp.Merge:
+            """sqlglot's MERGE, after Databricks' `WITH SCHEMA EVOLUTION` (kept in the node's meta)."""
+            evolve = self._match_text_seq("WITH", "SCHEMA", "EVOLUTION")
+            merge = super()._parse_merge()
+            if evolve:
+                merge.meta[SCHEMA_EVOLUTION] = True
+            return merge
+
+        def _parse_insert(self) -> exp.Insert | exp.MultitableInserts:
+            """sqlglot's INSERT, plus Databricks' `INSERT INTO t [AS a] REPLACE ON (<condition>) (<query>) [AS s]`,
+            where sqlglot stops after REPLACE: `replace_on` holds the condition, `expression` the query as an
+            exp.Subquery with its alias; the query's first and past-last offsets are in its meta."""
+            insert = super()._parse_insert()
+            if (not isinstance(insert, exp.Insert) or insert.expression is not None or self._prev is None
+                    or self._prev.token_type != TokenType.REPLACE or not self._match(TokenType.ON)):
+                return insert
+            insert.set("replace_on", self._parse_wrapped(self._parse_disjunction))
+            self._match_l_paren()
+            query = self._parse_ddl_select()
+            if query is None or self._curr is None:
+                self.raise_error("Expected (<query>) after REPLACE ON (<condition>)")
+                return insert
+            query.meta[QUERY_END] = self._curr.start
+            self._match_r_paren()
+            insert.set("expression", self.expression(exp.Subquery(this=query, alias=self._parse_table_alias())))
+            return insert
+
         # sqlglot declares `Create | Command`, but its only caller (STATEMENT_PARSERS) takes any statement node
-        def _parse_create(self) -> exp.Create | exp.Command | CreateFlowCommand:  # type: ignore[override]
-            """`CREATE FLOW f [COMMENT '...'] AS INSERT INTO t [BY NAME] <query>`; any other CREATE is sqlglot's."""
+        def _parse_create(  # type: ignore[override]
+                self) -> exp.Create | exp.Command | CreateFlowCommand | CreateAutoCdcCommand:
+            """`CREATE FLOW f [COMMENT '...'] AS INSERT INTO t [BY NAME] <query>`, `CREATE FLOW f AS AUTO CDC INTO t
+            ...` and `CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC ...`; any other CREATE is sqlglot's."""
+            if self._auto_cdc_table_ahead():
+                return self._parse_auto_cdc_table()
             if not self._match_text_seq("FLOW"):
                 return super()._parse_create()
             flow = self._parse_table_parts()
             comment = self._parse_string() if self._match(TokenType.COMMENT) else None
-            if not self._match(TokenType.ALIAS) or not self._match_text_seq("INSERT", "INTO"):
-                self.raise_error("Expected AS INSERT INTO table BY NAME <query> after CREATE FLOW name")
+            if self._match(TokenType.ALIAS) and self._match_text_seq("AUTO", "CDC"):
+                if not self._match(TokenType.INTO):
+                    self.raise_error("Expected INTO table after CREATE FLOW name AS AUTO CDC")
+                target = self._parse_table_parts()
+                return self.expression(CreateAutoCdcCommand(this=target, cdc=self._parse_auto_cdc(), flow=flow,
+                                                            comment=comment))
+            if self._prev.token_type != TokenType.ALIAS or not self._match_text_seq("INSERT", "INTO"):
+                self.raise_error("Expected AS INSERT INTO table BY NAME <query> (or AS AUTO CDC INTO table ...) "
+                                 "after CREATE FLOW name")
             table = self._parse_table_parts()
             by_name = self._match_text_seq("BY", "NAME")
             query = self._parse_select(nested=True)
@@ -440,6 +529,94 @@ class StreamingSpark(Databricks):
                 self.raise_error("Expected the flow's query (SELECT ... FROM STREAM ...) after INSERT INTO table")
             return self.expression(CreateFlowCommand(this=flow, table=table, expression=query, comment=comment,
                                               by_name=by_name))
+
+        # --- AUTO CDC (Databricks' change data capture into a streaming table) -------------------------------------
+
+        def _after_auto_cdc(self) -> bool:
+            texts = [token.text.upper() for token in self._tokens[:self._index]]
+            return any(texts[i:i + 2] == ["AUTO", "CDC"] for i in range(len(texts)))
+
+        def _auto_cdc_table_ahead(self) -> bool:
+            """Whether the CREATE being parsed is `[OR REFRESH] STREAMING TABLE ... FLOW AUTO CDC`: the clause comes
+            after the table's name, column list and properties, so it is looked for among the tokens ahead."""
+            index = self._index
+            ahead = (self._match_text_seq("OR", "REFRESH") or True) and self._match_text_seq("STREAMING", "TABLE")
+            self._retreat(index)
+            if not ahead:
+                return False
+            texts = [token.text.upper() if token.token_type != TokenType.STRING else "" for token in
+                     self._tokens[index:]]
+            return any(texts[i:i + 3] == ["FLOW", "AUTO", "CDC"] for i in range(len(texts)))
+
+        def _parse_auto_cdc_table(self) -> CreateAutoCdcCommand:
+            refresh = self._match_text_seq("OR", "REFRESH")
+            self._match_text_seq("STREAMING", "TABLE")
+            exists = self._parse_exists(not_=True)
+            target = self._parse_schema(self._parse_table_parts(schema=True))
+            properties = self._parse_properties()
+            if not self._match_text_seq("FLOW", "AUTO", "CDC"):
+                self.raise_error("Expected FLOW AUTO CDC FROM STREAM(source) KEYS (...) SEQUENCE BY ... after the "
+                                 "streaming table's name, columns and properties")
+            return self.expression(CreateAutoCdcCommand(this=target, cdc=self._parse_auto_cdc(), refresh=refresh,
+                                                        exists=bool(exists), properties=properties))
+
+        def _parse_cdc_columns(self) -> tuple[list[exp.Expr], list[exp.Expr], bool]:
+            """`a, b` or `(a, b)`, or `* EXCEPT (a, b)`, or `*`: (listed, excepted, star)."""
+            if self._match(TokenType.STAR):
+                if self._match(TokenType.EXCEPT):
+                    excepted = self._parse_wrapped_csv(self._parse_column)
+                    if not excepted:
+                        self.raise_error("Expected the columns in * EXCEPT (a, b)")
+                    return [], excepted, True
+                return [], [], True
+            listed = (self._parse_wrapped_csv(self._parse_column) if self._curr is not None
+                      and self._curr.token_type == TokenType.L_PAREN else self._parse_csv(self._parse_column))
+            if not listed:
+                self.raise_error("Expected a column list or * EXCEPT (columns)")
+            return listed, [], False
+
+        def _parse_auto_cdc(self) -> AutoCdc:
+            """`FROM source KEYS (k, ...) [IGNORE NULL UPDATES] [APPLY AS DELETE WHEN c] [APPLY AS TRUNCATE WHEN c]
+            SEQUENCE BY e [COLUMNS ...] [STORED AS SCD TYPE {1 | 2}] [TRACK HISTORY ON ...]`, in Databricks' order."""
+            if not self._match(TokenType.FROM):
+                self.raise_error("Expected FROM STREAM(source) after AUTO CDC")
+            source = self._parse_table()
+            if source is None:
+                self.raise_error("Expected the CDC source after FROM: STREAM(table), STREAM read_files(...) ...")
+            if not self._match_text_seq("KEYS"):
+                self.raise_error("Expected KEYS (key columns) after the CDC source")
+            keys = self._parse_wrapped_csv(self._parse_column)
+            ignore_nulls = self._match_text_seq("IGNORE", "NULL", "UPDATES")
+            delete = truncate = None
+            while self._match_text_seq("APPLY", "AS"):
+                if self._match(TokenType.DELETE) and self._match_text_seq("WHEN"):
+                    delete = self._parse_disjunction()
+                elif self._match(TokenType.TRUNCATE) and self._match_text_seq("WHEN"):
+                    truncate = self._parse_disjunction()
+                else:
+                    self.raise_error("Expected APPLY AS DELETE WHEN <condition> or APPLY AS TRUNCATE WHEN <condition>")
+            if not self._match_text_seq("SEQUENCE", "BY"):
+                self.raise_error("Expected SEQUENCE BY <column> (what orders the changes of a key)")
+            sequence = self._parse_disjunction()
+            columns: list[exp.Expr] = []
+            excepted: list[exp.Expr] = []
+            if self._match_text_seq("COLUMNS"):
+                columns, excepted, _ = self._parse_cdc_columns()
+            scd_type = None
+            if self._match_text_seq("STORED", "AS"):
+                if not self._match_text_seq("SCD", "TYPE") or self._curr is None or self._curr.text not in ("1", "2"):
+                    self.raise_error("Expected SCD TYPE 1 or SCD TYPE 2 after STORED AS")
+                scd_type = int(self._curr.text)
+                self._advance()
+            track: list[exp.Expr] = []
+            track_except: list[exp.Expr] = []
+            track_all = False
+            if self._match_text_seq("TRACK", "HISTORY", "ON"):
+                track, track_except, track_all = self._parse_cdc_columns()
+            return self.expression(AutoCdc(
+                this=source, keys=keys, sequence=sequence, ignore_null_updates=ignore_nulls, delete=delete,
+                truncate=truncate, columns=columns, except_columns=excepted, scd_type=scd_type, track=track,
+                track_except=track_except, track_all=track_all))
 
         def _parse_drop(self, exists: bool = False, kind: str | None = None) -> exp.Drop | exp.Command:
             if kind is None and self._match_text_seq("FLOW"):
@@ -500,10 +677,13 @@ class StreamingSpark(Databricks):
             VacuumCommand: vacuum_sql,
             OptimizeCommand: optimize_sql,
             RefreshTable: refresh_table_sql,
+            CallProcedure: call_procedure_sql,
             UnsetProperties: unset_properties_sql,
             ShowGrantsCommand: show_grants_sql,
             ExplainStreaming: explain_streaming_sql,
             CreateFlowCommand: create_flow_sql,
+            AutoCdc: auto_cdc_sql,
+            CreateAutoCdcCommand: create_auto_cdc_sql,
             RefreshSchedule: refresh_schedule_sql,
             RefreshPolicy: refresh_policy_sql,
             AlterScheduleCommand: alter_schedule_sql,

@@ -40,6 +40,13 @@ class RefreshTable(exp.Expression):
     arg_types = {"this": True, "kind": True, "full": False, "mode": False}
 
 
+class CallProcedure(exp.Expression):
+    """`CALL catalog.schema.procedure(arg, ..., name => arg, ...)` (Trino's form): `this` the procedure's name as a
+    table-shaped node, `expressions` its arguments (an `exp.Kwarg` for a named one)."""
+
+    arg_types = {"this": True, "expressions": False}
+
+
 class ExplainQuery(exp.Expression):
     """`EXPLAIN [EXTENDED | CODEGEN | COST | FORMATTED] <query>`: Spark's, with `this` the query's tree, so that the
     tables it reads are found (and bound) as in any query."""
@@ -108,6 +115,66 @@ def create_flow_sql(generator: Generator, node: CreateFlowCommand) -> str:
            f"{sql(node, 'expression')}"
 
 
+class AutoCdc(exp.Expression):
+    """The `AUTO CDC FROM source KEYS (k, ...) ... SEQUENCE BY col ...` clause (Databricks' change data capture, both
+    after `CREATE STREAMING TABLE t FLOW` and after `CREATE FLOW f AS AUTO CDC INTO t`): `this` the source (an
+    exp.Stream, or a table), `keys` its key columns, `sequence` the SEQUENCE BY expression, `delete` / `truncate` the
+    APPLY AS ... WHEN conditions, `columns` / `except_columns` the COLUMNS list or `* EXCEPT (...)`, `scd_type` 1 or 2
+    as written (None: not written), `track` / `track_except` TRACK HISTORY ON's lists, `track_all` when it was
+    `TRACK HISTORY ON *`."""
+
+    arg_types = {"this": True, "keys": True, "sequence": True, "ignore_null_updates": False, "delete": False,
+                 "truncate": False, "columns": False, "except_columns": False, "scd_type": False, "track": False,
+                 "track_except": False, "track_all": False}
+
+
+class CreateAutoCdcCommand(exp.Expression):
+    """`CREATE [OR REFRESH] STREAMING TABLE [IF NOT EXISTS] t [(columns)] [COMMENT ...] [TBLPROPERTIES (...)] FLOW
+    AUTO CDC ...` (`flow` None) or `CREATE FLOW f [COMMENT ...] AS AUTO CDC INTO t ...` (`flow` the flow's exp.Table):
+    `this` the target (an exp.Table, or an exp.Schema with its column list), `cdc` the AutoCdc clause."""
+
+    arg_types = {"this": True, "cdc": True, "flow": False, "refresh": False, "exists": False, "properties": False,
+                 "comment": False}
+
+
+def _column_list(generator: Generator, node: exp.Expression, listed: str, excepted: str) -> str:
+    if node.args.get(excepted):
+        return f"* EXCEPT ({generator.expressions(node, excepted, flat=True)})"
+    return generator.expressions(node, listed, flat=True) or "*"
+
+
+def auto_cdc_sql(generator: Generator, node: AutoCdc) -> str:
+    sql = generator.sql
+    parts = [f"AUTO CDC FROM {sql(node, 'this')} KEYS ({generator.expressions(node, 'keys', flat=True)})"]
+    if node.args.get("ignore_null_updates"):
+        parts.append("IGNORE NULL UPDATES")
+    if node.args.get("delete") is not None:
+        parts.append(f"APPLY AS DELETE WHEN {sql(node, 'delete')}")
+    if node.args.get("truncate") is not None:
+        parts.append(f"APPLY AS TRUNCATE WHEN {sql(node, 'truncate')}")
+    parts.append(f"SEQUENCE BY {sql(node, 'sequence')}")
+    if node.args.get("columns") or node.args.get("except_columns"):
+        parts.append(f"COLUMNS {_column_list(generator, node, 'columns', 'except_columns')}")
+    if node.args.get("scd_type") is not None:
+        parts.append(f"STORED AS SCD TYPE {node.args['scd_type']}")
+    if node.args.get("track") or node.args.get("track_except") or node.args.get("track_all"):
+        parts.append(f"TRACK HISTORY ON {_column_list(generator, node, 'track', 'track_except')}")
+    return " ".join(parts)
+
+
+def create_auto_cdc_sql(generator: Generator, node: CreateAutoCdcCommand) -> str:
+    sql = generator.sql
+    cdc = sql(node, "cdc")
+    comment = f" COMMENT {sql(node, 'comment')}" if node.args.get("comment") else ""
+    if node.args.get("flow") is not None:
+        into = cdc.replace("AUTO CDC", f"AUTO CDC INTO {sql(node, 'this')}", 1)
+        return f"CREATE FLOW {sql(node, 'flow')}{comment} AS {into}"
+    refresh = " OR REFRESH" if node.args.get("refresh") else ""
+    exists = " IF NOT EXISTS" if node.args.get("exists") else ""
+    properties = f" {sql(node, 'properties')}" if node.args.get("properties") else ""
+    return f"CREATE{refresh} STREAMING TABLE{exists} {sql(node, 'this')}{comment}{properties} FLOW {cdc}"
+
+
 def refresh_schedule_sql(generator: Generator, node: RefreshSchedule) -> str:
     sql = generator.sql
     kind = node.args["kind"]
@@ -152,6 +219,10 @@ def refresh_table_sql(generator: Generator, node: RefreshTable) -> str:
     if node.args.get("full"):
         text += " FULL"
     return text + (f" {node.args['mode']}" if node.args.get("mode") else "")
+
+
+def call_procedure_sql(generator: Generator, node: CallProcedure) -> str:
+    return f"CALL {generator.sql(node, 'this')}({generator.expressions(node, flat=True)})"
 
 
 def unset_properties_sql(generator: Generator, node: UnsetProperties) -> str:

@@ -12,7 +12,16 @@ from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.expressions import RefreshPolicy
 from sluicegate.dialect.schedule import create_schedule
 from sluicegate.dialect.statements import CreateMaterializedView, Query
-from sluicegate.dialect.trees import create_properties, end_of, error_at, query_offset, table_name, view_columns
+from sluicegate.dialect.trees import (
+    column_specs,
+    create_properties,
+    end_of,
+    error_at,
+    is_key_constraint,
+    query_offset,
+    table_name,
+    view_columns,
+)
 
 
 class StreamingRelationError(DialectError):
@@ -38,6 +47,8 @@ def _refuse_expectations(sql: str, target: exp.Expr) -> None:
     if not isinstance(target, exp.Schema):
         return
     for column in target.expressions:
+        if is_key_constraint(column):
+            continue   # PRIMARY KEY / FOREIGN KEY: informational, as Databricks takes them
         if isinstance(column, exp.Constraint) or column.find(exp.Constraint) is not None:
             error = error_at(sql, column, "materialized views take no expectations (CONSTRAINT ... EXPECT) yet",
                              "leave the CONSTRAINT out, or put the expectation on a streaming table that feeds the "
@@ -62,4 +73,6 @@ def create_materialized_view(sql: str, tree: exp.Create) -> CreateMaterializedVi
         table=table_name(tree.this), query=Query(sql[offset:], offset), replace=bool(tree.args.get("replace")),
         or_refresh=bool(tree.args.get("refresh")), if_not_exists=bool(tree.args.get("exists")),
         columns=view_columns(tree.this), partition_by=partition_by, comment=comment, properties=properties,
-        refresh_policy=policies[0] if policies else "AUTO", schedule=create_schedule(sql, tree))
+        refresh_policy=policies[0] if policies else "AUTO", schedule=create_schedule(sql, tree),
+        not_null=tuple(c.name for c in column_specs(tree.this) if not c.nullable)
+        if isinstance(tree.this, exp.Schema) else ())

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sluicegate.dialect.columns import ColumnSpec
+from sluicegate.dialect.constraints import CheckConstraint, Constraint
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.plan import StreamingPlan
 
@@ -89,8 +90,19 @@ class ShowCatalogs:
     pattern: str | None
 
 
+@dataclass(frozen=True)
+class KillQuery:
+    """`CALL system.runtime.kill_query(query_id => '...', message => '...')` (Trino's procedure; positional arguments
+    too): cancel a running statement by its id, the first column of `system.runtime.queries`."""
+
+    query_id: str
+    message: str | None = None
+
+
 # The table property keeping a table's CLUSTER BY columns (a JSON list): OPTIMIZE z-orders by them.
 CLUSTERING_PROPERTY = "clusteringColumns"
+# The table property `ALTER TABLE t CLUSTER BY AUTO` sets to "true" (Databricks' name for it).
+CLUSTER_BY_AUTO_PROPERTY = "clusterByAuto"
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,11 @@ class CreateTable:
     query: Query | None
     location: str | None = None    # LOCATION '...' or OPTIONS (path '...'): only Spark's own tables may have one
     partition_offsets: tuple[int | None, ...] = field(default=(), compare=False, repr=False)  # of `partition_by`
+    constraints: tuple[Constraint, ...] = ()  # its column list's CHECK (enforced) and key constraints (informational)
+
+    @property
+    def checks(self) -> tuple[CheckConstraint, ...]:
+        return tuple(c for c in self.constraints if isinstance(c, CheckConstraint))
 
 
 @dataclass(frozen=True)
@@ -133,8 +150,56 @@ class AddColumns:
 
 
 @dataclass(frozen=True)
+class DropColumns:
+    """`ALTER TABLE t DROP {COLUMN | COLUMNS} [IF EXISTS] (c, ...)` (or one column without parentheses)."""
+
+    table: TableName
+    columns: tuple[ColumnName, ...]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class SetClustering:
+    """`ALTER TABLE t CLUSTER BY (c, ...)` (liquid clustering's columns), `CLUSTER BY NONE` (none: `columns` empty,
+    `auto` False) or `CLUSTER BY AUTO` (`auto`: the columns are left as they are)."""
+
+    table: TableName
+    columns: tuple[ColumnName, ...]
+    auto: bool = False
+
+
+@dataclass(frozen=True)
+class AddConstraint:
+    """`ALTER TABLE t ADD CONSTRAINT name CHECK (expr)` (Delta's, checked against the rows and enforced on every
+    write) or `ADD [CONSTRAINT name] PRIMARY KEY (...) | FOREIGN KEY (...) REFERENCES ...` (informational)."""
+
+    table: TableName
+    constraint: Constraint
+
+
+@dataclass(frozen=True)
+class DropConstraint:
+    """`ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name`."""
+
+    table: TableName
+    name: str
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class SetColumnNullability:
+    """`ALTER TABLE t {ALTER | CHANGE} [COLUMN] c {SET | DROP} NOT NULL`: Delta's NOT NULL constraint on a column."""
+
+    table: TableName
+    column: str
+    nullable: bool
+    column_offset: int | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class SetColumnComment:
-    """`ALTER TABLE t {ALTER | CHANGE} [COLUMN] c COMMENT 'text'` (dbt's persist_docs)."""
+    """`ALTER TABLE t {ALTER | CHANGE} [COLUMN] c COMMENT 'text'` (dbt's persist_docs), or
+    `COMMENT ON COLUMN t.c IS 'text'` (dbt-databricks')."""
 
     table: TableName
     column: str
@@ -182,8 +247,11 @@ class ShowColumns:
 
 @dataclass(frozen=True)
 class RenameTable:
+    """`ALTER TABLE t RENAME TO u`, or `ALTER VIEW v RENAME TO w` (`view`: only a view may be named)."""
+
     table: TableName
     new_name: TableName
+    view: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,11 +293,31 @@ class ShowCreateTable:
 
 
 @dataclass(frozen=True)
+class ReplaceWhere:
+    """`INSERT INTO t REPLACE WHERE <predicate> <query>` (Delta's replaceWhere): the rows the predicate holds for are
+    replaced by the query's, each of which must satisfy it."""
+    predicate: str                  # Spark SQL over the table's columns
+
+
+@dataclass(frozen=True)
+class ReplaceOn:
+    """`INSERT INTO t [AS a] REPLACE ON (<condition>) (<query>) [AS s]` (Databricks): the rows that match a row of the
+    query by the condition are replaced by the query's rows."""
+    condition: str                  # Spark SQL over the target's alias and the query's
+    target_alias: str | None
+    source_alias: str | None
+
+
+@dataclass(frozen=True)
 class Insert:
     table: TableName
     columns: tuple[str, ...]
     query: Query
     overwrite: bool
+    # the source positions that are quoted literals only (trees.string_literal_positions): cast to the column's type
+    string_literals: frozenset[int] = frozenset()
+    by_name: bool = False           # BY NAME: each query column goes to the table's column of its name
+    replace: ReplaceWhere | ReplaceOn | None = None
 
 
 @dataclass(frozen=True)
@@ -246,8 +334,12 @@ class Update:
 
 @dataclass(frozen=True)
 class Merge:
+    """`MERGE [WITH SCHEMA EVOLUTION] INTO t USING s ON ... WHEN ...`: `schema_evolution` adds the source's columns
+    that `*` or an explicit assignment names and the target lacks (executor/tables/merge.py)."""
+
     table: TableName
     tree: exp.Merge = field(compare=False, hash=False)
+    schema_evolution: bool = False
 
 
 @dataclass(frozen=True)
@@ -319,6 +411,7 @@ class CreateStreamingTableSchema:
     properties: dict[str, str] = field(hash=False)
     if_not_exists: bool = False
     sql: str = ""
+    partition_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -331,6 +424,18 @@ class CreateFlow:
     comment: str | None
     plan: StreamingPlan
     sql: str
+
+
+@dataclass(frozen=True)
+class CreateAutoCdc:
+    """`CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC FROM src KEYS ... SEQUENCE BY ...` (`flow` None) or
+    `CREATE FLOW f AS AUTO CDC INTO t FROM src ...`: `plan` reads the source's change events (its `cdc` says how they
+    are applied by key), named after the target table."""
+
+    table: TableName
+    plan: StreamingPlan
+    sql: str
+    flow: TableName | None = None
 
 
 @dataclass(frozen=True)
@@ -370,8 +475,9 @@ class Refresh:
 @dataclass(frozen=True)
 class CreateMaterializedView:
     """`CREATE [OR REPLACE | OR REFRESH] MATERIALIZED VIEW [IF NOT EXISTS] mv [(cols)] ... AS query` (Databricks):
-    `columns` the `(name [COMMENT 'text'], ...)` list, `refresh_policy` AUTO | INCREMENTAL | INCREMENTAL STRICT |
-    FULL (AUTO when not written), `schedule` None: refreshed by REFRESH only. Checked in dialect/materialized_views.py.
+    `columns` the `(name [COMMENT 'text'], ...)` list, `not_null` the names it declares NOT NULL, `refresh_policy`
+    AUTO | INCREMENTAL | INCREMENTAL STRICT | FULL (AUTO when not written), `schedule` None: refreshed by REFRESH
+    only. Checked in dialect/materialized_views.py.
     """
 
     table: TableName
@@ -385,6 +491,7 @@ class CreateMaterializedView:
     properties: dict[str, str] = field(default_factory=dict, hash=False)
     refresh_policy: str = "AUTO"
     schedule: Schedule | None = None
+    not_null: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -484,7 +591,8 @@ Statement = (
     | Vacuum | Optimize | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables
     | DescribeStreamingTable | ExplainStreamingTable | ShowViews | CreateTemporaryView | Grant | Revoke | ShowGrants
     | Refresh | ShowTableExtended | SetColumnComment | SetTableComment | SetTableProperties | UnsetTableProperties
-    | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | DropFlow | ShowFlows
+    | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | CreateAutoCdc | DropFlow | ShowFlows
     | CreateMaterializedView | DropMaterializedView | ShowMaterializedViews | ExplainMaterializedView
-    | UseCatalog | ShowCatalogs
+    | UseCatalog | ShowCatalogs | KillQuery | AddConstraint | DropConstraint | SetColumnNullability | DropColumns
+    | SetClustering
 )

@@ -61,12 +61,23 @@ def column_specs(schema: exp.Schema) -> tuple[ColumnSpec, ...]:
     return tuple(columns)
 
 
+def is_key_constraint(node: exp.Expression) -> bool:
+    """`PRIMARY KEY (...)` or `FOREIGN KEY (...) REFERENCES ...` in a column list, named (`CONSTRAINT pk ...`) or not:
+    informational in Databricks (never enforced), so a list that holds one still declares only its columns."""
+    if isinstance(node, (exp.PrimaryKey, exp.ForeignKey)):
+        return True
+    return isinstance(node, exp.Constraint) and bool(node.expressions) and all(
+        isinstance(part, (exp.PrimaryKey, exp.ForeignKey)) for part in node.expressions)
+
+
 def view_columns(target: exp.Expression) -> tuple[tuple[str, str | None], ...]:
-    """A view's `(name [COMMENT 'text'], ...)` list: names and comments, () when none is written."""
+    """A view's `(name [COMMENT 'text'], ...)` list: names and comments, () when none is written (its key
+    constraints are not columns)."""
     if not isinstance(target, exp.Schema):
         return ()
     comments = {spec.name: spec.comment for spec in column_specs(target)}
-    return tuple((column.name, comments.get(column.name)) for column in target.expressions)
+    return tuple((column.name, comments.get(column.name)) for column in target.expressions
+                 if not is_key_constraint(column))
 
 
 def defining_query(create_sql: str) -> str:
@@ -140,6 +151,28 @@ def create_properties(create: exp.Create) -> tuple[tuple[str, ...], str | None, 
             value = prop.args.get("value")
             properties[key] = value.name if value is not None else ""
     return partition_by, comment, properties, using
+
+
+def string_literal_positions(query: exp.Expression | None) -> frozenset[int]:
+    """The positions of an INSERT's `VALUES` (or `SELECT` without FROM) where every row holds a string literal or
+    NULL, at least one a string: Databricks casts such literals to the target column's type (a seed's dates,
+    timestamps and decimals arrive as quoted text), where store assignment would refuse a string column."""
+    if isinstance(query, exp.Values):
+        rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in query.expressions]
+    elif isinstance(query, exp.Select) and not query.args.get("from_") and not query.args.get("from"):
+        rows = [query.expressions]
+    else:
+        return frozenset()
+    if not rows or len({len(row) for row in rows}) != 1:
+        return frozenset()
+    positions = []
+    for index in range(len(rows[0])):
+        values = [row[index] for row in rows]
+        quoted = [isinstance(value, exp.Literal) and value.is_string for value in values]
+        if any(quoted) and all(is_quoted or isinstance(value, exp.Null)
+                               for is_quoted, value in zip(quoted, values, strict=True)):
+            positions.append(index)
+    return frozenset(positions)
 
 
 def error_at(sql: str, node: exp.Expression, message: str, hint: str) -> DialectError:

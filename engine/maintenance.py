@@ -63,6 +63,7 @@ class TableMaintenance:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self.compacted: list[Compacted] = []    # the last merges, newest last (for DESCRIBE and tests)
+        self.merges_committed = 0               # merges committed since the start (the gateway's /metrics)
         self._retained: dict[str, float] = {}   # table key -> when its last retention pass ran (monotonic)
 
     def start(self) -> TableMaintenance:
@@ -108,6 +109,7 @@ class TableMaintenance:
             return []
         merged = compact(location, self.settings.policy, max_merges=1)
         self.compacted = [*self.compacted[-99:], *merged]
+        self.merges_committed += sum(1 for result in merged if result.version is not None)
         for result in merged:
             log.info("compacted %d files (%d bytes) of %s into 1 (%d bytes)%s", result.files_removed,
                      result.bytes_removed, location, result.bytes_added,

@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sluicegate.engine import session_catalog
 from sluicegate.engine.cluster.code_archive import build_code_archive
 from sluicegate.engine.java import find_java_home
+from sluicegate.engine.jvm_logging import java_options, relayed_stderr, spark_log_file
 from sluicegate.storage.masters import is_local
 
 if TYPE_CHECKING:
@@ -104,20 +107,35 @@ def create_spark_session(settings: SparkSettings) -> SparkSession:
     conf = spark_conf(settings)
     if not settings.local:  # executors elsewhere: they import the project from this archive, not an install
         conf = with_code_archive(conf, build_code_archive(settings.code_folder))
+    # Spark's own log: WARN and ERROR to <warehouse>/_logs/spark.log, only ERROR on the console (engine/jvm_logging)
+    own_options = conf.get("spark.driver.extraJavaOptions", "")
+    conf["spark.driver.extraJavaOptions"] = f"{java_options(settings.warehouse)} {own_options}".strip()
 
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with relayed_stderr():  # the JVM's start-up notices stay off the console
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     # PySpark logs every failed statement with its JVM stack; the gateway reports errors to the client itself.
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-    log.info("Spark %s started (master %s)", spark.version, settings.master)
+    log.info("Spark %s started (master %s; its warnings go to %s)", spark.version, settings.master,
+             spark_log_file(settings.warehouse))
     return spark
 
 
 def warm_up(spark: SparkSession) -> None:
-    """A fresh JVM runs its first query 2-3x slower; pay that at start-up rather than on a user's first query."""
+    """A fresh JVM runs its first query 2-3x slower; pay that at start-up rather than on a user's first query. The
+    built-in functions GetFunctions lists are read once per process (engine/session_catalog.py), in the background:
+    about 1,500 py4j calls, better made while the JVM is idle than by a BI tool's first GetFunctions under load."""
     spark.sql("SELECT sum(id) FROM range(100000)").collect()
+    threading.Thread(target=_read_functions, args=(spark,), name="sluicegate-functions", daemon=True).start()
+
+
+def _read_functions(spark: SparkSession) -> None:
+    try:
+        session_catalog.functions(spark)
+    except Exception:  # read again by the first GetFunctions, which reports what fails
+        log.debug("reading Spark's functions in the background failed", exc_info=True)

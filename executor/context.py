@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
     from sluicegate.catalog.store import CatalogStore
     from sluicegate.engine.streams.protocols import Streams
+    from sluicegate.executor.listings.runtime_view import RuntimeView
+    from sluicegate.executor.system_work import SystemWork
     from sluicegate.policy import Policy, Principal
 
 
@@ -34,6 +36,9 @@ class StatementContext:
     streams: Streams | None = None   # runs the streaming tables' streams (engine/streams/manager.py)
     session_views: SessionViews = field(default_factory=SessionViews)  # the client session's query-defined views
     cancelled: Callable[[], bool] = lambda: False  # whether the statement was cancelled or timed out (long waits)
+    runtime: RuntimeView | None = None  # the gateway's live sessions and statements (system.runtime, kill_query)
+    system_work: SystemWork | None = None  # records the gateway's own work in the query history (background refreshes)
+    notice: Callable[[str], None] = lambda _line: None  # a line for the statement's log (FetchResults' log rows)
 
     @property
     def principal(self) -> Principal:

@@ -23,10 +23,20 @@ from sluicegate.executor import streaming_tables as streaming
 from sluicegate.executor.binding.binder import bind, bind_statement
 from sluicegate.executor.binding.explain import explains, with_reads
 from sluicegate.executor.context import StatementContext
-from sluicegate.executor.listings import describe
+from sluicegate.executor.listings import describe, runtime_tables
 from sluicegate.executor.lookups import spark_has
 from sluicegate.executor.materialized_views import statements as materialized_views
-from sluicegate.executor.tables import ddl, dml, merge, optimize, vacuum
+from sluicegate.executor.tables import (
+    clustering,
+    constraints,
+    ddl,
+    dml,
+    drop_columns,
+    merge,
+    optimize,
+    replace,
+    vacuum,
+)
 from sluicegate.policy.decide import check_spark_run, decide
 from sluicegate.policy.rules import creates_spark_table
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
@@ -93,6 +103,11 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.SetTableComment: ddl.set_table_comment,
     st.SetTableProperties: ddl.set_table_properties,
     st.UnsetTableProperties: ddl.unset_table_properties,
+    st.AddConstraint: constraints.add_constraint,
+    st.DropConstraint: constraints.drop_constraint,
+    st.DropColumns: drop_columns.drop_columns,
+    st.SetClustering: clustering.set_clustering,
+    st.SetColumnNullability: constraints.set_column_nullability,
     st.ShowTblProperties: describe.show_tblproperties,
     st.ShowColumns: describe.show_columns,
     st.RenameTable: ddl.rename_table,
@@ -102,7 +117,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.DescribeHistory: describe.describe_history,
     st.DescribeDetail: describe.describe_detail,
     st.ShowCreateTable: describe.show_create_table,
-    st.Insert: dml.insert,
+    st.Insert: replace.insert,
     st.Delete: dml.delete,
     st.Update: dml.update,
     st.Merge: merge.merge,
@@ -118,6 +133,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     **flows.HANDLERS,
     **materialized_views.HANDLERS,
     **catalogs.HANDLERS,
+    **runtime_tables.HANDLERS,
 }
 
 # Statements naming one existing object: if only Spark's session knows it, Spark runs the statement, and the policy

@@ -104,11 +104,12 @@ def create_streaming_table_schema(ctx: StatementContext, statement: st.CreateStr
         ensure_spark_database(ctx, database)
         with locations.new_table_folder(ctx.warehouse, database, name, "streaming table") as folder:
             commit_files(str(folder), [], to_arrow_schema(schema), "append", create=True, name=name,
-                         description=statement.comment, configuration=delta_configuration(statement.properties))
+                         description=statement.comment, configuration=delta_configuration(statement.properties),
+                         partition_by=statement.partition_by)
             ctx.store.create_table(TableEntry(
                 database=database, name=name, kind="STREAMING_TABLE", location=str(folder), schema_json=schema.json(),
                 definition=statement.sql.strip().rstrip(";"), properties=dict(statement.properties),
-                comment=statement.comment, owner=ctx.user))
+                comment=statement.comment, owner=ctx.user, partition_by=statement.partition_by))
         ctx.store.record_event(database, name, "CREATED", f"created by {ctx.user}, without a query: its flows "
                                                           "fill it", origin={"user_name": ctx.user})
     return no_result()

@@ -8,10 +8,12 @@ from sluicegate.catalog.errors import PathOutsideWarehouseError, TableNotFoundEr
 from sluicegate.catalog.names import owned_table_folder, quote_identifier, quote_qualified
 from sluicegate.dialect.statements import TableName
 from sluicegate.executor.context import StatementContext
-from sluicegate.executor.errors import NotATableError
+from sluicegate.executor.errors import NotATableError, WarehouseError
 from sluicegate.executor.object_kinds import kind_name
 
 if TYPE_CHECKING:
+    from pyspark.sql.types import StructField, StructType
+
     from sluicegate.catalog.store import TableEntry
 
 
@@ -65,3 +67,17 @@ def spark_has(ctx: StatementContext, table: TableName) -> bool:
         return bool(ctx.spark.catalog.tableExists(name))
     except Exception:  # noqa: BLE001 - an unknown database is simply "no"
         return False
+
+
+def require_column(ctx: StatementContext, entry: TableEntry, schema: StructType, name: str,
+                   offset: int | None) -> StructField:
+    """The column `name` (in any case) of a catalog table whose schema is `schema`, or Spark's UNRESOLVED_COLUMN at
+    `offset` (where the statement names it)."""
+    found = next((f for f in schema.fields if f.name.lower() == name.lower()), None)
+    if found is None:
+        line, column = ctx.position_at(offset)
+        raise WarehouseError(
+            f"A column `{name}` cannot be found in `{entry.database}`.`{entry.name}`.",
+            error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703", line=line, column=column,
+            hint=f"its columns are {', '.join(f.name for f in schema.fields)}")
+    return found

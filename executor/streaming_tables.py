@@ -2,12 +2,16 @@
 and removes its table and checkpoint; SHOW and DESCRIBE report status and progress; EXPLAIN renders the plan. As an
 object kind (executor/kinds.py) it answers DROP TABLE, DROP DATABASE CASCADE, REFRESH and ALTER SCHEDULE.
 
-CREATE persists before it starts (the empty Delta table with the result's schema, the catalog row, the stream row),
-then starts the query; if Spark refuses to start it, everything persisted is undone and the error is Spark's.
+CREATE persists before it starts (the empty Delta table with the table's schema, engine/declared_schema.py: the
+result's, with the column list's NOT NULL and comments; the catalog row, the stream row), then starts the query; if
+Spark refuses to start it, everything persisted is undone and the error is Spark's. Then, as on Databricks, it waits
+for the stream's first update (`_first_update`): the statement returns once what the sources held is in the table,
+or fails with the stream's error when that update fails (the table stays, its stream FAILED).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -22,6 +26,7 @@ from sluicegate.dialect import statements as st
 from sluicegate.dialect.parse import parse
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.analyze import analyze
+from sluicegate.dialect.streaming.cdc import analyze_cdc, check_cdc_source, describe_cdc
 from sluicegate.dialect.streaming.expectations import found_expectations, needs_quarantine, position_in, quarantine_name
 from sluicegate.dialect.streaming.explain import explain
 from sluicegate.dialect.streaming.kafka import redact_sql
@@ -33,7 +38,7 @@ from sluicegate.engine.streams.kafka_lag import kafka_rows
 from sluicegate.engine.streams.manager import RUNNING, STARTING, new_stream_id
 from sluicegate.engine.streams.protocols import Streams
 from sluicegate.executor.context import StatementContext
-from sluicegate.executor.errors import NotATableError, spark_errors
+from sluicegate.executor.errors import NotATableError, UnresolvedColumnError, spark_errors
 from sluicegate.executor.flows import (
     drop_flows_of,
     flow_only_rows,
@@ -56,17 +61,22 @@ if TYPE_CHECKING:
 
     from sluicegate.engine.streams.runner import BuiltStream
 
+log = logging.getLogger(__name__)
+
 
 def explain_streaming_table(_ctx: StatementContext, statement: st.ExplainStreamingTable) -> StatementResult:
     """One row per line, as Spark's EXPLAIN answers in a single `plan` column split by line for a shell."""
     return rows_result([("plan", "string")], [(line,) for line in explain(statement.plan).splitlines()])
 
 
-def _build(ctx: StatementContext, streams: Streams, plan: StreamingPlan) -> BuiltStream:
-    """The stream's query analysed over its sources, and judged by the policy before it ever runs."""
+def _build(ctx: StatementContext, streams: Streams, plan: StreamingPlan, sql: str | None = None) -> BuiltStream:
+    """The stream's query analysed over its sources, and judged by the policy before it ever runs. With `sql` (the
+    statement, an AUTO CDC one), its keys, sequence and columns are checked against the source's columns."""
     with spark_errors(ctx.include_stack_trace):
         built = streams.build(plan)
     try:
+        if plan.cdc is not None and sql is not None:
+            check_cdc_source(sql, {f.name: f.dataType.simpleString() for f in built.result.schema.fields})
         ctx.policy.check_query(built.result, ctx.principal)
         if plan.expectations:  # conditions Spark evaluates are judged as the query is
             ctx.policy.check_query(with_conditions(built.result, plan.expectations), ctx.principal)
@@ -79,9 +89,36 @@ def _build(ctx: StatementContext, streams: Streams, plan: StreamingPlan) -> Buil
     return built
 
 
+class UnsupportedCdcError(RuntimeQueryError):
+    """An AUTO CDC form the gateway parses and checks but does not run yet."""
+
+    error_class = "UNSUPPORTED_FEATURE.AUTO_CDC"
+    sqlstate = "0A000"
+
+
+def create_auto_cdc(ctx: StatementContext, statement: st.CreateAutoCdc) -> StatementResult:
+    """`CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC ...`: a streaming table whose stream applies change
+    events by key (SCD type 1, engine/streams/cdc_sink.py). SCD type 2, APPLY AS TRUNCATE, AUTO CDC flows and
+    expectations are parsed and checked, then refused here until they run (the CDC sink would not judge them)."""
+    spec = statement.plan.cdc
+    assert spec is not None
+    line, column = ctx.position_of(statement.flow or statement.table)
+    missing = ("CREATE FLOW ... AS AUTO CDC INTO" if statement.flow is not None else
+               "STORED AS SCD TYPE 2" if spec.scd_type == 2 else
+               "APPLY AS TRUNCATE WHEN" if spec.truncate_sql else
+               "expectations (CONSTRAINT ... EXPECT)" if statement.plan.expectations else None)
+    if missing is not None:
+        raise UnsupportedCdcError(f"AUTO CDC with {missing} is not supported by this gateway yet.", line=line,
+                                  column=column, hint="write CREATE OR REFRESH STREAMING TABLE t FLOW AUTO CDC FROM "
+                                  "STREAM(source) KEYS (...) SEQUENCE BY ... STORED AS SCD TYPE 1, without TRUNCATE")
+    return create_streaming_table(ctx, st.CreateStreamingTable(statement.plan, statement.sql, None, statement.table))
+
+
 def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingTable) -> StatementResult:
     streams = streams_of(ctx)
-    plan = analyze(statement.sql, table_kind(ctx))  # again, now that the catalog can say how sources change
+    # again, now that the catalog can say how sources change
+    plan = (analyze_cdc(statement.sql, table_kind=table_kind(ctx)) if statement.plan.cdc is not None
+            else analyze(statement.sql, table_kind(ctx)))
     table_name = statement.table or st.TableName(plan.database, plan.name)  # as written, with its offset
     database, _ = ctx.checked(table_name, "streaming table")
     if ctx.store.get_database(database) is None:
@@ -90,9 +127,32 @@ def create_streaming_table(ctx: StatementContext, statement: st.CreateStreamingT
                                   hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
     with streams.lifecycle(database, plan.name.lower()):  # a concurrent CREATE or DROP of the name waits its turn
         try:
-            return _create_or_refresh(ctx, streams, statement, plan, database, table_name)
+            started = _create_or_refresh(ctx, streams, statement, plan, database, table_name)
         except InvalidExpectationError as exc:
             raise _located(exc, statement.sql) from None
+    if started:   # outside the lock: a DROP meanwhile ends the wait with the stream
+        _first_update(ctx, streams, database, plan.name.lower())
+    return no_result()
+
+
+CREATE_WAITS = "spark.sluicegate.streams.createWaitsForFirstUpdate"   # a session's own choice (policy/settings.py)
+
+
+def _first_update(ctx: StatementContext, streams: Streams, database: str, name: str) -> None:
+    """As on Databricks, CREATE [OR REFRESH] returns once the stream's first update has processed what its sources
+    held (streams.first_update), or fails with the stream's error once it is FAILED (the table stays); unless
+    `[streams] create_waits_for_first_update = false` or the session's CREATE_WAITS says not to wait. Bounded by
+    `[streams] first_update_timeout`: then it returns with the stream at work, and says so."""
+    chosen = ctx.spark.conf.get(CREATE_WAITS, None)
+    if not (streams.settings.create_waits if chosen is None else chosen.strip().lower() == "true"):
+        return
+    timeout = streams.settings.first_update_timeout
+    if streams.first_update(database, name, ctx.cancelled, timeout) == "TIMED_OUT":
+        note = (f"the first update of `{database}`.`{name}` took longer than streams.first_update_timeout "
+                f"({timeout:g} s): the statement returns while the stream goes on (DESCRIBE STREAMING TABLE shows "
+                "its progress)")
+        ctx.notice(f"WARNING: {note}")
+        log.warning("%s", note)
 
 
 def _located(error: InvalidExpectationError, sql: str) -> InvalidExpectationError:
@@ -111,11 +171,12 @@ def _located(error: InvalidExpectationError, sql: str) -> InvalidExpectationErro
 
 
 def _create_or_refresh(ctx: StatementContext, streams: Streams, statement: st.CreateStreamingTable,
-                       plan: StreamingPlan, database: str, table_name: st.TableName) -> StatementResult:
+                       plan: StreamingPlan, database: str, table_name: st.TableName) -> bool:
+    """Whether a stream was started (an existing table with IF NOT EXISTS: none)."""
     existing = ctx.store.get_table(database, plan.name.lower())
     if existing is not None:
         if plan.if_not_exists:
-            return no_result()
+            return False
         if not plan.or_refresh or existing.kind != "STREAMING_TABLE":
             line, column = ctx.position_of(table_name)
             what = "a streaming table" if existing.kind == "STREAMING_TABLE" else existing.kind.lower()
@@ -128,11 +189,17 @@ def _create_or_refresh(ctx: StatementContext, streams: Streams, statement: st.Cr
     ensure_spark_database(ctx, database)
     stored = ctx.store.get_stream(database, plan.name.lower()) if existing is not None else None
     plan = qualified(ctx, plan, StreamingPlan.from_json(stored.plan_json) if stored is not None else None)
-    built = _build(ctx, streams, plan)
+    built = _build(ctx, streams, plan, statement.sql)
+    try:
+        plan = _partitioned(ctx, plan, built.result.schema, table_name)
+    except BaseException:
+        built.release()
+        raise
     if existing is not None:
         # the statement's schedule replaces the stored one (none: continuous), as Databricks' CREATE OR REFRESH
         ctx.store.update_table(database, existing.name, schedule=schedule_json(ctx, statement.schedule))
-        return _refresh(ctx, streams, existing, stored, plan, built, statement.sql, table=table_name)
+        _refresh(ctx, streams, existing, stored, plan, built, statement.sql, table=table_name)
+        return True
     try:
         with locations.new_table_folder(ctx.warehouse, database, plan.name, "streaming table") as folder, \
                 _quarantine_for(ctx, plan, database, built):
@@ -142,15 +209,15 @@ def _create_or_refresh(ctx: StatementContext, streams: Streams, statement: st.Cr
         built.release()
         streams.drop(database, plan.name)  # forgets the session it was built in
         raise
-    return no_result()
+    return True
 
 
 def _create_stream(ctx: StatementContext, streams: Streams, statement: st.CreateStreamingTable,
                    plan: StreamingPlan, database: str, location: str, built: BuiltStream) -> None:
     """Persist, then start: the empty Delta table, the catalog row, the stream row, the query. A failure to start
     undoes the rows; the caller removes the folder."""
-    reset.empty_table(location, built.result.schema, plan, replace_existing=False)
-    ctx.store.create_table(replace(_table_entry(ctx, plan, location, built.result.schema, statement.sql),
+    reset.empty_table(location, built.schema, plan, replace_existing=False)
+    ctx.store.create_table(replace(_table_entry(ctx, plan, location, built.schema, statement.sql),
                                    schedule=schedule_json(ctx, statement.schedule)))  # before the stream starts
     stream_id = new_stream_id()
     with spark_errors(ctx.include_stack_trace):
@@ -210,7 +277,7 @@ def _table_entry(ctx: StatementContext, plan: StreamingPlan, location: str, sche
                  sql: str) -> TableEntry:
     return TableEntry(database=plan.database or "", name=plan.name, kind="STREAMING_TABLE", location=location,
                       schema_json=schema.json(), definition=sql.strip().rstrip(";"), properties=dict(plan.properties),
-                      comment=plan.comment, owner=ctx.user)
+                      comment=plan.comment, owner=ctx.user, partition_by=plan.partition_by)
 
 
 def _refresh(ctx: StatementContext, streams: Streams, existing: TableEntry, stored: StreamEntry | None,
@@ -218,15 +285,16 @@ def _refresh(ctx: StatementContext, streams: Streams, existing: TableEntry, stor
              forced: refresh.RefreshDecision | None = None, table: st.TableName | None = None) -> StatementResult:
     """`table`: the name as the statement wrote it (CREATE OR REFRESH), for positions; None for REFRESH ... FULL."""
     database, name = existing.database, existing.name
-    same_schema = existing.schema_json == built.result.schema.json()
+    same_schema = existing.schema_json == built.schema.json()
     decision = forced or (refresh.decide(StreamingPlan.from_json(stored.plan_json), plan, same_schema)
                           if stored is not None else refresh.RefreshDecision(refresh.FULL, "the table had no stream"))
     quarantine = _own_quarantine(ctx, database, name)
     if quarantine is None and needs_quarantine(plan.expectations, plan.properties):
         with _quarantine_for(ctx, plan, database, built):
             pass  # a refresh that adds a DROP ROW expectation: its quarantine table, before the stream stops
-    table_changes = {"schema_json": built.result.schema.json(), "definition": sql.strip().rstrip(";"),
-                     "properties": dict(plan.properties), "comment": plan.comment}
+    table_changes = {"schema_json": built.schema.json(), "definition": sql.strip().rstrip(";"),
+                     "properties": dict(plan.properties), "comment": plan.comment,
+                     "partition_by": plan.partition_by}
     if decision.kind == refresh.FULL or stored is None:
         refuse_full_refresh_with_flows(ctx, existing, *ctx.position_of(table or st.TableName(database, name)))
         entry = _reset(ctx, streams, existing, stored, plan, built, table_changes)
@@ -288,7 +356,7 @@ def _reset(ctx: StatementContext, streams: Streams, existing: TableEntry, stored
     if stored is not None:
         streams.remove_checkpoint(database, name, stored.checkpoint)
     faults.crash_point("full_refresh.after_checkpoint")
-    reset.empty_for_stream(str(location), built.result.schema, plan, stream_id, always=True)
+    reset.empty_for_stream(str(location), built.schema, plan, stream_id, always=True)
     faults.crash_point("full_refresh.after_empty")
     return entry
 
@@ -327,6 +395,31 @@ def refresh_streaming_table(ctx: StatementContext, entry: TableEntry, statement:
         if not statement.asynchronous:                            # started again
             streams.catch_up(database, name, ctx.cancelled, pending, flow=flow)
     return no_result()
+
+
+def _partitioned(ctx: StatementContext, plan: StreamingPlan, schema: Any, table: st.TableName) -> StreamingPlan:
+    """The plan with its partition columns spelt as the query's result spells them (Delta's partition columns
+    are the schema's names); a name the result lacks, or a column of a nested type, is refused at the table."""
+    if not plan.partition_by:
+        return plan
+    fields = {field.name.lower(): field for field in schema.fields}
+    names = []
+    for wanted in plan.partition_by:
+        field = fields.get(wanted.lower())
+        line, column = ctx.position_of(table)
+        if field is None:
+            raise UnresolvedColumnError(
+                f"The partition column `{wanted}` is not a column of the streaming table `{plan.name}`; its query "
+                f"produces {', '.join(f'`{name}`' for name in schema.fieldNames())}.",
+                error_class="COLUMN_NOT_DEFINED_IN_TABLE", line=line, column=column,
+                hint="partition by a column the query selects")
+        if field.dataType.typeName() in ("array", "map", "struct", "variant"):
+            raise UnresolvedColumnError(
+                f"The partition column `{field.name}` has the type {field.dataType.simpleString()}, which cannot "
+                "partition a table.", error_class="INVALID_PARTITION_COLUMN_DATA_TYPE", sqlstate="0A000",
+                line=line, column=column, hint="partition by a column of an atomic type (a date, a string, ...)")
+        names.append(field.name)
+    return replace(plan, partition_by=tuple(names))
 
 
 def _full_refresh(ctx: StatementContext, streams: Streams, entry: TableEntry) -> None:
@@ -472,6 +565,8 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Keys", ", ".join(plan.keys) or None),
         ("Trigger interval", f"{trigger:g} seconds" if trigger is not None else None),
     ]
+    if plan.cdc is not None:
+        info += [("Auto CDC", describe_cdc(plan.cdc))]
     info += [("Source", op.text) for op in plan.operators if op.kind == "stream"]
     info += [("Static table", f"{s.database}.{s.table}") for s in plan.static_tables]
     info += [
@@ -510,6 +605,7 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
 HANDLERS = {
     st.ExplainStreamingTable: explain_streaming_table,
     st.CreateStreamingTable: create_streaming_table,
+    st.CreateAutoCdc: create_auto_cdc,
     st.DropStreamingTable: drop_streaming_table,
     st.ShowStreamingTables: show_streaming_tables,
     st.DescribeStreamingTable: describe_streaming_table,

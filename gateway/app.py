@@ -3,12 +3,15 @@ that a gateway started in a test is wired as the one an operator starts (same ch
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sluicegate.engine.spark import create_spark_session, warm_up
 from sluicegate.gateway.auth.providers import Authenticator, make_authenticator
 from sluicegate.gateway.config import GatewayConfig, require_secure_transport
+from sluicegate.gateway.history import HistoryRecorder, record_restored_streams, start_recorder
+from sluicegate.gateway.log_format import use_format
 from sluicegate.gateway.server import GatewayServer
 from sluicegate.gateway.service import GatewayService
 from sluicegate.gateway.tls import server_context
@@ -27,6 +30,7 @@ class RunningGateway:
     config: GatewayConfig
     service: GatewayService
     server: GatewayServer
+    history: HistoryRecorder | None = None   # the query history's recorder and the statement log (gateway/history.py)
 
     @property
     def host(self) -> str:
@@ -40,6 +44,9 @@ class RunningGateway:
         """Close the ports and the sessions (waiting up to `grace` seconds for running statements), then the catalog;
         the Spark session is the caller's: it may serve other gateways."""
         self.server.shutdown(grace)
+        if self.history is not None:
+            self.service.operations.observers.remove(self.history)
+            self.history.stop()   # what the closing sessions recorded, written before the catalog closes
         if self.service.catalog is not None:
             self.service.catalog.close()
 
@@ -71,8 +78,18 @@ def start(config: GatewayConfig, spark: SparkSession, *, authenticator: Authenti
     """A gateway service on `spark` and its server, listening. `catalog`: opened from the configuration when not
     given; `streams`: a stream manager to share (the service starts its own without); `host`, `port`: instead of the
     configuration's (tests and benchmarks: 127.0.0.1, 0)."""
+    use_format(config.log.format)
+    began = time.time()
     service = GatewayService(config, spark, authenticator or authenticator_of(config), catalog, streams)
+    recorder = start_recorder(service.catalog, config.history, config.log.statements)
+    if recorder is not None:
+        service.operations.observers.add(recorder)
+        service.system_work = recorder   # refreshes the gateway runs on its own are recorded as user `system`'s
+        if service.views is not None:
+            service.views.system_work = recorder
+        if streams is None:   # this gateway resumed the warehouse's streams: the history says so
+            record_restored_streams(recorder, service.catalog, began, time.time())
     server = GatewayServer(service, config.server.host if host is None else host,
                            config.server.port if port is None else port, config.server.max_connections)
     server.start()
-    return RunningGateway(config, service, server)
+    return RunningGateway(config, service, server, recorder)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import logging
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,10 +71,31 @@ def _serve(args: argparse.Namespace) -> int:
     watchdog.stop()
     if jvm_death:
         return _exit_after_jvm_death(jvm_death[0], server)
-    running.stop(config.server.shutdown_grace)
-    _stop_spark(spark)
+    with _py4j_quiet_while_stopping():
+        running.stop(config.server.shutdown_grace)
+        _stop_spark(spark)
     print("sluicegate stopped", flush=True)
     return 0
+
+
+class _Py4jRootRecords(logging.Filter):
+    """py4j reports a command that found the JVM gone with `logging.info(..., exc_info=True)` on the root logger:
+    a traceback per command. A stop after a SIGTERM to the whole process group (Ctrl-C in a terminal, `timeout`, a
+    supervisor) races the JVM's own exit, so those are expected there; `_stop_spark` says it in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "root" and f"{os.sep}py4j{os.sep}" in record.pathname)
+
+
+@contextlib.contextmanager
+def _py4j_quiet_while_stopping() -> Iterator[None]:
+    root = logging.getLogger()
+    quiet = _Py4jRootRecords()
+    root.addFilter(quiet)
+    try:
+        yield
+    finally:
+        root.removeFilter(quiet)
 
 
 def _storage_shared(config: GatewayConfig, spark: SparkSession) -> bool:
@@ -198,9 +221,26 @@ def _shell(args: argparse.Namespace) -> int:
     return run_shell(args)
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"'{text}' is not one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def _add_log_level(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """`--log-level` before the subcommand (`sluicegate --log-level DEBUG serve`) and after it (`./run serve
+    --log-level DEBUG`, since `./run` puts the subcommand first): a subcommand's copy sets the value only when given."""
+    parser.add_argument("--log-level", type=_log_level, default=default if default else argparse.SUPPRESS,
+                        metavar="LEVEL", help="logging level: DEBUG, INFO (default), WARNING or ERROR")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sluicegate", description="SQL-first streaming warehouse gateway")
-    parser.add_argument("--log-level", default="INFO", help="logging level (DEBUG, INFO, WARNING)")
+    _add_log_level(parser, "INFO")
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="start the HiveServer2 gateway")
@@ -252,15 +292,28 @@ def build_parser() -> argparse.ArgumentParser:
         action.add_argument("--file", help="token file (default: auth.token_file, or `tokens` next to the password "
                             "file)")
     token.set_defaults(run=_token)
+    for command in (serve, shell, passwd, create, listing, revoke):
+        _add_log_level(command, None)
     return parser
+
+
+def configure_logging(level: str) -> None:
+    """The gateway's log on standard error at `level`; the processes it starts (Spark's JVM and Python workers,
+    whose Kafka clients log through engine/streams/kafka_logging) learn the level from SLUICEGATE_LOG_LEVEL."""
+    from sluicegate.engine.streams.kafka_logging import LEVEL_VARIABLE, LOG_FORMAT
+
+    logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
+    os.environ[LEVEL_VARIABLE] = level
+    for noisy in ("py4j", "pyspark"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    # sqlglot warns "contains unsupported syntax. Falling back to parsing as a 'Command'" for statements the dialect
+    # then handles itself (`SET spark.sql.shuffle.partitions`): nothing for an operator, so only at DEBUG
+    logging.getLogger("sqlglot").setLevel(logging.WARNING if level == "DEBUG" else logging.ERROR)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        stream=sys.stderr)
-    for noisy in ("py4j", "pyspark"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging(args.log_level)
     try:
         return int(args.run(args))
     except ConfigError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sluicegate.catalog.events import EventRetention
+from sluicegate.catalog.history import HistorySettings
 from sluicegate.catalog.uris import Location, ObjectLocation, as_location
 from sluicegate.dialect.errors import SqlError
 from sluicegate.engine.maintenance_settings import MaintenanceSettings
@@ -49,6 +50,7 @@ class ServerSettings:
     allow_plaintext: bool = False
     http_port: int = -1                # Thrift over HTTP; -1 = off, 0 = a free port
     http_idle_timeout: float = 300.0
+    status_port: int = -1              # /health, /ready, /metrics on a port of their own; -1 = on http_port only
 
     @property
     def tls(self) -> bool:
@@ -99,6 +101,30 @@ class OperationSettings:
 
 
 @dataclass(frozen=True)
+class MetricsSettings:
+    """`GET /metrics` (gateway/metrics.py): whether it is served, and whether a scrape needs the HTTP port's
+    credentials (Basic or Bearer), as Trino's /metrics does; Kyuubi's reporter asks none."""
+
+    enabled: bool = True
+    require_auth: bool = True
+    jvm_timeout: float = 0.5           # seconds a scrape waits for the JVM's heap figures before leaving them out
+
+
+@dataclass(frozen=True)
+class ConsoleSettings:
+    """The web console on the HTTP port (gateway/console/)."""
+
+    enabled: bool = True
+    session_timeout: float = 1800.0    # seconds a console login may go without a request before it must log in again
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    format: str = "text"               # "text" or "json" (gateway/log_format.py)
+    statements: bool = True            # one INFO line per statement (gateway/history.py)
+
+
+@dataclass(frozen=True)
 class GatewayConfig:
     server: ServerSettings
     auth: AuthSettings
@@ -116,6 +142,10 @@ class GatewayConfig:
     source: tuple[str, ...] = field(default=())
     state: Path | None = None          # the local folder of the catalog file, checkpoints and landing; None = warehouse
     object_store: ObjectStoreSettings | None = None   # the store of an s3:// warehouse
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    console: ConsoleSettings = field(default_factory=ConsoleSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)   # the query history (`[history]`)
+    log: LogSettings = field(default_factory=LogSettings)           # `[log]`
 
     @property
     def local_state(self) -> Path:
@@ -229,10 +259,15 @@ def load_config(
         raise ConfigError(f"server.port must be between 0 and 65535, got {raw['server']['port']}")
     if not -1 <= raw["server"]["http_port"] <= 65535:
         raise ConfigError(f"server.http_port must be -1 (off) or between 0 and 65535, got {raw['server']['http_port']}")
+    if not -1 <= raw["server"]["status_port"] <= 65535:
+        raise ConfigError("server.status_port must be -1 (off) or between 0 and 65535, "
+                          f"got {raw['server']['status_port']}")
+    _positive(raw, "metrics", "jvm_timeout")
     _positive(raw, "server", "handshake_timeout", "max_message_bytes", "max_container_length", "http_idle_timeout")
     _positive(raw, "auth", "max_failures", "max_failures_per_address", "failure_window", "lockout_initial",
               "lockout_max", "ldap_timeout")
-    _positive(raw, "streams", "max_attempts", "tick_interval")
+    _positive(raw, "streams", "max_attempts", "tick_interval", "first_update_timeout")
+    _positive(raw, "console", "session_timeout")
     server, auth = raw["server"], raw["auth"]
     tls_cert, tls_key = _optional_path(server["tls_cert"], base), _optional_path(server["tls_key"], base)
     if (tls_cert is None) != (tls_key is None):
@@ -272,6 +307,7 @@ def load_config(
             allow_plaintext=server["allow_plaintext"],
             http_port=server["http_port"],
             http_idle_timeout=float(server["http_idle_timeout"]),
+            status_port=server["status_port"],
         ),
         auth=AuthSettings(
             mode=auth["mode"],
@@ -321,6 +357,8 @@ def load_config(
             static_check_interval=float(raw["streams"]["static_check_interval"]),
             max_attempts=int(raw["streams"]["max_attempts"]),
             tick_seconds=float(raw["streams"]["tick_interval"]),
+            create_waits=raw["streams"]["create_waits_for_first_update"],
+            first_update_timeout=float(raw["streams"]["first_update_timeout"]),
             checkpoint_store=CheckpointStore(str(warehouse_path / "_checkpoints"))
             if isinstance(warehouse_path, ObjectLocation) else None,
         ),
@@ -328,9 +366,15 @@ def load_config(
                            warehouse_path if isinstance(warehouse_path, ObjectLocation) else None),
         events=_events(raw["events"]),
         maintenance=_maintenance(raw["compaction"]),
+        metrics=MetricsSettings(enabled=raw["metrics"]["enabled"], require_auth=raw["metrics"]["require_auth"],
+                                jvm_timeout=float(raw["metrics"]["jvm_timeout"])),
+        history=_history(raw["history"]),
+        log=_log(raw["log"]),
         source=tuple(sources),
         state=state,
         object_store=object_store,
+        console=ConsoleSettings(enabled=bool(raw["console"]["enabled"]),
+                                session_timeout=float(raw["console"]["session_timeout"])),
     )
 
 
@@ -437,6 +481,21 @@ def _events(raw: dict[str, Any]) -> EventRetention:
         raise ConfigError(f"events.retention_days and events.max_rows_per_table must be 0 or more (0 = no bound), got "
                           f"{days!r} and {rows!r}")
     return EventRetention(days=float(days), max_rows_per_table=rows)
+
+
+def _history(raw: dict[str, Any]) -> HistorySettings:
+    days, rows = raw["max_age_days"], raw["max_rows"]
+    if days < 0 or rows < 0:
+        raise ConfigError(f"history.max_age_days and history.max_rows must be 0 or more (0 = no bound), got "
+                          f"{days!r} and {rows!r}")
+    return HistorySettings(enabled=raw["enabled"], keep_text_whole=raw["keep_text_whole"], max_age_days=float(days),
+                           max_rows=rows)
+
+
+def _log(raw: dict[str, Any]) -> LogSettings:
+    if raw["format"] not in ("text", "json"):
+        raise ConfigError(f'log.format must be "text" or "json", got {raw["format"]!r}')
+    return LogSettings(format=raw["format"], statements=raw["statements"])
 
 
 def _security(raw: dict[str, Any], warehouse: Path, protected: tuple[Path, ...],

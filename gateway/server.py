@@ -36,7 +36,7 @@ from sluicegate.gateway.auth.transport import (
 )
 from sluicegate.gateway.config import ServerSettings, require_secure_transport
 from sluicegate.gateway.errors import GatewayError, LimitExceededError
-from sluicegate.gateway.http import ThriftHttpServer, http_server
+from sluicegate.gateway.http import StatusServer, ThriftHttpServer, http_server, status_server
 from sluicegate.gateway.service import GatewayService
 from sluicegate.gateway.thrift import enable_fast_codec
 from sluicegate.gateway.tls import server_context
@@ -120,6 +120,7 @@ class GatewayServer:
         self._stopping = threading.Event()
         self._next_id = 0
         self._http: ThriftHttpServer | None = None
+        self._status: StatusServer | None = None
 
     @property
     def port(self) -> int:
@@ -130,6 +131,11 @@ class GatewayServer:
     def http_port(self) -> int | None:
         """The bound HTTP port; None when server.http_port is -1 (off)."""
         return self._http.port if self._http is not None else None
+
+    @property
+    def status_port(self) -> int | None:
+        """The bound status port (/health, /ready, /metrics only); None when server.status_port is -1 (off)."""
+        return self._status.port if self._status is not None else None
 
     @property
     def host(self) -> str:
@@ -150,9 +156,15 @@ class GatewayServer:
         self._accept_thread = threading.Thread(target=self._accept_loop, name="sluicegate-accept", daemon=True)
         self._accept_thread.start()
         log.info("listening on %s:%d%s", self._host, self.port, " (TLS)" if self._tls else "")
+        metrics = self.service.metrics
+        metrics.count_connections("binary", self.connection_count)
         if self._settings.http_port >= 0:
             self._http = http_server(self.service, self._host, self._settings, self._tls, self._max_connections)
             self._http.start()
+            metrics.count_connections("http", self._http.connection_count)
+        if self._settings.status_port >= 0:
+            self._status = status_server(self.service, self._host, self._settings.status_port, self._tls)
+            self._status.start()
 
     def _accept_loop(self) -> None:
         assert self._listener is not None
@@ -308,6 +320,8 @@ class GatewayServer:
         self._stopping.set()
         if self._http is not None:
             self._http.stop()
+        if self._status is not None:
+            self._status.stop()
         if self._listener is not None:
             self._listener.close()
         if self._accept_thread is not None:

@@ -20,6 +20,7 @@ from sluicegate.gateway.auth.throttle import LoginThrottle
 from sluicegate.gateway.config import GatewayConfig
 from sluicegate.gateway.errors import AuthenticationError, ConfigError, InvalidRequestError
 from sluicegate.gateway.handles import OperationHandle, SessionHandle
+from sluicegate.gateway.metrics import GatewayMetrics
 from sluicegate.gateway.operation import metadata
 from sluicegate.gateway.operation.base import (
     COLUMNS,
@@ -32,6 +33,7 @@ from sluicegate.gateway.operation.base import (
 )
 from sluicegate.gateway.operation.execute_statement import ExecuteStatement
 from sluicegate.gateway.operation.manager import OperationManager
+from sluicegate.gateway.runtime import GatewayRuntime
 from sluicegate.gateway.session import Session, SessionManager
 from sluicegate.policy import Policy
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from sluicegate.catalog.store import CatalogStore
     from sluicegate.engine.streams.manager import StreamManager
     from sluicegate.executor.materialized_views.scheduler import MaterializedViewScheduler
+    from sluicegate.executor.system_work import SystemWork
 
 log = logging.getLogger(__name__)
 
@@ -147,8 +150,11 @@ class GatewayService:
         _shadow_databases(spark, self.catalog)
         self._owns_streams = streams is None
         self.streams = streams if streams is not None else start_streams(config, spark, self.catalog)
+        self.streams_restored = True   # start_streams resumed them (a shared manager: its owner did); for /ready
         self.authenticator = authenticator
         self.operations = OperationManager(config.operation.background_threads, config.operation.idle_timeout)
+        self.metrics = GatewayMetrics(config.metrics.jvm_timeout)   # gateway/metrics.py: this gateway's registry
+        self.operations.observers.add(self.metrics.observer)
         assert config.security is not None
         self.policy = Policy(config.security, self.catalog)
         # the owner of the streams also refreshes materialized views on their schedules (one per warehouse)
@@ -160,10 +166,17 @@ class GatewayService:
             landing.mkdir(exist_ok=True)  # the default root users land files in: the warehouse's own folder
         self.sessions = SessionManager(spark, self.operations, config.session.idle_timeout, self.policy,
                                        config.session.max_per_user)
+        self.runtime = GatewayRuntime(self.sessions)  # system.runtime's sessions and queries, kill_query
+        self.system_work: SystemWork | None = None    # the query history's recorder of the gateway's own work (app.py)
         self.throttle = LoginThrottle(config.auth.throttle)
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="sluicegate-sweeper", daemon=True)
         self._sweeper.start()
+        self.metrics.watch(self)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
 
     # -- sessions ------------------------------------------------------------------------------------------------
 
@@ -182,15 +195,19 @@ class GatewayService:
     def open_session(
         self, user: str, protocol: int, configuration: dict[str, str], client: str = "",
         password: str | None = None, authenticated: bool = False, address: str = "",
-        catalog: str | None = None, database: str | None = None,
+        catalog: str | None = None, database: str | None = None, client_application: str | None = None,
     ) -> Session:
         """`authenticated`: the transport (SASL PLAIN) already checked the password. `address`: the client's IP.
         `catalog`, `database`: the session's initial namespace (Databricks' `initialNamespace`); the database
-        becomes current when it exists (dbt-databricks names it before creating it)."""
+        becomes current when it exists (dbt-databricks names it before creating it). `client_application`: the
+        application's name (gateway/client_application.py)."""
         if not authenticated:
             self.authenticate(user, password, address)
         check_catalog(catalog)
-        return self.sessions.open(user, protocol, configuration, client, initial_schema=database)
+        session = self.sessions.open(user, protocol, configuration, client, initial_schema=database,
+                                     client_application=client_application)
+        self.metrics.session_opened()
+        return session
 
     def close_session(self, handle: SessionHandle) -> None:
         self.sessions.close(handle)
@@ -224,7 +241,8 @@ class GatewayService:
             raise InvalidRequestError("the statement is empty", error_class="EMPTY_STATEMENT", sqlstate="42601")
         operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace,
                                      self.catalog, self.config.warehouse, self.policy, self.streams,
-                                     result_format=result_format)
+                                     result_format=result_format, runtime=self.runtime,
+                                     system_work=self.system_work)
         session.track(operation)
         self.operations.run(operation, run_async, timeout)
         return operation
@@ -287,12 +305,16 @@ class GatewayService:
                       max_bytes: int = 0) -> RowBlock:
         """The next rows as columns: at most `max_rows` (and `operation.max_fetch_rows`), and about `max_bytes` of
         data when it is positive (at least one row)."""
-        return self.operation(handle).fetch(orientation, self._row_bound(max_rows), max(max_bytes, 0))
+        block = self.operation(handle).fetch(orientation, self._row_bound(max_rows), max(max_bytes, 0))
+        self.metrics.fetched(block.num_rows, sum(array.nbytes for array in block.arrays) if block.num_rows else 0)
+        return block
 
     def fetch_batches(self, handle: OperationHandle, orientation: FetchOrientation, max_rows: int,
                       max_bytes: int = 0) -> ArrowBlock:
         """As `fetch_results`, as the Arrow batches the result was produced in."""
-        return self.operation(handle).fetch_batches(orientation, self._row_bound(max_rows), max(max_bytes, 0))
+        block = self.operation(handle).fetch_batches(orientation, self._row_bound(max_rows), max(max_bytes, 0))
+        self.metrics.fetched(block.num_rows, sum(batch.nbytes for batch in block.batches))
+        return block
 
     def _row_bound(self, max_rows: int) -> int:
         if max_rows <= 0:
@@ -306,10 +328,7 @@ class GatewayService:
         self.operation(handle).cancel()
 
     def close_operation(self, handle: OperationHandle) -> None:
-        operation = self.operations.get(handle)
-        operation.session.forget(operation)
-        operation.close()
-        self.operations.remove(handle)
+        self.operations.close(handle)
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ running work."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -28,17 +29,22 @@ log = logging.getLogger(__name__)
 
 
 class Session:
-    def __init__(self, handle: SessionHandle, user: str, protocol: int, spark: SparkSession, client: str) -> None:
+    def __init__(self, handle: SessionHandle, user: str, protocol: int, spark: SparkSession, client: str,
+                 client_application: str | None = None) -> None:
+        """`client`: the peer, `host:port`; `client_application`: the application's name as the client gave it
+        (gateway/client_application.py)."""
         self.handle = handle
         self.user = user
         self.protocol = protocol
         self.spark = spark
         self.client = client
+        self.client_application = client_application
         self.created = time.time()
         self.last_access = time.monotonic()
         self._operations: dict[bytes, Operation] = {}
         self._lock = threading.Lock()
         self.views = SessionViews()  # temporary views defined by a query, bound afresh by each statement
+        self.long_poll: float | None = None  # the client's own hive.server2.long.polling.timeout, in seconds
 
     def touch(self) -> None:
         self.last_access = time.monotonic()
@@ -86,18 +92,20 @@ class SessionManager:
                 hint="close sessions you no longer use (idle ones close after session.idle_timeout)")
 
     def open(self, user: str, protocol: int, configuration: dict[str, str], client: str = "",
-             initial_schema: str | None = None) -> Session:
+             initial_schema: str | None = None, client_application: str | None = None) -> Session:
         """`initial_schema`: Databricks' initialNamespace schema, current when it exists (see `_use_initial_schema`)."""
         with self._lock:
             self._check_cap(user)
-        session = Session(SessionHandle.new(), user, protocol, new_user_session(self._spark), client)
+        session = Session(SessionHandle.new(), user, protocol, new_user_session(self._spark), client,
+                          client_application)
         _apply_session_configuration(session, configuration, self._policy)
         if initial_schema:
             _use_initial_schema(session, initial_schema)
         with self._lock:
             self._check_cap(user)  # checked again: another connection of the user may have won the race
             self._sessions[session.handle.guid] = session
-        log.info("session %s opened for %s from %s (protocol V%d)", session.handle.hex, user, client, protocol + 1)
+        log.info("session %s opened for %s from %s (protocol V%d, %s)", session.handle.hex, user, client, protocol + 1,
+                 client_application or "no application name")
         return session
 
     def get(self, handle: SessionHandle) -> Session:
@@ -196,7 +204,24 @@ def _use_initial_schema(session: Session, schema: str) -> None:
                  session.handle.hex, schema)
 
 
+LONG_POLL_KEY = "hive.server2.long.polling.timeout"
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*", re.IGNORECASE)
+
+
+def _long_poll_seconds(value: str) -> float | None:
+    """Hive's `hive.server2.long.polling.timeout` (`1000ms`, `1s`; a bare number is milliseconds) in seconds."""
+    found = _DURATION.fullmatch(value)
+    if found is None:
+        return None
+    number = float(found.group(1))
+    return number if (found.group(2) or "ms").lower() == "s" else number / 1000
+
+
 def _set_conf(session: Session, key: str, value: str, policy: Policy, principal: Principal) -> None:
+    if key.lower() == LONG_POLL_KEY:
+        # a client's wish to be answered sooner (the shell's progress line); never longer than the server's wait
+        session.long_poll = _long_poll_seconds(value)
+        return
     if is_client_hint(key):
         log.debug("session %s: %s=%s is a client hint, not a setting", session.handle.hex, key, value)
         return

@@ -53,6 +53,11 @@ RULES: dict[type[st.Statement], Rule] = {
     st.SetTableComment: owner("alter"),
     st.SetTableProperties: owner("alter"),
     st.UnsetTableProperties: owner("alter"),
+    st.AddConstraint: owner("alter"),  # as Databricks: the table's owner; its CHECK is judged by the dialect first
+    st.DropConstraint: owner("alter"),
+    st.SetColumnNullability: owner("alter"),  # SET NOT NULL first checks the column's rows
+    st.DropColumns: owner("alter"),  # rewrites the table without them: what ADD COLUMNS needs, for the same reason
+    st.SetClustering: owner("alter"),  # the table's layout, as Databricks: its owner
     st.RenameTable: Rule(rules.rename, "change"),  # the owner, and CREATE in the schema it moves to
     st.Vacuum: owner("vacuum"),
     # -- tables and views: rows
@@ -60,7 +65,7 @@ RULES: dict[type[st.Statement], Rule] = {
     st.Insert: privilege("MODIFY"),
     st.Delete: privilege("MODIFY"),
     st.Update: privilege("MODIFY"),
-    st.Merge: privilege("MODIFY"),
+    st.Merge: Rule(rules.merge, "change"),  # MODIFY; WITH SCHEMA EVOLUTION also the owner (it may add columns)
     st.Optimize: privilege("MODIFY"),  # rewrites files, not rows: what may change the rows may compact them
     # -- tables and views: reading what they are (their schema, properties and history may quote their data)
     st.DescribeTable: privilege("SELECT"),
@@ -83,6 +88,7 @@ RULES: dict[type[st.Statement], Rule] = {
     st.ShowStreamingTables: anyone(_STREAMS),
     st.DropStreamingTable: owner("drop"),
     st.CreateFlow: Rule(rules.create_flow),  # the table's owner, and the flow's reads
+    st.CreateAutoCdc: Rule(rules.create_auto_cdc),  # as CREATE STREAMING TABLE (FLOW AUTO CDC) or CREATE FLOW
     st.DropFlow: Rule(rules.drop_flow),  # the table's owner
     st.ShowFlows: anyone(_STREAMS),
     # -- materialized views
@@ -99,6 +105,9 @@ RULES: dict[type[st.Statement], Rule] = {
     st.Grant: securable_owner("grant privileges on"),
     st.Revoke: securable_owner("revoke privileges on"),
     st.ShowGrants: anyone("who holds what is no secret: dbt reads it to decide what to grant"),
+    # -- live statements
+    st.KillQuery: anyone("its handler cancels only a statement of the caller's own, or any for an admin "
+                         "(executor/listings/runtime_tables.py); an id of someone else's is refused with 42501"),
 }
 
 

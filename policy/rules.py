@@ -128,6 +128,17 @@ def create_materialized_view(request: Request, statement: st.CreateMaterializedV
         create_in_schema(request, statement.table)
 
 
+def merge(request: Request, statement: st.Merge) -> None:
+    """MODIFY on the target (ownership counts); WITH SCHEMA EVOLUTION may add columns to it, which is the owner's
+    here as ALTER TABLE ADD COLUMNS is: a user who may only change its rows cannot change its schema by a MERGE."""
+    found = request.existing(statement.table)
+    if found is None:
+        return
+    request.grants.require(request.principal, "MODIFY", found)
+    if statement.schema_evolution:
+        request.grants.require_owner(request.principal, found, "evolve the schema of")
+
+
 def refresh(request: Request, statement: st.Refresh) -> None:
     """A materialized view: its owner or a REFRESH grant (it refreshes with the owner's rights); a streaming table:
     its owner; a plain table: nothing (REFRESH TABLE changes nothing: every statement reads its latest version)."""
@@ -160,6 +171,19 @@ def create_empty_streaming_table(request: Request, statement: st.CreateStreaming
 def create_flow(request: Request, statement: st.CreateFlow) -> None:
     """A flow changes what its table holds for good: the table's owner decides (Databricks: the pipeline's), and
     the flow's reads are checked as a streaming table's are."""
+    found = request.existing(statement.table)
+    if found is not None:
+        request.grants.require_owner(request.principal, found, "add a flow to")
+    authorize_sources(request.policy, request.principal, request.store, statement.plan, request.current_database)
+
+
+def create_auto_cdc(request: Request, statement: st.CreateAutoCdc) -> None:
+    """AUTO CDC: as a streaming table's CREATE (`FLOW AUTO CDC`: CREATE in the schema, OR REFRESH its owner) or as
+    CREATE FLOW's (`AS AUTO CDC INTO t`: the table's owner), and the source's reads either way."""
+    if statement.flow is None:
+        authorize_streaming(request.policy, request.principal, request.store, statement.plan,
+                            request.current_database)
+        return
     found = request.existing(statement.table)
     if found is not None:
         request.grants.require_owner(request.principal, found, "add a flow to")

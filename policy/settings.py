@@ -39,6 +39,9 @@ SESSION_SAFE_NAMES = (
     "spark.sql.adaptive.advisoryPartitionSizeInBytes",
     "spark.sql.adaptive.localShuffleReader.enabled",
     "spark.sluicegate.dataSkipping.enabled",  # the gateway's own: "false" reads every file of a Delta snapshot
+    # the gateway's own: "false" makes CREATE [OR REFRESH] STREAMING TABLE return once its stream has started,
+    # without waiting for the first update (executor/streaming_tables.py)
+    "spark.sluicegate.streams.createWaitsForFirstUpdate",
 )
 SESSION_SAFE = frozenset(name.lower() for name in SESSION_SAFE_NAMES)
 # `SET hivevar:x=1` stores the conf key `x`: a variable name must not be able to name a Hadoop key (`fs.file.impl`).
@@ -46,8 +49,10 @@ _VARIABLE = re.compile(r"hivevar:[A-Za-z_][A-Za-z0-9_]*\Z")
 # Hints the Hive JDBC driver sends in OpenSession about its own fetching; they are not Spark settings.
 CLIENT_HINT_PREFIXES = ("hive.server2.",)
 # Hints the Databricks clients send in OpenSession and in every statement's overlay: how they want timestamps in
-# Arrow results (the request's useArrowNativeTypes decides that) and dbt's query tags. Ignored, never set.
-CLIENT_HINT_NAMES = frozenset({"spark.thriftserver.arrowbasedrowset.timestampasstring", "query_tags"})
+# Arrow results (the request's useArrowNativeTypes decides that) and dbt's query tags; and the name a client gives
+# its application (gateway/client_application.py reads it at OpenSession). Ignored, never set.
+CLIENT_HINT_NAMES = frozenset({"spark.thriftserver.arrowbasedrowset.timestampasstring", "query_tags",
+                               "client_application"})
 
 
 def is_client_hint(key: str) -> bool:

@@ -6,8 +6,13 @@
 -- views_per_window counts page views per 10-second window, selecting the window by its start, as one naturally
 -- writes it: a window has a fixed size, so its start identifies it, and update mode MERGEs each batch's counts on
 -- (page, window_start). The bad record has no time, so it falls in no window.
--- To run it by hand: ./run shell --var input=DIR -f sql_examples/bad_input_and_window_keys.sql (see
--- clicks_per_country.sql).
+-- To run it by hand (in `default`, or any database: no other example uses its table names), from the
+-- repository's folder, with the gateway of `./run serve` running:
+--   mkdir -p warehouse/landing/bad_input_and_window_keys/views
+--   ./run shell --var input=$PWD/warehouse/landing/bad_input_and_window_keys -f sql_examples/bad_input_and_window_keys.sql
+-- On a terminal the shell stops where the script lands an input file (`-- input: PATH`): land it as
+-- ${input}/PATH (its lines are the `-- ` lines under the directive; write it as .NAME, then rename it:
+-- Spark skips hidden files, so it never reads half a file) and press Enter.
 
 CREATE STREAMING TABLE raw_views AS
 SELECT * FROM STREAM read_files('${input}/views', format => 'json', schema => 'page STRING, ts TIMESTAMP');

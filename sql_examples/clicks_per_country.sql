@@ -5,11 +5,14 @@
 -- (country), so the table always equals `SELECT country, count(*) ... GROUP BY country` over every file seen so far.
 -- A row whose country is null counts in its own group, as in a batch GROUP BY.
 --
--- To run it by hand: `./run shell --var input=$PWD/warehouse/landing/demo -f sql_examples/clicks_per_country.sql`
--- (the folder must lie under the landing root, WAREHOUSE/landing by default), then drop
--- JSON-lines files into ${input}/clicks (write them under a name starting with '.', then rename them: Spark skips
--- hidden files, so it never reads half a file) and query the table.
--- The `-- input:` / `-- expect:` comments are the golden test (see README.md); the shell ignores them.
+-- To run it by hand (in `default`, or any database: no other example uses its table names), from the
+-- repository's folder, with the gateway of `./run serve` running:
+--   mkdir -p warehouse/landing/clicks_per_country/clicks
+--   ./run shell --var input=$PWD/warehouse/landing/clicks_per_country -f sql_examples/clicks_per_country.sql
+-- On a terminal the shell stops where the script lands an input file (`-- input: PATH`): land it as
+-- ${input}/PATH (its lines are the `-- ` lines under the directive; write it as .NAME, then rename it:
+-- Spark skips hidden files, so it never reads half a file) and press Enter.
+-- The `-- input:` / `-- expect:` comments are also the golden test (see README.md).
 
 CREATE STREAMING TABLE clicks_per_country AS
 SELECT country, count(*) AS clicks

@@ -5,9 +5,13 @@
 -- (read_committed), and is written to Delta exactly once. The producer here writes each round in one transaction,
 -- which ends with a commit marker: an offset without a record, so the offsets go 0, 1, 2, then 4, 5.
 --
--- To run it by hand: `./run shell --var kafka=127.0.0.1:9092 -f sql_examples/kafka_orders.sql` with a broker the
--- gateway may reach (`security.kafka_servers`, loopback by default), then produce JSON records to the topic
--- `orders`. The `-- produce:` / `-- expect:` comments are the golden test (see README.md); the shell ignores them.
+-- To run it by hand (in `default`, or any database: no other example uses its table names), with a broker the
+-- gateway may reach (`security.kafka_servers`, loopback by default) at 127.0.0.1:9092, from the repository's folder:
+--   ./run shell --var kafka=127.0.0.1:9092 -f sql_examples/kafka_orders.sql
+-- then produce JSON records to the topic `orders`. Without a broker, the tests' one serves: in `.venv/bin/python`
+-- from tests/, `from kafka_broker import MockKafka; k = MockKafka(); print(k.bootstrap)` starts librdkafka's mock
+-- cluster for as long as that Python runs (`k.produce("orders", [(None, b'{"id": 1, ...}')])` writes to it).
+-- The `-- produce:` / `-- expect:` comments are the golden test (see README.md); the shell ignores them.
 
 CREATE STREAMING TABLE kafka_orders AS
 SELECT o.id, o.customer, o.amount, offset

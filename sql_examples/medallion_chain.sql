@@ -8,7 +8,13 @@
 --
 -- bronze and silver only append, so they can be streamed from. gold rewrites its rows in place, so a further
 -- STREAM(gold) would be refused: in a chain only the last step may aggregate.
--- To run it by hand: ./run shell --var input=DIR -f sql_examples/medallion_chain.sql (see clicks_per_country.sql).
+-- To run it by hand (in `default`, or any database: no other example uses its table names), from the
+-- repository's folder, with the gateway of `./run serve` running:
+--   mkdir -p warehouse/landing/medallion_chain/orders
+--   ./run shell --var input=$PWD/warehouse/landing/medallion_chain -f sql_examples/medallion_chain.sql
+-- On a terminal the shell stops where the script lands an input file (`-- input: PATH`): land it as
+-- ${input}/PATH (its lines are the `-- ` lines under the directive; write it as .NAME, then rename it:
+-- Spark skips hidden files, so it never reads half a file) and press Enter.
 
 CREATE STREAMING TABLE bronze AS
 SELECT *

@@ -7,8 +7,13 @@
 -- with [EXPECTATION_VIOLATION.FAIL_UPDATE], naming the rule and showing one offending row.
 -- The counts per batch (passed, failed, dropped) are in DESCRIBE STREAMING TABLE orders and the event log.
 --
--- To run it by hand: `./run shell --var input=$PWD/warehouse/landing/demo -f sql_examples/orders_with_expectations.sql`
--- and land JSON-lines files in ${input}/orders (hidden name first, then rename).
+-- To run it by hand (in `default`, or any database: no other example uses its table names), from the
+-- repository's folder, with the gateway of `./run serve` running:
+--   mkdir -p warehouse/landing/orders_with_expectations/orders
+--   ./run shell --var input=$PWD/warehouse/landing/orders_with_expectations -f sql_examples/orders_with_expectations.sql
+-- On a terminal the shell stops where the script lands an input file (`-- input: PATH`): land it as
+-- ${input}/PATH (its lines are the `-- ` lines under the directive; write it as .NAME, then rename it:
+-- Spark skips hidden files, so it never reads half a file) and press Enter.
 
 CREATE STREAMING TABLE orders (
   CONSTRAINT valid_amount EXPECT (amount > 0) ON VIOLATION DROP ROW,

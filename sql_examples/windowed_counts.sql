@@ -11,7 +11,13 @@
 --
 -- A window column is a struct (start, end); select cast(w.start AS STRING) to read it. Times are UTC.
 -- Each round below is one file, so it is processed as one micro-batch: the watermark only moves between rounds.
--- To run it by hand: ./run shell --var input=DIR -f sql_examples/windowed_counts.sql (see clicks_per_country.sql).
+-- To run it by hand (in `default`, or any database: no other example uses its table names), from the
+-- repository's folder, with the gateway of `./run serve` running:
+--   mkdir -p warehouse/landing/windowed_counts/views
+--   ./run shell --var input=$PWD/warehouse/landing/windowed_counts -f sql_examples/windowed_counts.sql
+-- On a terminal the shell stops where the script lands an input file (`-- input: PATH`): land it as
+-- ${input}/PATH (its lines are the `-- ` lines under the directive; write it as .NAME, then rename it:
+-- Spark skips hidden files, so it never reads half a file) and press Enter.
 
 CREATE STREAMING TABLE page_views_live AS
 SELECT window(ts, '10 seconds') AS w, page, count(*) AS views

@@ -11,7 +11,13 @@
 -- The static table is filled before the streaming table is created, so the first batch joins with it. A later
 -- change reaches the batches after it: the gateway restarts the stream on its checkpoint when the table gets a new
 -- version (streams.static_check_interval).
--- To run it by hand, replace ${input} with a folder of your own (see clicks_per_country.sql).
+-- To run it by hand (in `default`, or any database: no other example uses its table names), from the
+-- repository's folder, with the gateway of `./run serve` running:
+--   mkdir -p warehouse/landing/yahoo_streaming_benchmark/ad_events
+--   ./run shell --var input=$PWD/warehouse/landing/yahoo_streaming_benchmark -f sql_examples/yahoo_streaming_benchmark.sql
+-- On a terminal the shell stops where the script lands an input file (`-- input: PATH`): land it as
+-- ${input}/PATH (its lines are the `-- ` lines under the directive; write it as .NAME, then rename it:
+-- Spark skips hidden files, so it never reads half a file) and press Enter.
 
 CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) USING DELTA;
 

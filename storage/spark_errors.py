@@ -12,6 +12,7 @@ from sluicegate.dialect.errors import SqlError
 
 if TYPE_CHECKING:
     from pyspark.errors import QueryContext
+    from pyspark.sql import Column
 
 _PLAN_START = re.compile(r";?\s*\n\s*(?:'|\+-|==|:-|Project |Aggregate |Join |Filter |Relation |JVM stacktrace:"
                          r"|Driver stacktrace:)")
@@ -24,6 +25,11 @@ _PARSE_POSITION = re.compile(r"\(line (\d+), pos (\d+)\)")
 _MAX_LINES = 12
 _COLON_HINT = "write parse_json(col):path.to.field (a VARIANT), or get_json_object(col, '$.path.to.field') (a string)"
 _MAX_CAUSES = 5       # how deep a Java exception's cause chain is searched for Spark's error class
+# Errors the gateway raises from inside a Spark job (`raised_in_row`: Delta's constraints, storage/constraints.py and
+# storage/delta/not_null.py), by the class and SQLSTATE Databricks answers with: Spark reports each as
+# USER_RAISED_EXCEPTION (P0001), or wraps it in a failed write task, so `from_spark` gives it back its own.
+ROW_ERRORS = {"DELTA_NOT_NULL_CONSTRAINT_VIOLATED": "23502", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES": "23001"}
+_ROW_ERROR = re.compile(r"\[(" + "|".join(ROW_ERRORS) + r")\] ?(.*?)(?:\s*SQLSTATE: P0001|$)", re.DOTALL)
 
 
 class RuntimeQueryError(SqlError):
@@ -103,6 +109,11 @@ def from_spark(
         line, column = _position_from_offset(text, offset)
     short = short_message(message)
     hint = None
+    raised = _raised_in_row(exc, message)
+    if raised is not None:  # one of the gateway's own errors, raised in a row (a write's constraint); the message
+        # keeps its `[CLASS]`, so a stream's last error names it too
+        error_class, sqlstate = raised.group(1), ROW_ERRORS[raised.group(1)]
+        short = short_message(f"[{error_class}] {raised.group(2)}")
     if "'COLUMN_IS_NOT_VARIANT_TYPE'" in message:  # Spark 4.1 lacks this class's text: its INTERNAL_ERROR says so
         error_class, sqlstate, hint = "COLUMN_IS_NOT_VARIANT_TYPE", "42K09", _COLON_HINT
         short = "the `col:path` syntax reads VARIANT columns only in Spark; this column is a string"
@@ -116,6 +127,30 @@ def from_spark(
         short, error_class=error_class, sqlstate=sqlstate or "XX000", line=line, column=column, detail=detail,
         hint=hint,
     )
+
+
+def raised_in_row(error_class: str, message: Column) -> Column:
+    """A Spark expression failing the job with one of `ROW_ERRORS` and `message` (a string column), which
+    `from_spark` reports as that class and SQLSTATE."""
+    from pyspark.sql import functions as F
+
+    return F.raise_error(F.concat(F.lit(f"[{error_class}] "), message))
+
+
+def _raised_in_row(exc: BaseException, message: str) -> re.Match[str] | None:
+    """The `raised_in_row` error in `exc`: in its message, or in one of its Java causes' (a write job wraps the
+    task's error in its own, TASK_WRITE_FAILED)."""
+    found = _ROW_ERROR.search(message) or _ROW_ERROR.search(str(exc))
+    java: Any = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)  # a Py4J object: untyped
+    for _ in range(_MAX_CAUSES):
+        if found is not None or java is None:
+            return found
+        try:
+            found = _ROW_ERROR.search(str(java.getMessage() or ""))
+            java = java.getCause()
+        except Exception:  # noqa: BLE001 - not a Throwable, or the Py4J connection is gone
+            return None
+    return found
 
 
 def _python_error(text: str) -> str | None:

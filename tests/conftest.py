@@ -19,7 +19,7 @@ from sluicegate.gateway.config import load_config
 from sluicegate.gateway.service import open_catalog
 
 # A fixture in a test's closure, and what it needs.
-FIXTURE_NEEDS = {"spark": ("jvm",), "beeline": ("beeline", "jvm"), "s3": ("s3",)}
+FIXTURE_NEEDS = {"spark": ("jvm",), "beeline": ("beeline", "jvm"), "s3": ("s3",), "browser": ("browser",)}
 # A helper a test module imports, and what its tests need (they start it in their own fixtures or bodies).
 HELPER_NEEDS = {"GatewayProcess": ("process", "jvm"), "standalone_cluster": ("cluster", "jvm"),
                 "seaweed_s3": ("s3",), "S3Store": ("s3",)}

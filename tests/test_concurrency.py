@@ -407,11 +407,18 @@ def test_idle_operation_is_closed_but_its_session_lives_on(start_gateway):
         response = connection.client.FetchResults(request)
         assert response.status.statusCode == ttypes.TStatusCode.ERROR_STATUS
         assert response.status.sqlState == "HY010"
-        assert "does not exist" in response.status.errorMessage
+        assert "was closed after 1 s without a fetch or close" in response.status.errorMessage
+        assert "run the statement again" in response.status.errorMessage
         assert gateway.service.sessions.count() == 1
-        fresh = connection.cursor()
-        fresh.execute("SELECT 'alive'")
-        assert fresh.fetchall() == [("alive",)]
+        # The client comes back to the same cursor: PyHive closes the old operation first, and that succeeds.
+        cursor.execute("SELECT 'alive'")
+        assert cursor.fetchall() == [("alive",)]
+        # An operation never opened, or closed by its client, is still an unknown handle.
+        closed = cursor._operationHandle
+        cursor.close()
+        response = connection.client.CloseOperation(ttypes.TCloseOperationReq(operationHandle=closed))
+        assert response.status.statusCode == ttypes.TStatusCode.ERROR_STATUS
+        assert "does not exist" in response.status.errorMessage
     finally:
         close_quietly(connection)
 

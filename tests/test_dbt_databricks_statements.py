@@ -1,10 +1,9 @@
 """Every statement dbt-databricks 1.12 sends (traced against a stand-in server: the Unity Catalog path with catalog
 `main`, the streaming-table lifecycle, and the cluster path with `hive_metastore`), replayed in order through
 databricks-sql-connector on a real gateway's HTTP port. Each works, with the rows dbt reads from it; none needs the
-fallback dbt has for `DESCRIBE ... AS JSON` (an error naming PARSE_SYNTAX_ERROR or UNSUPPORTED_FEATURE), except a
-partitioned streaming table, refused clearly. Also the statements Spark answered only for two-part names (SHOW
-COLUMNS, DESCRIBE SCHEMA). The schema is `dbx_trace` instead of `analytics`, the landing folder a test folder
-instead of `/data/clicks`.
+fallback dbt has for `DESCRIBE ... AS JSON` (an error naming PARSE_SYNTAX_ERROR or UNSUPPORTED_FEATURE). Also the
+statements Spark answered only for two-part names (SHOW COLUMNS, DESCRIBE SCHEMA). The schema is `dbx_trace` instead
+of `analytics`, the landing folder a test folder instead of `/data/clicks`.
 dbt-databricks itself runs in tests_dbt/databricks (./run test-dbt)."""
 
 from __future__ import annotations
@@ -209,13 +208,12 @@ def test_unity_catalog_path_runs_1_and_2_and_the_streaming_table_lifecycle(trace
         Step(ST_TMP),
         Step("DESCRIBE TABLE EXTENDED `m_st__dbt_tmp` AS JSON", lambda r: _json_columns(r) == ["id", "name"]),
         Step("drop table if exists `main`.`analytics`.`m_st`"),
-        # Partitioned streaming tables are refused, clearly, rather than created unpartitioned.
+        # A partitioned streaming table, as dbt-databricks writes `partition_by` (Delta's partition columns)
         Step(f"CREATE STREAMING TABLE `main`.`analytics`.`m_st`\n(\n    `id` bigint,\n    `name` string\n)\n"
-             f"  PARTITIONED BY (name)\n  AS {ST_QUERY}", error="UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING"),
-        Step(f"CREATE STREAMING TABLE `main`.`analytics`.`m_st`\n(\n    `id` bigint,\n    `name` string\n)\n"
-             f"  AS {ST_QUERY}"),
+             f"  PARTITIONED BY (name)\n  AS {ST_QUERY}"),
         Step("refresh streaming table `main`.`analytics`.`m_st`"),
         Step("SELECT id, name FROM `main`.`analytics`.`m_st` ORDER BY id", lambda r: r == [(1, "a"), (2, "b")]),
+        Step("DESCRIBE DETAIL `main`.`analytics`.`m_st`", lambda r: "name" in str(r[0][7])),
     ]
     replay(gateway, token, "main", run_1 + run_2 + lifecycle, landing)
 
@@ -288,3 +286,138 @@ def test_rowcount_after_dml_is_the_rows_modified(trace_gateway: tuple[Any, str])
             assert [tuple(row) for row in cursor.fetchall()] == [(1, "only")]
     finally:
         connection.close()
+
+
+def test_incremental_strategies_by_name_replace_where_and_replace_on(trace_gateway: tuple[Any, str],
+                                                                    landing: str) -> None:
+    """What dbt-databricks 1.12.4 sends on a SQL warehouse (it assumes the newest runtime) for insert_overwrite
+    (`insert overwrite ... by name`; REPLACE ON once partitioned or clustered), replace_where and microbatch
+    (`INSERT INTO t BY NAME REPLACE WHERE <predicate> TABLE <temp>`) and delete+insert (REPLACE ON the unique key):
+    BY NAME matches columns by name, whatever the query's order; REPLACE deletes and adds in one commit."""
+    gateway, token = trace_gateway
+    t = "`main`.`analytics`.`strat`"
+    rows = f"SELECT id, day, msg FROM {t} ORDER BY id"
+    replay(gateway, token, "main", [
+        Step("create schema if not exists `main`.`analytics`"),
+        Step(f"create or replace table {t} (id int, day int, msg string) using delta"),
+        Step(f"insert into {t} values (1, 1, 'a'), (2, 1, 'b'), (3, 2, 'c')"),
+        Step("create or replace table `main`.`analytics`.`strat__tmp` using delta as "
+             "select 'x' as msg, 2 as day, 4 as id union all select 'y', 2, 3"),
+        # replace_where: the rows of day 2 are the temp table's
+        Step(f"INSERT INTO {t} BY NAME\n REPLACE WHERE day = 2\n TABLE `main`.`analytics`.`strat__tmp`"),
+        Step(rows, lambda r: r == [(1, 1, "a"), (2, 1, "b"), (3, 2, "y"), (4, 2, "x")]),
+        Step(f"INSERT INTO {t} BY NAME REPLACE WHERE day = 1 TABLE `main`.`analytics`.`strat__tmp`",
+             error="DELTA_REPLACE_WHERE_MISMATCH"),
+        Step(f"INSERT INTO {t} REPLACE WHERE day IN (1, 2) SELECT 9, 1, 'z'"),
+        Step(rows, lambda r: r == [(9, 1, "z")]),
+        # delete+insert: the rows whose key the query has are replaced, the others stay
+        Step(f"insert into {t} values (1, 1, 'a'), (3, 2, 'c')"),
+        Step(f" insert into table {t} as target\nreplace on (target.`id` <=> temp.`id`)\n"
+             "(select `id`, `day`, `msg`\n   from `main`.`analytics`.`strat__tmp` ) as temp"),
+        Step(rows, lambda r: r == [(1, 1, "a"), (3, 2, "y"), (4, 2, "x"), (9, 1, "z")]),
+        # insert_overwrite of a partitioned model: whole partitions replaced
+        Step(f"insert into table {t} AS t\n replace on (t.`day` <=> s.`day`)\n"
+             "(select `id`, `day`, `msg` from `main`.`analytics`.`strat__tmp`) AS s"),
+        Step(rows, lambda r: r == [(1, 1, "a"), (3, 2, "y"), (4, 2, "x"), (9, 1, "z")]),
+        # insert_overwrite without partitions: everything, matched by name
+        Step(f"insert overwrite table {t} by name select * from `main`.`analytics`.`strat__tmp`"),
+        Step(rows, lambda r: r == [(3, 2, "y"), (4, 2, "x")]),
+        # a CTAS of literals makes nullable columns (as Delta does): the insert_overwrite of a model that drops
+        # a column sends `NULL as msg`
+        Step("create or replace table `main`.`analytics`.`strat_ctas` using delta as select 1 as id, 'hello' as msg"),
+        Step("insert into table `main`.`analytics`.`strat_ctas` AS t replace on (t.`id` <=> s.`id`) "
+             "(select `id`, NULL as `msg` from `main`.`analytics`.`strat__tmp`) AS s"),
+        Step("SELECT id, msg FROM `main`.`analytics`.`strat_ctas` ORDER BY id",
+             lambda r: r == [(1, "hello"), (3, None), (4, None)]),
+        Step(f"INSERT INTO {t} REPLACE USING (id) SELECT 1, 1, 'a'", error="INVALID_STATEMENT"),
+        Step(f"INSERT INTO {t} REPLACE WHERE id IN (SELECT id FROM {t}) SELECT 1, 1, 'a'",
+             error="INVALID_STATEMENT"),
+    ], landing)
+
+
+def test_persist_docs_view_renames_and_materialized_view_listing(trace_gateway: tuple[Any, str],
+                                                                 landing: str) -> None:
+    """Issue 27's gaps 1, 2 and 7, as dbt-databricks sends them: a column's docs with COMMENT ON COLUMN, a view
+    moved aside with ALTER VIEW ... RENAME TO, and `is_materialized` read as the strings dbt compares with."""
+    gateway, token = trace_gateway
+    replay(gateway, token, "main", [
+        Step("create schema if not exists `main`.`analytics`"),
+        Step("create or replace table `main`.`analytics`.`docs_t`\n  using delta\n    as\n"
+             "    select 1 as id, 'a' as name"),
+        Step("COMMENT ON COLUMN `main`.`analytics`.`docs_t`.`id` IS 'the key'"),
+        Step("describe extended `main`.`analytics`.`docs_t`", lambda r: ("id", "int", "the key") in r),
+        Step("create or replace view `main`.`analytics`.`docs_v`\nas (\n  select id from "
+             "`main`.`analytics`.`docs_t`\n)"),
+        Step("ALTER VIEW `main`.`analytics`.`docs_v` RENAME TO `main`.`analytics`.`docs_v__dbt_backup`"),
+        Step("SELECT id FROM `main`.`analytics`.`docs_v__dbt_backup`", lambda r: r == [(1,)]),
+        Step("ALTER VIEW `main`.`analytics`.`docs_t` RENAME TO `main`.`analytics`.`docs_t2`",
+             error="EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE"),
+        Step("create materialized view `main`.`analytics`.`docs_mv` as select count(*) as n from "
+             "`main`.`analytics`.`docs_t`"),
+        Step("SELECT table_name, is_materialized FROM `system`.`information_schema`.`views` "
+             "WHERE table_schema = 'analytics' AND table_name LIKE 'docs%' ORDER BY table_name",
+             lambda r: r == [("docs_mv", "TRUE"), ("docs_v__dbt_backup", "FALSE")]),
+    ], landing)
+
+
+def test_a_seed_with_dates_timestamps_and_decimals(trace_gateway: tuple[Any, str], landing: str) -> None:
+    """Issue 27's gap 8: dbt-databricks loads a seed with `insert overwrite ... values (%s, ...)`, its values
+    inlined by the connector as quoted text; Databricks casts the literals to the columns' types."""
+    gateway, token = trace_gateway
+    replay(gateway, token, "main", [
+        Step("create schema if not exists `main`.`analytics`"),
+        Step("create or replace table `main`.`analytics`.`seed_typed` (`id` bigint, `day` date, `at` timestamp, "
+             "`price` decimal(10,2)) using delta"),
+        Step("insert overwrite `main`.`analytics`.`seed_typed` values ('1', '2021-01-02', '2021-01-02 03:04:05', "
+             "'9.99'), ('2', '2021-01-03', NULL, '10')"),
+        Step("SELECT id, CAST(day AS STRING), CAST(at AS STRING), CAST(price AS STRING) "
+             "FROM `main`.`analytics`.`seed_typed` ORDER BY id",
+             lambda r: r == [(1, "2021-01-02", "2021-01-02 03:04:05", "9.99"), (2, "2021-01-03", None, "10.00")]),
+        Step("insert into `main`.`analytics`.`seed_typed` values ('3', 'yesterday', NULL, NULL)",
+             error="CAST_INVALID_INPUT"),
+    ], landing)
+
+
+def test_a_materialized_view_with_a_contract_column_list(trace_gateway: tuple[Any, str], landing: str) -> None:
+    """Issue 27's gap 3: dbt-databricks writes a model contract's columns, then its key constraints, into the
+    materialized view's column list; the keys are informational (as on Databricks), not columns."""
+    gateway, token = trace_gateway
+    replay(gateway, token, "main", [
+        Step("create schema if not exists `main`.`analytics`"),
+        Step("create or replace table `main`.`analytics`.`contract_src` using delta as select 1 as id, 10 as value"),
+        Step("create materialized view `main`.`analytics`.`contract_mv` (`id` bigint NOT NULL COMMENT 'the key', "
+             "`value` bigint, PRIMARY KEY (id)) as select cast(id as bigint) as id, cast(value as bigint) as value "
+             "from `main`.`analytics`.`contract_src`"),
+        Step("SELECT id, value FROM `main`.`analytics`.`contract_mv`", lambda r: r == [(1, 10)]),
+        Step("describe extended `main`.`analytics`.`contract_mv`", lambda r: ("id", "bigint", "the key") in r),
+        Step("SELECT column_name, is_nullable FROM `main`.`information_schema`.`columns` WHERE table_catalog = 'main' "
+             "AND table_schema = 'analytics' AND table_name = 'contract_mv' ORDER BY ordinal_position",
+             lambda r: r == [("id", "NO"), ("value", "YES")]),   # gap 4 for materialized views: NOT NULL is kept
+    ], landing)
+
+
+def test_a_streaming_table_keeps_not_null_and_its_create_waits_for_the_first_update(
+        trace_gateway: tuple[Any, str], landing: str, landing_root: Path) -> None:
+    """Issue 27's gaps 4 and 5, as dbt-databricks writes a streaming table with a contract: NOT NULL is kept
+    (`information_schema.columns.is_nullable` is 'NO', as dbt's constraint check reads it) and enforced; the CREATE
+    returns with the first update in the table, so dbt's next query sees the rows; a first update that fails makes
+    the CREATE fail with Delta's error, the table left FAILED."""
+    gateway, token = trace_gateway
+    nulls = landing_root / "dbx_trace_null_ids"
+    land_named(nulls, "part-1.json", [{"id": 1, "name": "a"}, {"id": None, "name": "b"}])
+    columns = "(\n    `id` bigint NOT NULL COMMENT 'the key',\n    `name` string\n)"
+    replay(gateway, token, "main", [
+        Step("create schema if not exists `main`.`analytics`"),
+        Step(f"CREATE STREAMING TABLE `main`.`analytics`.`st_nn`\n{columns}\n  AS {ST_QUERY}"),
+        Step("SELECT count(*) FROM `main`.`analytics`.`st_nn`", lambda r: r == [(2,)]),
+        Step("SELECT column_name, is_nullable FROM `main`.`information_schema`.`columns` WHERE table_catalog = 'main' "
+             "AND table_schema = 'analytics' AND table_name = 'st_nn' ORDER BY ordinal_position",
+             lambda r: r == [("id", "NO"), ("name", "YES")]),
+        Step("describe extended `main`.`analytics`.`st_nn`", lambda r: ("id", "bigint", "the key") in r),
+        Step(f"CREATE OR REFRESH STREAMING TABLE `main`.`analytics`.`st_nn`\n{columns}\n  AS {ST_QUERY}"),
+        Step("SELECT id, name FROM `main`.`analytics`.`st_nn` ORDER BY id", lambda r: r == [(1, "a"), (2, "b")]),
+        Step(f"CREATE STREAMING TABLE `main`.`analytics`.`st_nn_bad`\n{columns}\n  AS "
+             f"{ST_QUERY.replace('/data/clicks', str(nulls))}", error="DELTA_NOT_NULL_CONSTRAINT_VIOLATED"),
+        Step("SHOW STREAMING TABLES IN analytics LIKE 'st_nn_bad'", lambda r: r[0][2] == "FAILED"),
+        Step("SELECT count(*) FROM `main`.`analytics`.`st_nn_bad`", lambda r: r == [(0,)]),
+    ], landing)

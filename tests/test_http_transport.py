@@ -13,28 +13,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from credentials import password_auth
 from thrift.transport.THttpClient import THttpClient
 
-from sluicegate.gateway.auth.providers import set_password
 from sluicegate.gateway.auth.tokens import create_token, revoke_tokens
 
 PASSWORDS = {"alice": "s3cret", "bob": "hunter2"}
 
 
 @pytest.fixture(scope="module")
-def credentials(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("http_auth")
-    for user, password in PASSWORDS.items():
-        set_password(folder / "passwd", user, password)
-    return folder / "passwd", folder / "tokens"
+def auth(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return password_auth(tmp_path_factory.mktemp("http_auth"), PASSWORDS)
 
 
 @pytest.fixture(scope="module")
-def http_gateway(start_gateway: Any, credentials: tuple[Path, Path]) -> Any:
-    passwords, tokens = credentials
+def http_gateway(start_gateway: Any, auth: dict[str, Any]) -> Any:
     return start_gateway({
         "server": {"http_port": 0, "allow_plaintext": True, "max_message_bytes": 1_000_000},
-        "auth": {"mode": "password", "password_file": str(passwords), "token_file": str(tokens)},
+        "auth": auth,
     })
 
 
@@ -96,8 +92,8 @@ def test_pyhive_http_scheme_sends_basic_itself(http_gateway: Any) -> None:
         connection.close()
 
 
-def test_pyhive_with_a_bearer_token_acts_as_its_owner(http_gateway: Any, credentials: tuple[Path, Path]) -> None:
-    _, tokens = credentials
+def test_pyhive_with_a_bearer_token_acts_as_its_owner(http_gateway: Any, auth: dict[str, Any]) -> None:
+    tokens = Path(auth["token_file"])
     _, token = create_token(tokens, "bob", "test")
     # the session's user is the token's owner, whatever name OpenSession carries
     connection = pyhive_http(http_gateway, f"Bearer {token}", username="alice")
@@ -147,8 +143,8 @@ def test_no_authorization_header_is_a_401(http_gateway: Any) -> None:
     assert "authentication required" in _refused(http_gateway, None)
 
 
-def test_a_revoked_token_is_a_401(http_gateway: Any, credentials: tuple[Path, Path]) -> None:
-    _, tokens = credentials
+def test_a_revoked_token_is_a_401(http_gateway: Any, auth: dict[str, Any]) -> None:
+    tokens = Path(auth["token_file"])
     record, token = create_token(tokens, "alice")
     from pyhive import hive
 

@@ -11,6 +11,7 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.expressions import CreateFlowCommand
 from sluicegate.dialect.parse import parse
+from sluicegate.dialect.statements import CLUSTERING_PROPERTY
 from sluicegate.dialect.streaming.context import TRIGGER_KEY, Context, TableKindLookup, function_name, is_time_window
 from sluicegate.dialect.streaming.errors import UnsupportedOutputModeError
 from sluicegate.dialect.streaming.expectations import expectation_specs
@@ -20,7 +21,7 @@ from sluicegate.dialect.streaming.modes import chosen_mode, closed_by_watermark,
 from sluicegate.dialect.streaming.plan import Aggregation, Operator, SourceSpec, StreamingPlan
 from sluicegate.dialect.streaming.rules import RULES, trigger_seconds
 from sluicegate.dialect.streaming.sources import find_sources, rewrite
-from sluicegate.dialect.trees import column_specs, table_name
+from sluicegate.dialect.trees import column_specs, create_properties, table_name
 
 
 def _properties(create: exp.Create) -> tuple[str | None, dict[str, str], dict[str, exp.Expr]]:
@@ -131,6 +132,8 @@ def analyze(sql: str, table_kind: TableKindLookup | None = None, *, create: exp.
         raise DialectError("a streaming table needs its query",
                            hint="write CREATE STREAMING TABLE t AS SELECT ... FROM STREAM(source)")
     comment, properties, values = _properties(create)
+    partition_by, _, layout, _ = create_properties(create)   # PARTITIONED BY, and CLUSTER BY as a property
+    properties.update({key: value for key, value in layout.items() if key == CLUSTERING_PROPERTY})
     ctx = Context(sql, StreamingSpark().tokenize(sql), create, query, find_sources(query), properties, values,
                   table_kind)
     for rule in RULES:
@@ -147,7 +150,7 @@ def analyze(sql: str, table_kind: TableKindLookup | None = None, *, create: exp.
         trigger_seconds=trigger_seconds(trigger) if trigger is not None else None,
         operators=_operators(ctx, sources), aggregation=_aggregation(ctx), state=_state(ctx, mode),
         or_refresh=bool(create.args.get("refresh")), if_not_exists=bool(create.args.get("exists")),
-        expectations=expectation_specs(sql, create),
+        expectations=expectation_specs(sql, create), partition_by=partition_by,
     )
 
 

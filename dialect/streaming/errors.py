@@ -43,10 +43,17 @@ class RewrittenSourceError(StreamingQueryError):
     sqlstate = "0A000"
 
 
-class PartitioningNotSupportedError(StreamingQueryError):
-    """PARTITIONED BY / CLUSTER BY on a streaming table: its exactly-once sink writes unpartitioned files."""
+class BucketingNotSupportedError(StreamingQueryError):
+    """CLUSTERED BY ... INTO n BUCKETS (Hive's bucketing) on a streaming table: Delta has no buckets."""
 
-    error_class = "UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING"
+    error_class = "UNSUPPORTED_FEATURE.STREAMING_TABLE_BUCKETING"
+
+
+class PartitionedAndClusteredError(StreamingQueryError):
+    """PARTITIONED BY and CLUSTER BY together, which Delta (and Databricks) refuse."""
+
+    error_class = "SPECIFY_CLUSTER_BY_WITH_PARTITIONED_BY_IS_NOT_ALLOWED"
+    sqlstate = "42908"
 
 
 class SortNotSupportedError(StreamingQueryError):

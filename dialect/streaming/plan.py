@@ -84,6 +84,34 @@ class Operator:
     text: str
 
 
+@dataclass(frozen=True)
+class CdcSpec:
+    """`AUTO CDC` (Databricks' change data capture): the stream's rows are change events applied to the table by key.
+    Every name is as the user wrote it; `sequence_sql` is SEQUENCE BY as Spark SQL over the source's columns, which
+    are `sequence_columns`; `delete_sql` / `truncate_sql` the APPLY AS conditions; `columns` / `except_columns` what
+    of an event the table keeps (neither: every column); `track_history` / `track_except` TRACK HISTORY ON (SCD 2);
+    `flow` the flow's name for `CREATE FLOW f AS AUTO CDC INTO t` (None: the table's own)."""
+
+    keys: tuple[str, ...]
+    sequence_sql: str
+    sequence_columns: tuple[str, ...]
+    scd_type: int = 1
+    ignore_null_updates: bool = False
+    delete_sql: str | None = None
+    truncate_sql: str | None = None
+    columns: tuple[str, ...] = ()
+    except_columns: tuple[str, ...] = ()
+    track_history: tuple[str, ...] = ()
+    track_except: tuple[str, ...] = ()
+    flow: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CdcSpec:
+        converted: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
+                                     for key, value in data.items()}
+        return cls(**converted)
+
+
 class PlanVersionError(SqlError):
     """A stored plan written by a newer gateway: its fields may mean what this code does not know."""
 
@@ -111,6 +139,8 @@ class StreamingPlan:
     or_refresh: bool
     if_not_exists: bool
     expectations: tuple[ExpectationSpec, ...] = ()
+    partition_by: tuple[str, ...] = ()   # PARTITIONED BY: the Delta table's partition columns
+    cdc: CdcSpec | None = None           # AUTO CDC: the rows are change events applied by key
 
     def to_json(self) -> str:
         return json.dumps({**asdict(self), "plan_version": PLAN_VERSION}, sort_keys=True)
@@ -137,6 +167,8 @@ class StreamingPlan:
             "operators": tuple(Operator(**operator) for operator in data["operators"]),
             # a plan stored before expectations existed has none
             "expectations": tuple(ExpectationSpec(**e) for e in data.get("expectations") or ()),
+            "partition_by": tuple(data.get("partition_by") or ()),   # a plan stored before it: unpartitioned
+            "cdc": CdcSpec.from_dict(data["cdc"]) if data.get("cdc") else None,
         })
 
 

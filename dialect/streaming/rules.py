@@ -17,6 +17,7 @@ from sluicegate.dialect.streaming.context import (
     left_of,
 )
 from sluicegate.dialect.streaming.errors import (
+    BucketingNotSupportedError,
     ChainedAggregationNotSupportedError,
     CreateOrReplaceNotAllowedError,
     DistinctAggregateNotSupportedError,
@@ -33,7 +34,7 @@ from sluicegate.dialect.streaming.errors import (
     NonTimeWindowNotSupportedError,
     NoStreamingSourceError,
     OuterJoinWithoutWatermarkError,
-    PartitioningNotSupportedError,
+    PartitionedAndClusteredError,
     QuarantineNameTooLongError,
     RewrittenSourceError,
     SortNotSupportedError,
@@ -82,15 +83,21 @@ def check_not_replace(ctx: Context) -> None:
                         "write CREATE OR REFRESH STREAMING TABLE", keyword=("CREATE",))
 
 
-def check_no_partitioning(ctx: Context) -> None:
-    """Refused rather than dropped: a table created without the layout it asked for would look done."""
+def check_partitioning(ctx: Context) -> None:
+    """PARTITIONED BY and CLUSTER BY are Delta's, and the sink writes either layout; Hive's bucketing is not, and
+    the two layouts together are refused as Databricks refuses them."""
     container = ctx.create.args.get("properties")
-    for prop in container.expressions if container else []:
-        if isinstance(prop, (exp.PartitionedByProperty, exp.ClusterProperty, exp.ClusteredByProperty)):
-            clause = "PARTITIONED BY" if isinstance(prop, exp.PartitionedByProperty) else "CLUSTER BY"
-            raise ctx.error(PartitioningNotSupportedError, f"{clause} is not supported for streaming tables.", prop,
-                            f"leave out {clause}: the table is written unpartitioned (a materialized view over it "
-                            "can be partitioned)", keyword=(clause.split()[0],))
+    props = container.expressions if container else []
+    for prop in props:
+        if isinstance(prop, exp.ClusteredByProperty):
+            raise ctx.error(BucketingNotSupportedError, "CLUSTERED BY ... INTO n BUCKETS is not supported for "
+                            "streaming tables: Delta tables have no buckets.", prop,
+                            "use CLUSTER BY (columns) or PARTITIONED BY (columns) instead", keyword=("CLUSTERED",))
+    partitioned = next((p for p in props if isinstance(p, exp.PartitionedByProperty)), None)
+    clustered = next((p for p in props if isinstance(p, exp.ClusterProperty)), None)
+    if partitioned is not None and clustered is not None:
+        raise ctx.error(PartitionedAndClusteredError, "Cannot specify both CLUSTER BY and PARTITIONED BY.",
+                        clustered, "keep one of the two", keyword=("CLUSTER",))
 
 
 def check_source_functions(ctx: Context) -> None:
@@ -414,7 +421,7 @@ def check_quarantine_name(ctx: Context) -> None:
 
 RULES: tuple[Rule, ...] = (
     check_not_replace,
-    check_no_partitioning,
+    check_partitioning,
     check_source_functions,
     check_source_formats,
     check_kafka_options,

@@ -220,7 +220,8 @@ class DeltaStreamSource(DataSource):
     def schema(self) -> StructType:
         import pyarrow as pa
 
-        from sluicegate.storage.delta.read import load_snapshot, spark_schema
+        from sluicegate.storage.delta.read import spark_schema
+        from sluicegate.storage.delta.snapshots import load_snapshot
 
         self._adopt_store()
         snapshot = load_snapshot(self.options["path"])

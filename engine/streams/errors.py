@@ -7,7 +7,9 @@ import re
 import threading
 
 from sluicegate.dialect.errors import SqlError
-from sluicegate.storage.spark_errors import RuntimeQueryError
+from sluicegate.engine.streams.expectations import ExpectationViolationError
+from sluicegate.storage.delta import not_null
+from sluicegate.storage.spark_errors import ROW_ERRORS, RuntimeQueryError
 
 
 class StreamError(RuntimeQueryError):
@@ -75,9 +77,10 @@ class StreamStopTimeoutError(StreamError):
 
 
 # A failure of one of these error classes repeats however often the batch is retried (a rule the data breaks, a
-# source rewritten under the stream): the stream is FAILED at once instead of being retried.
+# source rewritten under the stream, a null in a NOT NULL column): the stream is FAILED at once instead of being
+# retried.
 NON_RETRYABLE_ERROR_CLASSES = frozenset({"EXPECTATION_VIOLATION", SourceRewrittenError.error_class,
-                                         KafkaDataLossError.error_class})
+                                         KafkaDataLossError.error_class, not_null.ERROR_CLASS})
 
 # Spark's and the expectations' error texts start with `[ERROR_CLASS]` or `[ERROR_CLASS.SUB_CLASS]`.
 _BRACKETED_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)*\]")
@@ -130,3 +133,23 @@ def failure_classes(message: str, raised_class: str | None = None) -> set[str]:
 def retryable(message: str, raised_class: str | None = None) -> bool:
     """Whether another attempt on the same batch could succeed (False: fail the stream at once)."""
     return not (failure_classes(message, raised_class) & NON_RETRYABLE_ERROR_CLASSES)
+
+
+_SQLSTATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})")
+# The SQLSTATE of the classes whose text does not end with it as Spark's do: the gateway's own errors in a batch.
+_SQLSTATES = {cls.error_class.split(".")[0]: cls.sqlstate for cls in (
+    SourceRewrittenError, KafkaReadError, KafkaDataLossError, ExpectationViolationError)} | ROW_ERRORS
+
+
+def stream_failure(text: str) -> StreamError:
+    """A stream's stored failure (its `last_error`, `[CLASS] message` as Spark and the gateway write it) as an error
+    of that class and SQLSTATE, for a statement that waited on the stream (CREATE's first update)."""
+    found = _BRACKETED_CLASS.search(text)
+    error_class = found.group(0)[1:-1] if found is not None else StreamError.error_class
+    state = _SQLSTATE.search(text)
+    sqlstate = _SQLSTATES.get(error_class.split(".")[0]) or (state.group(1) if state is not None else
+                                                             StreamError.sqlstate)
+    return StreamError(text, error_class=error_class, sqlstate=sqlstate,
+                       hint="the table is created and its stream is FAILED: fix the input or the definition, then "
+                            "REFRESH STREAMING TABLE (or CREATE OR REFRESH) starts it again; DESCRIBE STREAMING "
+                            "TABLE shows its attempts and events")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from sluicegate.dialect.streaming.kafka import ASSIGN, EARLIEST, LATEST, SCHEMA,
 from sluicegate.engine.streams import checkpoint_offsets
 from sluicegate.engine.streams.checkpoint_offsets import TAG_FIELD, RunStart, tagged
 from sluicegate.engine.streams.errors import KafkaDataLossError, KafkaReadError
+from sluicegate.engine.streams.kafka_logging import kafka_logger
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -39,6 +40,7 @@ FORMAT_NAME = "sg_kafka"
 READER_OPTION = "readerTable"          # the streaming table that reads (the consumer group's name, errors)
 INTERNAL_OPTIONS = (READER_OPTION.lower(), "path", *checkpoint_offsets.INTERNAL_OPTIONS)
 METADATA_TIMEOUT = 30.0                # seconds for a metadata or watermark answer from the brokers
+ASK_SLICE = 1.0                        # seconds of one ask: between asks, a broker outage is noticed (`_outage`)
 STALL_TIMEOUT = 120.0                  # seconds a partition's read may make no progress before the batch fails
 ROWS_PER_CHUNK = 10_000
 
@@ -81,10 +83,11 @@ class OffsetRange(InputPartition):
 
 
 def client_config(options: KafkaOptions, **extra: Any) -> dict[str, Any]:
+    """A consumer's settings; its log lines go through the gateway's logging, rate-limited (kafka_logging)."""
     config: dict[str, Any] = dict(options.client)
     config.update({"bootstrap.servers": options.bootstrap_servers, "enable.auto.commit": False,
                    "isolation.level": "read_committed", "enable.partition.eof": True,
-                   "group.id": options.group_id_prefix, **extra})
+                   "group.id": options.group_id_prefix, "logger": kafka_logger(), **extra})
     return config
 
 
@@ -177,6 +180,8 @@ class KafkaStreamReader(DataSourceStreamReader):
         self._initial: Offsets | None = None      # the starting offsets, once asked: initialOffset says the same
         self._planned: Offsets | None = None     # the end latestOffset returned last: the next batch's start
         self._consumer: Consumer | None = None
+        self._down = False                        # librdkafka said every broker is down (error_cb) ...
+        self._failing: str | None = None          # ... and a connection failed since: the error (an outage)
 
     # -- the driver: what the brokers hold --------------------------------------------------------------------
 
@@ -186,8 +191,39 @@ class KafkaStreamReader(DataSourceStreamReader):
 
         if self._consumer is None:
             self._consumer = Consumer(client_config(self.options, **{"group.id": self.group_id,
-                                                                      "on_commit": self._committed}))
+                                                                      "on_commit": self._committed,
+                                                                      "error_cb": self._client_error}))
         return self._consumer
+
+    def _client_error(self, error: Any) -> None:
+        """librdkafka's errors (served by poll). All brokers down alone may be an idle connection the broker closed;
+        a transport error after it (a reconnect refused or timed out) makes it an outage."""
+        from confluent_kafka import KafkaError
+
+        if error.code() == KafkaError._ALL_BROKERS_DOWN:
+            self._down = True
+        elif error.code() == KafkaError._TRANSPORT and self._down:
+            self._failing = error.str()
+
+    def _ask(self, what: str, call: Callable[[float], Any], from_a_broker: bool = True) -> Any:
+        """`call(timeout)` in slices of ASK_SLICE up to METADATA_TIMEOUT, failing at once when librdkafka says all
+        brokers are down: a broker outage fails the batch (KAFKA_READ_FAILED, the stream RETRYING) within seconds
+        instead of after the whole timeout, while a slow broker that still answers gets its full time. An answer
+        `from_a_broker` (not from librdkafka's metadata cache) says the brokers are back."""
+        deadline = time.monotonic() + METADATA_TIMEOUT
+        while True:
+            try:
+                answer = call(max(0.1, min(ASK_SLICE, deadline - time.monotonic())))
+            except Exception as exc:  # confluent_kafka raises KafkaException; its text says what
+                self.consumer.poll(0)                     # serves error_cb
+                if self._failing is not None:
+                    raise _offsets_error(what, f"all brokers are down ({self._failing})") from exc
+                if time.monotonic() >= deadline:
+                    raise _offsets_error(what, exc) from exc
+                continue
+            if from_a_broker:
+                self._down, self._failing = False, None
+            return answer
 
     def _committed(self, error: Any, offsets: Any) -> None:
         if error is not None:   # a lag tool's view must not fail the stream: logged
@@ -202,21 +238,17 @@ class KafkaStreamReader(DataSourceStreamReader):
         again on every call, so new topics and partitions join the next batch)."""
         if self.options.subscription == ASSIGN:
             return sorted((t, p) for t, parts in self.options.assignment.items() for p in parts)
-        try:
-            metadata = self.consumer.list_topics(timeout=METADATA_TIMEOUT)
-        except Exception as exc:  # confluent_kafka raises KafkaException; its text says what
-            raise _offsets_error("listing the topics", exc) from exc
+        metadata = self._ask("listing the topics", lambda timeout: self.consumer.list_topics(timeout=timeout),
+                             from_a_broker=False)
         return sorted((name, p) for name, topic in metadata.topics.items()
                       if topic.error is None and self.options.wants(name) for p in topic.partitions)
 
     def watermarks(self, topic: str, partition: int) -> tuple[int, int]:
         from confluent_kafka import TopicPartition
 
-        try:
-            low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition),
-                                                            timeout=METADATA_TIMEOUT, cached=False)
-        except Exception as exc:  # see above
-            raise _offsets_error(f"asking for the offsets of {topic}[{partition}]", exc) from exc
+        low, high = self._ask(f"asking for the offsets of {topic}[{partition}]",
+                              lambda timeout: self.consumer.get_watermark_offsets(
+                                  TopicPartition(topic, partition), timeout=timeout, cached=False))
         return int(low), int(high)
 
     def _at_timestamp(self, pairs: list[tuple[str, int]]) -> Offsets:
@@ -272,7 +304,11 @@ class KafkaStreamReader(DataSourceStreamReader):
                 for partition, offset in parts.items():
                     kept = latest.setdefault(topic, {})
                     kept[partition] = max(kept.get(partition, offset), offset)
-            end = capped(self._planned, latest, self.options.max_offsets_per_trigger)
+            # a run given no checkpoint is a scheduled table's one-batch pass (runner.sources_checkpoint), which
+            # reads all there is, as Spark ignores read limits for it: a batch replayed from the checkpoint at the
+            # pass's start must not cap it
+            limit = self.options.max_offsets_per_trigger if self.run.checkpoint is not None else None
+            end = capped(self._planned, latest, limit)
         self._planned = end
         return tagged(to_json(end), self.run.tag)
 

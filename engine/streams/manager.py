@@ -44,7 +44,7 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.engine.streams import events, lifecycle, reset
-from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError, StreamStopTimeoutError
+from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError, StreamStopTimeoutError, stream_failure
 from sluicegate.engine.streams.lifecycle import RetryPolicy, StreamState
 from sluicegate.engine.streams.runner import sources_checkpoint
 from sluicegate.engine.streams.settings import StreamSettings
@@ -105,6 +105,8 @@ class Supervised:
     pass_versions: dict[Key, int] = field(default_factory=dict)   # input versions when the last pass started
     pass_done: Future[None] | None = None              # the current (or last) pass's outcome, for REFRESH SYNC
     queued_pass: Future[None] | None = None            # a REFRESH came while a pass ran: one more pass after it
+    restarted_from: str | None = None                  # REFRESH started it again from this state (FAILED, ...):
+                                                       # its catch_up tells a failure of that start as such
 
 
 @dataclass
@@ -321,6 +323,59 @@ class StreamManager:
         not running, or fails meanwhile."""
         key = stream_key(database, name, flow)
         record = self._records.get(key)
+        restarted_from = record.restarted_from if record is not None else None
+        if record is not None:
+            record.restarted_from = None
+        try:
+            self._catch_up(key, record, cancelled, until, poll_seconds)
+        except StreamError as exc:
+            if restarted_from is None or exc.error_class != "STREAM_NOT_RUNNING":
+                raise
+            raise self._failed_again(key, restarted_from, exc.detail) from None
+
+    def first_update(self, database: str, name: str, cancelled: Callable[[], bool], timeout_seconds: float,
+                     poll_seconds: float = 0.2) -> str:
+        """CREATE [OR REFRESH] STREAMING TABLE waits here for the new stream's first update, as Databricks' CREATE
+        runs one: COMPLETED once the stream has processed what its sources held (catch_up's wait: a source with
+        nothing yet is done as soon as the stream runs; a scheduled table's first pass ended). A failed attempt is
+        retried by the supervisor as any other; once the stream is FAILED, this raises the stream's error (its
+        class and SQLSTATE, read off its text). TIMED_OUT after `timeout_seconds`, CANCELED when the statement was:
+        the stream goes on either way."""
+        key = stream_key(database, name)
+        deadline = time.monotonic() + timeout_seconds
+
+        def waited_out() -> bool:
+            return cancelled() or time.monotonic() >= deadline
+
+        while True:
+            try:
+                self.catch_up(database, name, waited_out, poll_seconds=poll_seconds)
+            except StreamError:
+                if not self._attempt_again(key, waited_out, poll_seconds):
+                    break
+                continue
+            break
+        if cancelled():
+            return "CANCELED"
+        return "TIMED_OUT" if time.monotonic() >= deadline else "COMPLETED"
+
+    def _attempt_again(self, key: Key, waited_out: Callable[[], bool], poll_seconds: float) -> bool:
+        """After a failed attempt of a first update: True once the supervisor runs the stream again (its retry);
+        False when the wait is over first. Raises the stream's error once it is FAILED (or gone, or stopped)."""
+        while not waited_out():
+            entry = self.store.get_stream(*key)
+            if entry is None or entry.status in (FAILED, STOPPED):
+                error = entry.last_error if entry is not None else None
+                raise stream_failure(error) if error else self._not_running(key)
+            record = self._records.get(key)
+            live = record.live if record is not None else None
+            if live is not None and not self.edge.ended(live)[0]:
+                return True
+            time.sleep(poll_seconds)
+        return False
+
+    def _catch_up(self, key: Key, record: Supervised | None, cancelled: Callable[[], bool],
+                  until: Future[None] | None, poll_seconds: float) -> None:
         live = record.live if record is not None else None
         if until is not None or (record is not None and (live.available_now if live is not None
                                                          else record.schedule is not None)):
@@ -399,9 +454,24 @@ class StreamManager:
         error = error or (entry.last_error if entry is not None else None)
         return StreamError(
             f"the stream of `{key[0]}`.`{key[1]}` is not running ({status}{f': {error}' if error else ''})",
-            error_class="STREAM_NOT_RUNNING", sqlstate="55000",
+            error_class="STREAM_NOT_RUNNING", sqlstate="55000", detail=error,
             hint="DESCRIBE STREAMING TABLE shows its last error and attempts; fix the cause and REFRESH STREAMING "
                  "TABLE (it starts a failed stream again), or REFRESH STREAMING TABLE ... FULL")
+
+    def _failed_again(self, key: Key, restarted_from: str, error: str | None) -> StreamError:
+        """What REFRESH of a stream that was not running tells when the start it made failed too: it did start it,
+        and the failure is this start's (not "is not running", which reads as if nothing had been tried)."""
+        entry = self.store.get_stream(*key)
+        status = entry.status if entry is not None else "DROPPED"
+        error = error or (entry.last_error if entry is not None else None)
+        then = "it is retrying" if status == StreamState.RETRYING.value else f"it is {status}"
+        return StreamError(
+            f"REFRESH started the stream of `{key[0]}`.`{key[1]}` again (it was {restarted_from}) and it failed "
+            f"again; {then}{f': {error}' if error else ''}",
+            error_class="STREAM_FAILED_AGAIN", sqlstate="55000",
+            hint="a failed micro-batch is replayed on every start, so the same input fails the same way: fix the "
+                 "cause (the input or the table's definition) first, or REFRESH STREAMING TABLE ... FULL to start "
+                 "over from the input as it is now; DESCRIBE STREAMING TABLE shows the attempts and events")
 
     def restart_all(self) -> int:
         """Take on every stream that should run (at boot); returns how many were found."""
@@ -633,11 +703,13 @@ class StreamManager:
         if entry is None:
             raise self._not_running(key)
         record = self._record_for(entry)
+        record.restarted_from = None
         if record.live is not None and record.live.available_now:   # one more pass once this one has ended
             record.queued_pass = record.queued_pass or Future()
             return record.queued_pass
         if record.live is not None:
             return None  # a running continuous stream: catch_up waits until it has caught up
+        record.restarted_from = record.state.value if record.schedule is None else None
         record.attempts, record.retry_at = 0, None      # REFRESH grants a fresh set of attempts
         if entry.desired_state != RUNNING:
             self.store.update_stream(*key, desired_state=RUNNING)

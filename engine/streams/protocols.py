@@ -48,3 +48,6 @@ class Streams(Protocol):
 
     def catch_up(self, database: str, name: str, cancelled: Callable[[], bool], until: Future[None] | None = None,
                  poll_seconds: float = ..., flow: str | None = None) -> None: ...
+
+    def first_update(self, database: str, name: str, cancelled: Callable[[], bool], timeout_seconds: float,
+                     poll_seconds: float = ...) -> str: ...

@@ -35,6 +35,9 @@ def decide(stored: StreamingPlan, new: StreamingPlan, same_schema: bool) -> Refr
     sources_same = _identities(_sources_without_inferred_schema(new, stored)) == _identities(stored.sources)
     query_same = (new.query_sql == stored.query_sql and new.columns == stored.columns
                   and new.static_tables == stored.static_tables)
+    if tuple(p.lower() for p in new.partition_by) != tuple(p.lower() for p in stored.partition_by):
+        return RefreshDecision(FULL, "the partitioning changed: the table is written again in the new layout, the "
+                                     "stream reading its sources from the start")
     if sources_same and query_same and new.output_mode == stored.output_mode:
         return RefreshDecision(UNCHANGED, "the query is unchanged; the stream goes on from its checkpoint")
     changed = [part for part, same in (("sources", sources_same), ("query", query_same),

@@ -32,12 +32,12 @@ RESET_PENDING = "RESETTING"
 
 def empty_table(location: str, schema: StructType, plan: StreamingPlan, replace_existing: bool,
                 stream_id: str | None = None) -> int:
-    """Create the table empty (replace_existing: empty it, with the result's schema) in one commit, marked as
+    """Create the table empty (replace_existing: empty it, with the table's schema) in one commit, marked as
     emptied for `stream_id` when given. Returns the committed version."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return commit_files(location, [], to_arrow_schema(schema), "overwrite" if replace_existing else "append",
-                        create=True, name=plan.name, description=plan.comment,
+                        create=True, name=plan.name, description=plan.comment, partition_by=plan.partition_by,
                         configuration=delta_configuration(plan.properties),
                         app_transaction=AppTransaction(stream_id, RESET_VERSION) if stream_id is not None else None)
 

@@ -11,9 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sluicegate.catalog.names import quote_identifier
+from sluicegate.catalog.names import quote_identifier, quote_qualified
+from sluicegate.dialect.streaming.cdc import kept_columns
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
 from sluicegate.dialect.streaming.plan import StreamingPlan, skips_change_commits
+from sluicegate.engine.declared_schema import declared_schema
+from sluicegate.engine.streams.cdc_sink import CdcSink, tombstone_seconds
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamDefinitionError
 from sluicegate.engine.streams.expectations import BatchChecks, check_against
 from sluicegate.engine.streams.sink import BatchWritten, DeltaSink
@@ -22,6 +25,7 @@ from sluicegate.engine.streams.sources import TableLocations, capped_python_sour
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql.types import StructType
 
 STOP_TIMEOUT_MS = 15_000
 
@@ -74,6 +78,7 @@ class BuiltStream:
     result: DataFrame
     cached: list[DataFrame]
     static_versions: dict[tuple[str, str], int]   # (database, table) -> the version the stream joins with
+    schema: StructType                # the table's: the result's, with the column list's NOT NULL and comments
     checkpoint: str | None = None     # the checkpoint its capped Python sources read a run's start from
 
     def release(self) -> None:
@@ -109,13 +114,39 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations,
             frame.createOrReplaceTempView(static.view_name)
             cached.append(frame)
             versions[(static.database or "", static.table)] = version
-        result = _shaped(session.sql(plan.query_sql), plan)
-        check_against(result, plan.expectations)
+        result = session.sql(plan.query_sql)
+        if plan.cdc is None:
+            result = _shaped(result, plan)
+            check_against(result, plan.expectations)
     except BaseException:
         for frame in cached:
             frame.unpersist()
         raise
-    return BuiltStream(session, result, cached, versions, checkpoint)
+    table = cdc_table_schema(result.schema, plan) if plan.cdc is not None else result.schema
+    return BuiltStream(session, result, cached, versions, declared_schema(plan.columns, table), checkpoint)
+
+
+def cdc_table_schema(events: StructType, plan: StreamingPlan) -> StructType:
+    """An AUTO CDC table's schema: the events' columns it keeps, cast to the column list's types when it has one."""
+    from pyspark.sql.types import StructType
+
+    assert plan.cdc is not None
+    kept = kept_columns(events.fieldNames(), plan.cdc)
+    if not plan.columns:
+        return StructType([events[name] for name in kept])
+    declared = {column.name.lower() for column in plan.columns}
+    extra = [name for name in kept if name.lower() not in declared]
+    missing = [c.name for c in plan.columns if c.name.lower() not in {name.lower() for name in kept}]
+    if extra or missing:
+        problems = ([f"keeps {', '.join(f'`{n}`' for n in extra)}, which the column list does not declare"]
+                    if extra else []) + ([f"declares {', '.join(f'`{n}`' for n in missing)}, which the events "
+                                          "do not have"] if missing else [])
+        raise StreamDefinitionError(
+            f"The column list of `{plan.name}` does not match the AUTO CDC events: it {' and '.join(problems)}.",
+            hint="declare the columns the table keeps, or choose them with COLUMNS a, b or COLUMNS * EXCEPT (...)")
+    from pyspark.sql.types import StructField, _parse_datatype_string
+
+    return StructType([StructField(c.name, _parse_datatype_string(c.type), True) for c in plan.columns])
 
 
 def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
@@ -129,12 +160,33 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
         from sluicegate.storage.locations import sibling_table_folder
 
         quarantine = str(sibling_table_folder(target.location, quarantine_name(plan.name)))
+    if plan.cdc is not None:
+        return _start_cdc(result, plan, target, trigger_seconds, on_batch, available_now, before_batch)
     checks = BatchChecks(plan.expectations, f"{plan.database}.{plan.name}" if plan.database else plan.name)
     sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch, checks, quarantine,
-                     before_batch)
+                     before_batch, table=quote_qualified(*(part for part in (plan.database, plan.name) if part)))
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
     RAISED_IN_BATCH.take(target.stream_id)   # an error of an earlier run of this stream explains nothing now
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{round(trigger_seconds * 1000)} milliseconds")
+    return writer.start()
+
+
+def _start_cdc(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
+               on_batch: Callable[[BatchWritten], None] | None, available_now: bool,
+               before_batch: Callable[[], object] | None) -> StreamingQuery:
+    """An AUTO CDC stream: the raw events go to the CDC sink, which applies them by key (engine/streams/cdc_sink.py)."""
+    assert plan.cdc is not None
+    columns = kept_columns(result.columns, plan.cdc)
+    types = {column.name.lower(): column.type for column in plan.columns}
+    sink = CdcSink(target.location, target.stream_id, plan.cdc, columns, types, on_batch, before_batch,
+                   tombstone_seconds(plan.properties))
+    writer = (result.writeStream.foreachBatch(sink).outputMode("append")
+              .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
+    RAISED_IN_BATCH.take(target.stream_id)
     if available_now:
         writer = writer.trigger(availableNow=True)
     else:

@@ -23,6 +23,11 @@ only. In complete mode the quarantine holds the rejected rows of the current res
 mode a changed group that now fails a DROP ROW is deleted from the table (its old value is no longer the result) and
 its new row quarantined.
 
+NOT NULL: the columns the Delta table's own schema declares NOT NULL (a streaming table's column list, a flow
+target's) are checked in the write of the rows that go into the table, after the expectations kept theirs out
+(storage/delta/not_null.py): a null fails the batch with DELTA_NOT_NULL_CONSTRAINT_VIOLATED before anything commits,
+and the same batch fails the same way when replayed, so the stream is FAILED at once (engine/streams/errors.py).
+
 `before_batch` runs first in each call, before anything of the batch commits: with the warehouse on an object store
 it uploads the stream's checkpoint (engine/streams/checkpoint_mirror.py says why that keeps exactly once).
 """
@@ -43,9 +48,11 @@ from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError
 from sluicegate.engine.streams.expectations import TOTALS, BatchChecks, Counts
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.locks import table_lock
+from sluicegate.storage.delta.not_null import check_not_null, not_null_columns
 from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.delta.write import AppTransaction, committed_version
 from sluicegate.storage.observations import observable
+from sluicegate.storage.spark_errors import from_spark
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -104,6 +111,16 @@ def _done(location: str | None, stream_id: str, batch_id: int) -> bool:
     return done is not None and batch_id <= done
 
 
+def batch_arrow(rows: DataFrame) -> pa.Table:
+    """The rows on the driver; a failure of the job computing them (a NOT NULL violation) in the gateway's shape."""
+    try:
+        return rows.toArrow()
+    except SqlError:
+        raise
+    except Exception as exc:
+        raise from_spark(exc) from exc
+
+
 class QuarantineMissingError(StreamError):
     """The quarantine table of DROP ROW expectations is gone: its rows would be lost, so the batch stops (and is
     retried: CREATE OR REFRESH makes the table again)."""
@@ -112,14 +129,32 @@ class QuarantineMissingError(StreamError):
     sqlstate = "42P01"
 
 
-class DeltaSink:
-    """`foreachBatch` target writing a stream's result into the Delta table at `location`; with `checks`, the
-    table's expectations judge each batch first and `quarantine` (a Delta table folder, or None when
-    'sluicegate.quarantine' = 'false') receives the rows DROP ROW keeps out."""
+class BatchSink:
+    """A `foreachBatch` target of a stream: a typed error a batch raises leaves its class with errors.RAISED_IN_BATCH
+    first (Spark passes only its text on to the stream's listener)."""
+
+    stream_id: str
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        try:
+            self._batch(batch, batch_id)
+        except SqlError as exc:
+            RAISED_IN_BATCH.record(self.stream_id, exc)
+            raise
+
+    def _batch(self, batch: DataFrame, batch_id: int) -> None:
+        raise NotImplementedError
+
+
+class DeltaSink(BatchSink):
+    """`foreachBatch` target writing a stream's result into the Delta table at `location` (`table`: its name as a
+    NOT NULL violation names it); with `checks`, the table's expectations judge each batch first and `quarantine`
+    (a Delta table folder, or None when 'sluicegate.quarantine' = 'false') receives the rows DROP ROW keeps out."""
 
     def __init__(self, location: str, stream_id: str, mode: str, keys: Sequence[str],
                  on_batch: Callable[[BatchWritten], None] | None = None, checks: BatchChecks | None = None,
-                 quarantine: str | None = None, before_batch: Callable[[], Any] | None = None) -> None:
+                 quarantine: str | None = None, before_batch: Callable[[], Any] | None = None,
+                 table: str = "") -> None:
         if mode not in MODES:
             raise ValueError(f"output mode must be one of {MODES}, got {mode!r}")
         self.location = location
@@ -130,15 +165,8 @@ class DeltaSink:
         self.checks = checks if checks is not None and checks.specs else None
         self.quarantine = quarantine if self.checks is not None and self.checks.drops else None
         self.before_batch = before_batch
-
-    def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        """One micro-batch. A typed error it raises leaves its class with errors.RAISED_IN_BATCH first: Spark passes
-        only its text on to the stream's listener."""
-        try:
-            self._batch(batch, batch_id)
-        except SqlError as exc:
-            RAISED_IN_BATCH.record(self.stream_id, exc)
-            raise
+        self.table = table or location
+        self._not_null: tuple[str, ...] | None = None   # read off the table's log at the first write
 
     def _batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
@@ -169,9 +197,22 @@ class DeltaSink:
     def _parameters(self, batch_id: int) -> dict[str, str]:
         return {"outputMode": self.mode.capitalize(), "queryId": self.stream_id, "epochId": str(batch_id)}
 
+    def _checked(self, rows: DataFrame, written: str | None = None) -> DataFrame:
+        """`rows` with the table's NOT NULL columns checked (`written`: the boolean column of the rows that go into
+        the table; None: all of them). The table's schema changes only with a new start of the stream."""
+        if self._not_null is None:
+            self._not_null = not_null_columns(self.location)
+        if not self._not_null:
+            return rows
+        from pyspark.sql import functions as F
+
+        return check_not_null(rows, self._not_null, self.table,
+                              F.col(quote_identifier(written)) if written is not None else None)
+
     def _write(self, batch: DataFrame, batch_id: int) -> int:
         txn = AppTransaction(self.stream_id, batch_id)
         parameters = self._parameters(batch_id)
+        batch = self._checked(batch)
         if self.mode == "append":
             return commit.append(self.location, batch, OPERATION, parameters, txn)
         if self.mode == "complete" or not self.keys:
@@ -182,7 +223,7 @@ class DeltaSink:
                rows: pa.Table | None = None, keep: str | None = None) -> int:
         """MERGE the changed groups on the keys. With `keep` (a boolean column of `rows`), a group whose row is not
         kept is deleted from the table instead of updated, and not inserted."""
-        rows = batch.toArrow() if rows is None else rows
+        rows = batch_arrow(self._checked(batch)) if rows is None else rows
         if rows.num_rows == 0:  # nothing changed: still one commit, so the batch is known as done
             return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn)
         # under the table's lock from the snapshot it reads to its commit: a compaction cannot land in between
@@ -270,8 +311,8 @@ class DeltaSink:
         """Update mode: the changed groups come to the driver with their flags, are counted there, and MERGEd."""
         import pyarrow.compute as pc
 
-        flagged = checks.flagged(batch)
-        rows = flagged.toArrow()
+        flagged = self._checked(checks.flagged(batch), written=checks.keep_column())
+        rows = batch_arrow(flagged)
         counts = checks.arrow_counts(rows)
 
         def record(names: list[str]) -> dict[str, Any] | None:

@@ -175,7 +175,8 @@ def _object_files(spark: SparkSession, spec: SourceSpec, internal: Mapping[str, 
 def static_dataframe(spark: SparkSession, spec: StaticTableSpec, tables: TableLocations) -> tuple[DataFrame, int]:
     """The table at its version now, and that version. Spark keeps the file list in the stream's plan, so the stream
     manager restarts the stream (on its checkpoint) when the table gets a new version."""
-    from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
+    from sluicegate.storage.delta.read import snapshot_dataframe
+    from sluicegate.storage.delta.snapshots import load_snapshot
 
     location = tables.get((spec.database or "", spec.table))
     if location is None:

@@ -267,7 +267,7 @@ class SparkEdge:
         target = StreamTarget(stream_id, location, checkpoint, ".".join(key))
         mirror = self.checkpoint_store.mirror(checkpoint) if self.checkpoint_store is not None else None
         try:
-            if reset_pending and empty_for_stream(location, built.result.schema, plan, stream_id, always=True):
+            if reset_pending and empty_for_stream(location, built.schema, plan, stream_id, always=True):
                 log.info("stream %s.%s: the table was emptied for stream %s before its first batch", *key, stream_id)
             if mirror is not None:
                 mirror.restore()

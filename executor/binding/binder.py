@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sluicegate.catalog.names import quote_qualified, quote_string
 from sluicegate.dialect import catalogs
-from sluicegate.dialect.catalogs import INFORMATION_SCHEMA
+from sluicegate.dialect.catalogs import INFORMATION_SCHEMA, RUNTIME, SYSTEM
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.filters import Predicate, table_predicates
 from sluicegate.dialect.positions import line_column
@@ -46,9 +46,12 @@ from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.binding.resolver import CatalogResolver
 from sluicegate.executor.listings.event_log import EventLogReader, event_log_dataframe
 from sluicegate.executor.listings.information_schema import information_schema_reader
+from sluicegate.executor.listings.query_history import is_query_history, query_history_reader
+from sluicegate.executor.listings.runtime_tables import runtime_reader
 from sluicegate.storage.delta.holds import hold
-from sluicegate.storage.delta.read import Snapshot, load_snapshot, pinned_dataframe
+from sluicegate.storage.delta.read import pinned_dataframe
 from sluicegate.storage.delta.skipping import prune
+from sluicegate.storage.delta.snapshots import Snapshot, load_snapshot
 from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 
 if TYPE_CHECKING:
@@ -121,18 +124,24 @@ class Binder:
                  files: Callable[[TableReference], DataFrame] | None = None,
                  event_logs: EventLogReader | None = None,
                  information_schema: InformationSchemaReader | None = None,
+                 query_history: InformationSchemaReader | None = None,
+                 runtime: InformationSchemaReader | None = None,
                  source_files: frozenset[tuple[str, str]] = frozenset(),
                  predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
         `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
         text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
         (and the right to read it checked) by this binder's resolver; `information_schema` reads a view of
-        `information_schema` (executor/listings/information_schema.py)."""
+        `information_schema` (executor/listings/information_schema.py); `query_history` reads `system.query.history`
+        (executor/listings/query_history.py), `runtime` a table of `system.runtime`
+        (executor/listings/runtime_tables.py)."""
         self._spark = spark
         self._guard = guard
         self._files = files
         self._event_logs = event_logs
         self._information_schema = information_schema
+        self._query_history = query_history
+        self._runtime = runtime
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
@@ -213,7 +222,8 @@ class Binder:
                                     error_class="VIEW_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
         inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned,
                        guard=self._guard, files=self._files, event_logs=self._event_logs,
-                       information_schema=self._information_schema)
+                       information_schema=self._information_schema, query_history=self._query_history,
+                       runtime=self._runtime)
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
@@ -244,6 +254,16 @@ class Binder:
         assert read is not None
         return lambda ref: read(ref, lambda offset: self._position(offset, query))
 
+    def _query_history_view(self, query: Query) -> Callable[[TableReference], DataFrame]:
+        read = self._query_history
+        assert read is not None
+        return lambda ref: read(ref, lambda offset: self._position(offset, query))
+
+    def _runtime_table(self, query: Query) -> Callable[[TableReference], DataFrame]:
+        read = self._runtime
+        assert read is not None
+        return lambda ref: read(ref, lambda offset: self._position(offset, query))
+
     def _resolve(self, ref: TableReference, query: Query) -> ResolvedTable | None:
         try:
             return self._resolver.resolve(ref.database, ref.name)
@@ -270,6 +290,12 @@ class Binder:
         for ref in refs:
             if self._information_schema is not None and (ref.database or "").lower() == INFORMATION_SCHEMA:
                 replacements.append((ref, self._bind_function(self._information_schema_view(query), ref, query)))
+                continue
+            if self._query_history is not None and is_query_history(ref):
+                replacements.append((ref, self._bind_function(self._query_history_view(query), ref, query)))
+                continue
+            if self._runtime is not None and _names_system_runtime(ref):
+                replacements.append((ref, self._bind_function(self._runtime_table(query), ref, query)))
                 continue
             resolved = self._resolve(ref, query)
             if resolved is None and _names_a_catalog(ref):
@@ -338,6 +364,12 @@ def _names_a_catalog(ref: TableReference) -> bool:
     return ref.node is not None and bool(ref.node.meta.get("catalog"))
 
 
+def _names_system_runtime(ref: TableReference) -> bool:
+    """Whether the reference was written `system.runtime.<table>` (a schema `runtime` of the catalog stays one)."""
+    return ((ref.database or "").lower() == RUNTIME and ref.node is not None
+            and str(ref.node.meta.get("catalog") or "").lower() == SYSTEM)
+
+
 def _two_parts(ref: TableReference) -> str:
     return quote_qualified(*(part for part in (ref.database, ref.name) if part))
 
@@ -365,7 +397,8 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
     binder = Binder(ctx.spark, catalog_resolver(ctx), ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
-                    information_schema=information_schema_reader(ctx))
+                    information_schema=information_schema_reader(ctx), query_history=query_history_reader(ctx),
+                    runtime=runtime_reader(ctx))
     try:
         sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
         return sql, to_original, binder
@@ -386,7 +419,9 @@ def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = N
     binder = Binder(ctx.spark, resolver, ctx.sql,
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
-                    information_schema=information_schema_reader(ctx), source_files=source_files,
+                    information_schema=information_schema_reader(ctx), query_history=query_history_reader(ctx),
+                    runtime=runtime_reader(ctx),
+                    source_files=source_files,
                     predicates=predicates)
     try:
         df = binder.bind(query)

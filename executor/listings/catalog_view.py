@@ -1,20 +1,28 @@
-"""What a client session can see of the catalog, as plain data for the metadata RPCs (GetSchemas, GetTables ...):
-the persistent catalog's databases, Delta tables, views and streaming tables, and what only Spark's session knows
-(its temporary views and non-Delta tables)."""
+"""What a client session can see of the catalog, as plain data for the metadata RPCs (GetSchemas, GetTables,
+GetColumns, GetFunctions) and `information_schema`: the persistent catalog's databases, Delta tables, views,
+streaming tables and materialized views, and what only Spark's session knows (its non-Delta tables and views, its
+temporary views, its built-in functions).
+
+The catalog's objects come from the catalog store (columns from the schema it keeps, as DESCRIBE shows them); Spark's
+from its session catalog read in place (engine/session_catalog.py), never through `spark.catalog.list*()`, whose
+Datasets run Spark jobs that wait behind other clients' queries. A listing is answered without a Spark job, whatever
+the load.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sluicegate.catalog.names import quote_identifier, quote_qualified
-from sluicegate.executor.spark_databases import spark_has_database
+from sluicegate.catalog.errors import SchemaNotFoundError
+from sluicegate.engine import session_catalog
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
-    from sluicegate.catalog.store import CatalogStore
+    from sluicegate.catalog.store import CatalogStore, TableEntry
 
 _KIND_NAMES = {"TABLE": "TABLE", "VIEW": "VIEW", "STREAMING_TABLE": "STREAMING TABLE",
                "MATERIALIZED_VIEW": "MATERIALIZED VIEW"}
@@ -22,10 +30,11 @@ _KIND_NAMES = {"TABLE": "TABLE", "VIEW": "VIEW", "STREAMING_TABLE": "STREAMING T
 
 @dataclass(frozen=True)
 class TableInfo:
-    database: str
+    database: str      # "" for a session's temporary view
     name: str
-    kind: str          # TABLE, VIEW (later: STREAMING TABLE)
+    kind: str          # TABLE, VIEW, STREAMING TABLE, MATERIALIZED VIEW
     comment: str | None
+    entry: TableEntry | None = field(default=None, compare=False, repr=False)  # the catalog's row; None: Spark's
 
 
 @dataclass(frozen=True)
@@ -44,53 +53,73 @@ class FunctionInfo:
     description: str | None
 
 
-def list_databases(spark: SparkSession, store: CatalogStore | None = None) -> list[str]:
-    names = {db.name for db in spark.catalog.listDatabases()}
-    if store is not None:
-        names.update(db.name for db in store.list_databases())
-    return sorted(names)
+def _columns(schema: StructType) -> list[ColumnInfo]:
+    return [ColumnInfo(f.name, f.dataType.simpleString(), f.nullable, (f.metadata or {}).get("comment"), position)
+            for position, f in enumerate(schema.fields, start=1)]
 
 
-def list_tables(spark: SparkSession, database: str, store: CatalogStore | None = None) -> list[TableInfo]:
-    tables: dict[str, TableInfo] = {}
-    if store is not None and store.get_database(database) is not None:
-        for entry in store.list_tables(database):
-            tables[entry.name] = TableInfo(database, entry.name, _KIND_NAMES.get(entry.kind, entry.kind), entry.comment)
-    if spark_has_database(spark, database):
-        for table in spark.catalog.listTables(database):
-            if table.isTemporary or table.name in tables:
-                continue
-            kind = "VIEW" if (table.tableType or "").upper() == "VIEW" else "TABLE"
-            tables[table.name] = TableInfo(database, table.name, kind, table.description)
-    return sorted(tables.values(), key=lambda t: t.name)
+def _schema(schema_json: str | None) -> StructType:
+    from pyspark.sql.types import StructType
+
+    return StructType.fromJson(json.loads(schema_json or '{"type": "struct", "fields": []}'))
 
 
-def list_temporary_views(spark: SparkSession) -> list[TableInfo]:
-    views = [t for t in spark.catalog.listTables() if t.isTemporary and not t.namespace]
-    return sorted((TableInfo("", t.name, "VIEW", t.description) for t in views), key=lambda t: t.name)
+class CatalogView:
+    """One listing's view of the catalog for one client session. Spark's database names are read once per view, so
+    a listing over many databases asks for them once."""
 
+    def __init__(self, spark: SparkSession, store: CatalogStore | None = None) -> None:
+        self.spark = spark
+        self.store = store
+        self._spark_databases: frozenset[str] | None = None
 
-def list_columns(spark: SparkSession, database: str, table: str,
-                 store: CatalogStore | None = None) -> list[ColumnInfo]:
-    entry = store.get_table(database, table) if store is not None and database else None
-    if entry is not None and entry.schema_json:
-        from pyspark.sql.types import StructType
+    def spark_databases(self) -> frozenset[str]:
+        if self._spark_databases is None:
+            self._spark_databases = frozenset(session_catalog.databases(self.spark))
+        return self._spark_databases
 
-        schema = StructType.fromJson(json.loads(entry.schema_json))
-        return [
-            ColumnInfo(f.name, f.dataType.simpleString(), f.nullable, (f.metadata or {}).get("comment"), position)
-            for position, f in enumerate(schema.fields, start=1)
-        ]
-    qualified = quote_qualified(database, table) if database else quote_identifier(table)
-    columns = spark.catalog.listColumns(qualified)
-    return [
-        ColumnInfo(col.name, col.dataType, col.nullable, col.description, position)
-        for position, col in enumerate(columns, start=1)
-    ]
+    def databases(self) -> list[str]:
+        names = set(self.spark_databases())
+        if self.store is not None:
+            names.update(db.name for db in self.store.list_databases())
+        return sorted(names)
 
+    def tables(self, database: str) -> list[TableInfo]:
+        """The tables and views of `database`: the catalog's, then those only Spark's catalog has."""
+        tables: dict[str, TableInfo] = {}
+        if self.store is not None:
+            try:
+                entries = self.store.list_tables(database)
+            except SchemaNotFoundError:
+                entries = []
+            for entry in entries:
+                tables[entry.name] = TableInfo(database, entry.name, _KIND_NAMES.get(entry.kind, entry.kind),
+                                               entry.comment, entry)
+        if database in self.spark_databases():
+            for name in session_catalog.tables(self.spark, database):
+                if name in tables:
+                    continue
+                found = session_catalog.table(self.spark, database, name)
+                if found is not None:
+                    kind = "VIEW" if found.kind == "VIEW" else "TABLE"
+                    tables[name] = TableInfo(database, name, kind, found.comment)
+        return sorted(tables.values(), key=lambda t: t.name)
 
-def list_functions(spark: SparkSession, pattern: str | None = None) -> list[FunctionInfo]:
-    """`pattern` is Spark's (`*` any run, case-insensitive): it narrows the listing before each function's
-    description is looked up, which is what makes a full listing slow (seconds for Spark's 500 built-ins)."""
-    functions = spark.catalog.listFunctions(pattern=pattern) if pattern else spark.catalog.listFunctions()
-    return [FunctionInfo(fn.name, fn.namespace[0] if fn.namespace else None, fn.description) for fn in functions]
+    def temporary_views(self) -> list[TableInfo]:
+        return [TableInfo("", name, "VIEW", None) for name in sorted(session_catalog.temporary_views(self.spark))]
+
+    def columns(self, table: TableInfo) -> list[ColumnInfo]:
+        """A listed table's columns: the catalog's schema of its objects, Spark's of its own (none if it went
+        meanwhile)."""
+        if table.entry is not None:
+            return _columns(_schema(table.entry.schema_json))
+        if table.database:
+            schema_json = session_catalog.table_schema(self.spark, table.database, table.name)
+        else:
+            schema_json = session_catalog.temporary_view_schema(self.spark, table.name)
+        return [] if schema_json is None else _columns(_schema(schema_json))
+
+    def functions(self) -> list[FunctionInfo]:
+        """The session's functions: Spark's built-ins, read once per process. The catalog holds no functions and
+        users cannot define any (the policy refuses CREATE FUNCTION), so there are no others to list."""
+        return [FunctionInfo(f.name, None, f.usage) for f in session_catalog.functions(self.spark)]

@@ -33,6 +33,7 @@ from sluicegate.executor.materialized_views import refresh as mv_refresh
 from sluicegate.executor.output import rows_result
 from sluicegate.executor.schedule_rows import refresh_rows
 from sluicegate.executor.spark_databases import spark_has_database
+from sluicegate.executor.tables.clustering import displayed
 from sluicegate.executor.tables.dml import table_schema
 from sluicegate.storage.delta.commit import OPERATION_KEY, PARAMETERS_KEY
 from sluicegate.storage.delta.read import table_statistics
@@ -132,6 +133,7 @@ def show_tblproperties(ctx: StatementContext, stmt: ShowTblProperties) -> Statem
         properties.update({key: value for key, value in table.metadata().configuration.items() if value is not None})
         properties["delta.minReaderVersion"] = str(protocol.min_reader_version)
         properties["delta.minWriterVersion"] = str(protocol.min_writer_version)
+    properties = displayed(properties)
     rows = sorted(properties.items())
     if stmt.key is not None:
         value = properties.get(stmt.key)
@@ -194,7 +196,8 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
             details.append(("Provider", "delta"))
             if entry.properties:
                 details.append(("Table Properties",
-                                "[" + ", ".join(f"{k}={v}" for k, v in sorted(entry.properties.items())) + "]"))
+                                "[" + ", ".join(f"{k}={v}" for k, v in sorted(displayed(entry.properties).items()))
+                                + "]"))
             details.append(("Statistics", _statistics(entry)))
             details.append(("Location", entry.location))
         rows.extend((key, value, "") for key, value in details if value is not None)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sluicegate.catalog.errors import TableNotFoundError
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.references import TableReference
-from sluicegate.executor.listings.catalog_view import list_columns, list_databases, list_tables
+from sluicegate.executor.listings.catalog_view import CatalogView
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -43,7 +43,7 @@ VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
                ("data_source_format", _S), ("storage_sub_directory", _S), ("storage_path", _S)),
     "views": (("table_catalog", _S), ("table_schema", _S), ("table_name", _S), ("view_definition", _S),
               ("check_option", _S), ("is_updatable", _S), ("is_insertable_into", _S), ("sql_path", _S),
-              ("is_materialized", _B)),
+              ("is_materialized", _S)),   # Databricks answers 'TRUE' / 'FALSE', which dbt compares with
     "columns": (("table_catalog", _S), ("table_schema", _S), ("table_name", _S), ("column_name", _S),
                 ("ordinal_position", _I), ("column_default", _S), ("is_nullable", _S), ("full_data_type", _S),
                 ("data_type", _S), ("character_maximum_length", _I), ("character_octet_length", _I),
@@ -149,7 +149,8 @@ def rows(view: str, catalog: str, schemas: Sequence[SchemaFacts], tables: Sequen
                  "PRESERVE", t.owner, t.comment, t.created, t.owner, t.altered or t.created, t.owner,
                  "DELTA" if t.delta else None, None, None) for t in tables]
     if view == "views":
-        return [(catalog, t.database, t.name, t.definition, "NONE", "NO", "NO", None, t.kind == "MATERIALIZED_VIEW")
+        return [(catalog, t.database, t.name, t.definition, "NONE", "NO", "NO", None,
+                 "TRUE" if t.kind == "MATERIALIZED_VIEW" else "FALSE")
                 for t in tables if t.kind in ("VIEW", "MATERIALIZED_VIEW")]
     if view == "columns":
         return [_column_row(catalog, t, position, c) for t in tables for position, c in enumerate(t.columns)]
@@ -164,9 +165,9 @@ def _column_row(catalog: str, table: TableFacts, position: int, column: ColumnFa
             None, None, None, None, None, "NO", None, "NO", "NO", None, "YES", partition, column.comment)
 
 
-def _schemas(ctx: StatementContext) -> list[SchemaFacts]:
+def _schemas(ctx: StatementContext, view: CatalogView) -> list[SchemaFacts]:
     found = []
-    for name in list_databases(ctx.spark, ctx.store):
+    for name in view.databases():
         entry = ctx.store.get_database(name)
         found.append(SchemaFacts(name, entry.owner if entry else None, entry.comment if entry else None,
                                  entry.created_at if entry else None))
@@ -174,22 +175,22 @@ def _schemas(ctx: StatementContext) -> list[SchemaFacts]:
     return sorted(found, key=lambda s: s.name)
 
 
-def _tables(ctx: StatementContext, schemas: Iterable[SchemaFacts], with_columns: bool) -> list[TableFacts]:
+def _tables(ctx: StatementContext, view: CatalogView, schemas: Iterable[SchemaFacts],
+            with_columns: bool) -> list[TableFacts]:
     """Every table and view the session's user may read, with its columns when asked."""
     found = []
     principal = ctx.principal
     for schema in schemas:
         if schema.name == catalogs.INFORMATION_SCHEMA:
             continue
-        for info in list_tables(ctx.spark, schema.name, ctx.store):
+        for info in view.tables(schema.name):
             if not ctx.policy.may_read(principal, info.database, info.name):
                 continue
-            entry = ctx.store.get_table(info.database, info.name)
+            entry = info.entry
             columns: tuple[ColumnFacts, ...] = ()
             if with_columns:
                 try:
-                    columns = tuple(ColumnFacts(c.name, c.type, c.nullable, c.comment)
-                                    for c in list_columns(ctx.spark, info.database, info.name, ctx.store))
+                    columns = tuple(ColumnFacts(c.name, c.type, c.nullable, c.comment) for c in view.columns(info))
                 except Exception:  # noqa: BLE001 - a view whose schema only its query knows: listed without columns
                     columns = ()
             if entry is not None:
@@ -219,8 +220,10 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
 
 def view_dataframe(ctx: StatementContext, view: str) -> DataFrame:
     """The rows of `information_schema.<view>` for the session's user, as a DataFrame."""
-    schemas = _schemas(ctx)
-    tables = _tables(ctx, schemas, with_columns=view == "columns") if view in ("tables", "views", "columns") else []
+    catalog = CatalogView(ctx.spark, ctx.store)
+    schemas = _schemas(ctx, catalog)
+    tables = (_tables(ctx, catalog, schemas, with_columns=view == "columns") if view in ("tables", "views", "columns")
+              else [])
     data = rows(view, catalogs.current().name, schemas, tables)
     columns = [name for name, _ in VIEWS[view]]
     return ctx.spark.createDataFrame(_arrow(view, data)).select(*columns)

@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING
 from sluicegate.engine.sessions import new_user_session, set_current_user
 from sluicegate.executor.binding.session_views import SessionViews
 from sluicegate.executor.materialized_views import refresh as mv_refresh
+from sluicegate.executor.system_work import ASYNC_REFRESH
 
 if TYPE_CHECKING:
     from sluicegate.catalog.store import TableEntry
     from sluicegate.executor.context import StatementContext
+    from sluicegate.executor.system_work import SystemWork
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,26 @@ def as_owner(ctx: StatementContext, entry: TableEntry, *, detached: bool = False
         owned = replace(owned, sql=entry.definition or "", job_group=f"mv-refresh-{uuid.uuid4().hex}",
                         cancelled=lambda: False, streams=None)
     return owned
+
+
+def recorded_refresh(work: SystemWork | None, source: str, entry: TableEntry,
+                     run: Callable[[], mv_refresh.RefreshOutcome], full: bool = False) -> mv_refresh.RefreshOutcome:
+    """`run()`, a refresh of `entry` the gateway does on its own (scheduled, triggered by its inputs, the background
+    pass of an ASYNC refresh), recorded in the query history as user `system`'s REFRESH with `source`: the view
+    written, its inputs read, how long it took and how it failed. Without `work` (no history), just `run()`."""
+    started = time.time()
+    name = f"{entry.database}.{entry.name}"
+    text = f"REFRESH MATERIALIZED VIEW {name}{' FULL' if full else ''}"
+    try:
+        outcome = run()
+    except BaseException as exc:
+        if work is not None:
+            work.record_system(source, "REFRESH", text, started, time.time(), error=exc, written=(name,))
+        raise
+    if work is not None:
+        read = tuple(sorted(outcome.input_versions)) + tuple(outcome.foreign_inputs)
+        work.record_system(source, "REFRESH", text, started, time.time(), written=(name,), read=read)
+    return outcome
 
 
 class BackgroundRefreshes:
@@ -120,7 +142,8 @@ def refresh_async(ctx: StatementContext, entry: TableEntry, full: bool) -> None:
         if current is None or current.kind != entry.kind:
             log.info("background refresh of %s.%s skipped: the view was dropped", *key)
             return
-        mv_refresh.refresh(owned, current, full=full)
+        recorded_refresh(owned.system_work, ASYNC_REFRESH, current,
+                         lambda: mv_refresh.refresh(owned, current, full=full), full)
 
     def starting() -> None:
         if ctx.store.get_stream(*key) is not None:

@@ -35,7 +35,8 @@ from sluicegate.dialect.incremental_views import (
 from sluicegate.executor.binding.binder import catalog_resolver
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.changes import TableChange, change_frames, comparable, table_bytes, table_change
-from sluicegate.storage.delta.read import load_snapshot, pinned_dataframe, snapshot_dataframe, spark_schema
+from sluicegate.storage.delta.read import pinned_dataframe, snapshot_dataframe, spark_schema
+from sluicegate.storage.delta.snapshots import load_snapshot
 from sluicegate.storage.delta.tables import open_table
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
     from sluicegate.executor.context import StatementContext
-    from sluicegate.storage.delta.read import Snapshot
+    from sluicegate.storage.delta.snapshots import Snapshot
 
 _FILE = f"{PREFIX}file"
 _EXTREME_LOST_REASON = "a row the change removed may have been the min or max of its group"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from sluicegate.catalog.clock import utc_now
+from sluicegate.catalog.names import quote_qualified
 from sluicegate.catalog.store import StreamEntry, TableEntry
 from sluicegate.dialect import incremental_views
 from sluicegate.dialect.errors import SqlError
@@ -40,7 +42,9 @@ from sluicegate.executor.materialized_views.errors import NotIncrementalizableEr
 from sluicegate.executor.tables.dml import table_schema
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.locks import table_lock
-from sluicegate.storage.delta.read import hidden_columns, hide, load_snapshot, spark_schema
+from sluicegate.storage.delta.not_null import check_not_null
+from sluicegate.storage.delta.read import spark_schema
+from sluicegate.storage.delta.snapshots import hidden_columns, hide, load_snapshot
 from sluicegate.storage.delta.tables import delta_configuration, open_table
 from sluicegate.storage.delta.write import commit_files, write_files
 from sluicegate.storage.spark_errors import from_spark
@@ -77,6 +81,10 @@ class MaterializedViewState:
     last_kind: str | None = None               # FULL (a recompute) or UNCHANGED (nothing to do)
     last_reason: str | None = None             # why the last refresh ran as it did
     last_version: int | None = None            # the view's own Delta version after its last commit
+    last_duration_seconds: float | None = None  # how long the last successful REFRESH took (the gateway's /metrics)
+    # the column list's NOT NULL columns: every refresh recomputes the whole result, whose write checks them (an
+    # incremental refresh writes only changed rows, through writers that do not)
+    not_null: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -87,6 +95,7 @@ class MaterializedViewState:
             return cls()
         data = json.loads(text)
         data["foreign_inputs"] = tuple(data.get("foreign_inputs") or ())
+        data["not_null"] = tuple(data.get("not_null") or ())
         return cls(**data)
 
     def describe_inputs(self) -> str | None:
@@ -154,17 +163,27 @@ def same_columns(a: StructType, b: StructType) -> bool:
 
 def write_result(location: str, df: DataFrame, entry: TableEntry, operation: str, parameters: dict[str, str],
                  *, create: bool = False, hidden: tuple[str, ...] = ()) -> int:
-    """The whole result as one commit: an overwrite of every file (or, when the columns changed or the table is
-    new, the table created again with the new schema, still one commit). `hidden`: the columns of `df` that are
-    the view's refresh state, which readers do not see. Returns the view's new version."""
+    """The whole result as one commit: an overwrite of every file (or, when the columns or their NOT NULL changed
+    or the table is new, the table created again with the new schema, still one commit). The columns the view's
+    schema (the catalog's: its column list's NOT NULL) declares NOT NULL are enforced as Delta does. `hidden`: the
+    columns of `df` that are the view's refresh state, which readers do not see. Returns the view's new version."""
     from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructField, StructType
 
+    produced = {name.lower() for name in df.columns}
+    required = [f.name for f in table_schema(entry).fields if not f.nullable and f.name.lower() in produced]
+    df = check_not_null(df, required, quote_qualified(entry.database, entry.name))
     if not create:
         current = load_snapshot(location)
-        if same_columns(df.schema, spark_schema(current.schema)) and current.hidden == hidden:
+        kept = {f.name for f in current.schema if not f.nullable and f.name not in current.hidden}
+        if same_columns(df.schema, spark_schema(current.schema)) and current.hidden == hidden \
+                and kept == set(required):
             return commit.overwrite(location, df, operation, parameters)
     files = write_files(df, location, entry.partition_by)
-    schema = hide(to_arrow_schema(df.schema), set(hidden))
+    not_null = {name.lower() for name in required}
+    declared = StructType([StructField(f.name, f.dataType, f.nullable and f.name.lower() not in not_null, f.metadata)
+                           for f in df.schema.fields])
+    schema = hide(to_arrow_schema(declared), set(hidden))
     assert hidden_columns(schema) == hidden
     return commit_files(location, files, schema, "overwrite", partition_by=entry.partition_by,
                         create=True, name=entry.name, description=entry.comment,
@@ -186,6 +205,7 @@ def refresh_unlocked(ctx: StatementContext, entry: TableEntry, *, full: bool = F
     if row is None:
         row = ctx.store.put_stream(new_refresh_row(entry.database, entry.name, state))
     ctx.store.update_stream(entry.database, entry.name, last_refresh_status=RUNNING)
+    started = time.monotonic()
     try:
         outcome = recompute(ctx, entry, state, full)
     except Exception as exc:  # recorded, then raised with its type
@@ -195,16 +215,18 @@ def refresh_unlocked(ctx: StatementContext, entry: TableEntry, *, full: bool = F
         raise error from exc
     if outcome.schema is not None and not same_columns(outcome.schema, table_schema(entry)):
         ctx.store.update_table(entry.database, entry.name, schema_json=outcome.schema.json())
-    record_success(ctx, entry, state, outcome, full, cause)
+    record_success(ctx, entry, state, outcome, full, cause, seconds=time.monotonic() - started)
     return outcome
 
 
 def record_success(ctx: StatementContext, entry: TableEntry, state: MaterializedViewState, outcome: RefreshOutcome,
-                   full: bool, cause: str) -> None:
-    """The refresh row and the event log after a refresh that ended well (or found nothing to do)."""
+                   full: bool, cause: str, seconds: float | None = None) -> None:
+    """The refresh row and the event log after a refresh that ended well (or found nothing to do); `seconds`: how
+    long it took, when the caller timed it."""
     new_state = replace(state, input_versions=outcome.input_versions, foreign_inputs=outcome.foreign_inputs,
                         last_kind=outcome.kind, last_reason=outcome.reason,
-                        last_version=outcome.version if outcome.version is not None else state.last_version)
+                        last_version=outcome.version if outcome.version is not None else state.last_version,
+                        last_duration_seconds=round(seconds, 3) if seconds is not None else state.last_duration_seconds)
     ctx.store.update_stream(entry.database, entry.name, plan_json=new_state.to_json(), status=COMPLETED,
                             last_refresh_status=COMPLETED, last_error=None, last_refresh_at=utc_now())
     ctx.store.record_event(
@@ -224,7 +246,7 @@ def recompute(ctx: StatementContext, entry: TableEntry, state: MaterializedViewS
         ctx = replace(in_database(ctx, state.database or entry.database), sql=entry.definition or "")
         query = Query(entry.definition or "")
     foreign = tuple(foreign_sources(ctx, query.sql))
-    found = incremental_views.analyse(query.sql) if state.refresh_policy != "FULL" else None
+    found = incremental_views.analyse(query.sql) if state.refresh_policy != "FULL" and not state.not_null else None
     why = None
     if not full and not create and not foreign and state.last_version is not None and found is not None \
             and found.incremental:
@@ -295,7 +317,8 @@ def _bind_with_state(ctx: StatementContext, query: Query,
 def record_failure(ctx: StatementContext, entry: TableEntry, exc: Exception, cause: str) -> SqlError:
     """The error of a refresh that failed, in the refresh row (DESCRIBE) and the event log; returned typed."""
     error = exc if isinstance(exc, SqlError) else from_spark(exc, include_stack_trace=False)
-    message = f"[{error.error_class}] {error.message}"
+    # (a message that already starts with its `[CLASS]`, as Delta's NOT NULL violation, is not prefixed again)
+    message = error.message if error.message.startswith("[") else f"[{error.error_class}] {error.message}"
     ctx.store.update_stream(entry.database, entry.name, status=FAILED, last_refresh_status=FAILED,
                             last_error=message, last_refresh_at=utc_now())
     ctx.store.record_event(entry.database, entry.name, "FAILED",

@@ -23,13 +23,15 @@ from sluicegate.dialect.schedule import Schedule
 from sluicegate.engine.streams import lifecycle
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.materialized_views import refresh as mv_refresh
-from sluicegate.executor.materialized_views.background import as_owner
+from sluicegate.executor.materialized_views.background import as_owner, recorded_refresh
+from sluicegate.executor.system_work import SCHEDULED_REFRESH, TRIGGERED_REFRESH
 from sluicegate.storage.delta.tables import open_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from sluicegate.catalog.store import CatalogStore, StreamEntry
+    from sluicegate.executor.system_work import SystemWork
     from sluicegate.policy import Policy
 
 log = logging.getLogger(__name__)
@@ -106,6 +108,7 @@ class MaterializedViewScheduler:
         self._last_pass: dict[Key, dt.datetime] = {}
         self.input_check_seconds = input_check_seconds
         self._next_input_check: dt.datetime | None = None
+        self.system_work: SystemWork | None = None   # the query history's recorder, set by the gateway that has one
 
     def start(self) -> MaterializedViewScheduler:
         recover_interrupted(self.store)
@@ -146,20 +149,34 @@ class MaterializedViewScheduler:
             key = (entry.database, entry.name)
             if schedule.kind == "on_update" and not check_inputs:
                 continue
-            if due(schedule, row, lambda s=state: inputs_changed(self.store, s), now, self._last_pass.get(key)):
-                self._refresh(entry, schedule, now)
+            if due(schedule, row, lambda s=state: inputs_changed(self.store, s), now, self._last_pass.get(key)) \
+                    and self._refresh(entry, schedule, now):
                 self._last_pass[key] = now
                 refreshed.append(key)
         return refreshed
 
-    def _refresh(self, entry: TableEntry, schedule: Schedule, now: dt.datetime) -> None:
-        """One refresh as the view's owner, in a session of its own; the next run planned whatever the outcome."""
+    def _refresh(self, entry: TableEntry, schedule: Schedule, now: dt.datetime) -> bool:
+        """One refresh as the view's owner, in a session of its own; the next run planned whatever the outcome.
+        A TRIGGER ON UPDATE pass looks at the inputs again once it holds the view's refresh lock: a statement's
+        refresh (a dbt run's REFRESH or CREATE OR REPLACE) may have caught the view up while this pass waited, and
+        then there is nothing to do, and no no-op pass is recorded over that refresh. False: it did not run."""
         ctx = as_owner(StatementContext(spark=self.spark, store=self.store, warehouse=self.warehouse, user="",
                                         sql="", job_group="", policy=self.policy), entry, detached=True)
-        cause = "INPUT_CHANGED" if schedule.kind == "on_update" else "SCHEDULED"
+        triggered = schedule.kind == "on_update"
+        cause = "INPUT_CHANGED" if triggered else "SCHEDULED"
+        source = TRIGGERED_REFRESH if triggered else SCHEDULED_REFRESH
         try:
-            mv_refresh.refresh(ctx, entry, cause=cause)
-        except Exception as exc:  # noqa: BLE001 - recorded in the view's row and event log by refresh()
+            with mv_refresh.refresh_lock(entry.database, entry.name):
+                current = self.store.get_table(entry.database, entry.name)
+                if current is None:
+                    return False                     # dropped while this pass waited
+                _, state = mv_refresh.state_of(ctx, current)
+                if triggered and not inputs_changed(self.store, state):
+                    return False
+                recorded_refresh(self.system_work, source, current,
+                                 lambda: mv_refresh.refresh_unlocked(ctx, current, cause=cause))
+        except Exception as exc:  # noqa: BLE001 - recorded in the view's row and event log by refresh_unlocked()
             log.warning("scheduled refresh of %s.%s failed: %s", entry.database, entry.name, exc)
         finally:
             plan_next_run(self.store, entry.database, entry.name, now)
+        return True

@@ -17,6 +17,8 @@ from sluicegate.catalog.errors import LocationExistsError, SchemaNotFoundError, 
 from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect import incremental_views
 from sluicegate.dialect import statements as st
+from sluicegate.dialect.columns import ColumnSpec
+from sluicegate.engine.declared_schema import declared_schema
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.binding.binder import bind
 from sluicegate.executor.context import StatementContext
@@ -30,6 +32,7 @@ from sluicegate.executor.object_kinds import kind_name, refuse_refresh, refuse_s
 from sluicegate.executor.output import no_result, rows_result
 from sluicegate.executor.schedule_rows import change_schedule, schedule_json
 from sluicegate.executor.spark_databases import ensure_spark_database
+from sluicegate.executor.tables.dml import table_schema
 from sluicegate.executor.tables.view_columns import named_columns
 from sluicegate.storage import locations
 
@@ -117,12 +120,20 @@ def create_materialized_view(ctx: StatementContext, stmt: st.CreateMaterializedV
 
 def _definition(ctx: StatementContext, stmt: st.CreateMaterializedView,
                 df_schema: StructType) -> tuple[StructType, str]:
-    """The stored query and the catalog schema: a `(name [COMMENT], ...)` list renames the query's columns in the
-    stored text and puts the comments in the schema, as for views."""
+    """The stored query and the catalog schema: a `(name [NOT NULL] [COMMENT], ...)` list renames the query's columns
+    in the stored text and puts the comments in the schema, as for views, and its NOT NULL (engine/declared_schema.py,
+    as for streaming tables)."""
     definition = stmt.query.sql.rstrip().rstrip(";")
-    if stmt.columns:
-        return named_columns(ctx, stmt, df_schema, definition)
-    return df_schema, definition
+    if not stmt.columns:
+        return df_schema, definition
+    schema, definition = named_columns(ctx, stmt, df_schema, definition)
+    not_null = {name.lower() for name in stmt.not_null}   # the list's NOT NULL, enforced as Delta does
+    return declared_schema(tuple(ColumnSpec(f.name, f.dataType.simpleString(), f.name.lower() not in not_null)
+                                 for f in schema.fields), schema), definition
+
+
+def _not_null(schema: StructType) -> set[str]:
+    return {f.name.lower() for f in schema.fields if not f.nullable}
 
 
 def _entry(ctx: StatementContext, stmt: st.CreateMaterializedView, database: str, name: str, location: str,
@@ -146,12 +157,14 @@ def _create(ctx: StatementContext, stmt: st.CreateMaterializedView, database: st
     """The result is the view's first commit, then the catalog row and the refresh row: anything failing before
     the row removes the folder made here."""
     schema, definition = _analysed(ctx, stmt)
-    state = mv_refresh.MaterializedViewState(refresh_policy=stmt.refresh_policy, database=ctx.current_database)
+    state = mv_refresh.MaterializedViewState(refresh_policy=stmt.refresh_policy, database=ctx.current_database,
+                                             not_null=tuple(stmt.not_null))
     try:
         with locations.new_table_folder(ctx.warehouse, database, name, "materialized view") as folder:
-            entry = replace(_entry(ctx, stmt, database, name, str(folder), schedule), definition=definition)
+            entry = replace(_entry(ctx, stmt, database, name, str(folder), schedule), definition=definition,
+                            schema_json=schema.json())   # its NOT NULL columns are enforced from the first write
             outcome = mv_refresh.recompute(replace(ctx, sql=definition), entry, state, full=False, create=True)
-            ctx.store.create_table(replace(entry, schema_json=schema.json()))
+            ctx.store.create_table(entry)
     except LocationExistsError as exc:
         exc.line, exc.column = ctx.position_of(stmt.table)
         raise
@@ -168,10 +181,12 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
     database, name = existing.database, existing.name
     row, state = mv_refresh.state_of(ctx, existing)
     same_database = state.database in (None, ctx.current_database)
-    state = replace(state, refresh_policy=stmt.refresh_policy, database=ctx.current_database)
+    state = replace(state, refresh_policy=stmt.refresh_policy, database=ctx.current_database,
+                    not_null=tuple(stmt.not_null))
     same = (same_database and definition == existing.definition
             and tuple(stmt.partition_by) == tuple(existing.partition_by)
-            and dict(stmt.properties) == dict(existing.properties or {}))
+            and dict(stmt.properties) == dict(existing.properties or {})
+            and _not_null(schema) == _not_null(table_schema(existing)))
     ctx.store.update_table(database, name, schedule=schedule, comment=stmt.comment)
     if row is None:
         ctx.store.put_stream(mv_refresh.new_refresh_row(database, name, state))
@@ -182,7 +197,8 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
         return
     location = str(locations.existing_table_folder(ctx.warehouse, existing.location))
     entry = replace(existing, location=location, definition=definition, partition_by=tuple(stmt.partition_by),
-                    properties=dict(stmt.properties), comment=stmt.comment, schedule=schedule)
+                    properties=dict(stmt.properties), comment=stmt.comment, schedule=schedule,
+                    schema_json=schema.json())
     create = tuple(stmt.partition_by) != tuple(existing.partition_by)
     try:
         outcome = mv_refresh.recompute(replace(ctx, sql=definition), entry, replace(state, last_version=None),

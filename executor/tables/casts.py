@@ -36,9 +36,17 @@ def can_store(source: DataType, target: DataType) -> bool:
     return src == dst and source.simpleString() == target.simpleString()
 
 
-def store_assign(df: DataFrame, target: StructType, table: str, columns: tuple[str, ...] = ()) -> DataFrame:
+def can_cast_literal(source: DataType, target: DataType) -> bool:
+    """Databricks' implicit cast of a quoted literal in INSERT: text into numbers, dates, timestamps and booleans,
+    checked when it runs (ANSI: a value that is no such thing fails with CAST_INVALID_INPUT, never NULL)."""
+    return _kind(source) == "StringType" and (_kind(target) in (*_NUMERIC, *_DATETIME, "BooleanType"))
+
+
+def store_assign(df: DataFrame, target: StructType, table: str, columns: tuple[str, ...] = (),
+                 string_literals: frozenset[int] = frozenset()) -> DataFrame:
     """`df`'s columns, by position (or into the named `columns`), cast to the table's schema; columns not named get
-    NULL. Raises the errors Spark raises for a column count or a type that does not fit."""
+    NULL. Raises the errors Spark raises for a column count or a type that does not fit; the positions in
+    `string_literals` (quoted literals only) may also be text cast to the column's type (`can_cast_literal`)."""
     from pyspark.sql import functions as F
 
     names = [f.name for f in target.fields]
@@ -59,16 +67,17 @@ def store_assign(df: DataFrame, target: StructType, table: str, columns: tuple[s
     # By position: the query's own names may repeat (Spark names `CAST(id AS INT)` after `id`), so each column is
     # renamed to its position before it is picked.
     positional = [f"_sg_col_{index}" for index in range(len(df.columns))]
-    sources = dict(zip((by_lower[t.lower()] for t in targets), zip(positional, df.schema.fields, strict=True),
-                       strict=False))
+    sources = dict(zip((by_lower[t.lower()] for t in targets),
+                       zip(range(len(positional)), positional, df.schema.fields, strict=True), strict=False))
     df = df.toDF(*positional)
     projected = []
     for field in target.fields:
         if field.name not in sources:
             projected.append(F.lit(None).cast(field.dataType).alias(field.name))
             continue
-        position, source = sources[field.name]
-        if not can_store(source.dataType, field.dataType):
+        index, position, source = sources[field.name]
+        literal = index in string_literals and can_cast_literal(source.dataType, field.dataType)
+        if not literal and not can_store(source.dataType, field.dataType):
             raise IncompatibleDataError(
                 f"Cannot write incompatible data for the table {table}: Cannot safely cast `{field.name}` "
                 f'"{source.dataType.simpleString().upper()}" to "{field.dataType.simpleString().upper()}".',

@@ -38,11 +38,13 @@ from sluicegate.executor.errors import (
     WarehouseError,
 )
 from sluicegate.executor.kinds import kind_of
-from sluicegate.executor.lookups import require, require_table, to_drop
+from sluicegate.executor.lookups import require, require_column, require_table, to_drop
 from sluicegate.executor.output import no_result
 from sluicegate.executor.spark_databases import ensure_spark_database
+from sluicegate.executor.tables.constraints import constraint_properties, judge_all
 from sluicegate.executor.tables.view_columns import named_columns
 from sluicegate.storage import locations
+from sluicegate.storage.constraints import enforce
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.intervals import check_interval_properties
 from sluicegate.storage.delta.tables import create_table as create_delta_table
@@ -52,6 +54,7 @@ from sluicegate.storage.delta.write import commit_files, write_files
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
+_WRITER_VERSION = "delta.minWriterVersion"
 _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
                                     "MATERIALIZED_VIEW": "materialized view"}
 
@@ -95,6 +98,19 @@ def _check_partitions(ctx: StatementContext, stmt: CreateTable, schema: StructTy
                                         line=line, column=col)
 
 
+def _properties(stmt: CreateTable) -> dict[str, str]:
+    """The table's properties: its TBLPROPERTIES and its CHECK constraints (`delta.constraints.<name>`)."""
+    return {**stmt.properties, **constraint_properties(stmt.checks)}
+
+
+def _configuration(stmt: CreateTable, checks: bool = True) -> dict[str, str] | None:
+    """The Delta log's configuration of the new table; with its CHECK constraints (`checks`), writer protocol 3, as
+    Delta has it."""
+    if not checks or not stmt.checks:
+        return delta_configuration(dict(stmt.properties))
+    return delta_configuration({**_properties(stmt), _WRITER_VERSION: "3"})
+
+
 def _create_delta(location: str, schema: StructType, stmt: CreateTable, replace: bool) -> None:
     """An empty Delta table at `location`: a folder this statement just created, or the table it replaces."""
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -102,10 +118,21 @@ def _create_delta(location: str, schema: StructType, stmt: CreateTable, replace:
     create_delta_table(
         location, to_arrow_schema(schema), mode="overwrite" if replace else "error",
         partition_by=list(stmt.partition_by) or None, name=stmt.table.name.lower(), description=stmt.comment,
-        configuration=delta_configuration(stmt.properties),
+        configuration=_configuration(stmt), raise_if_key_not_exists=False,  # delta-rs knows no delta.constraints.*
         commit_properties=commit.commit_properties("CREATE OR REPLACE TABLE" if replace else "CREATE TABLE",
                                                    {"partitionBy": str(list(stmt.partition_by))}),
     )
+
+
+def _created_nullable(schema: StructType, columns: tuple[ColumnSpec, ...]) -> StructType:
+    """A CTAS table's columns are nullable, as Delta creates them: Spark's analysis calls a literal's column non-null
+    (`SELECT 'a' AS msg`), which is no constraint, and a later `INSERT ... NULL AS msg` must land. A NOT NULL written
+    in the column list stays."""
+    from pyspark.sql.types import StructField, StructType
+
+    declared = {column.name.lower(): column.nullable for column in columns}
+    return StructType([StructField(f.name, f.dataType, declared.get(f.name.lower(), True), f.metadata)
+                       for f in schema.fields])
 
 
 def _write_table(ctx: StatementContext, stmt: CreateTable, location: str, name: str, replace: bool) -> StructType:
@@ -115,18 +142,25 @@ def _write_table(ctx: StatementContext, stmt: CreateTable, location: str, name: 
     if stmt.query is None:
         schema = spark_schema(stmt.columns)
         _check_partitions(ctx, stmt, schema)
+        if stmt.checks:
+            judge_all(ctx.spark.createDataFrame([], schema), stmt.checks)
         _create_delta(location, schema, stmt, replace)
         return schema
     df, binder = bind(ctx, stmt.query)
     try:
         if stmt.columns:
             df = df.toDF(*[c.name for c in stmt.columns])
-        schema = df.schema
+        schema = _created_nullable(df.schema, stmt.columns)
         _check_partitions(ctx, stmt, schema)
-        files = write_files(df, location, stmt.partition_by)
+        judge_all(df, stmt.checks)
+        files = write_files(enforce(df, schema, name, stmt.checks) if stmt.checks else df, location, stmt.partition_by)
         commit_files(location, files, to_arrow_schema(schema), "overwrite" if replace else "append",
                      partition_by=stmt.partition_by, create=True, name=name, description=stmt.comment,
-                     configuration=delta_configuration(stmt.properties))
+                     configuration=_configuration(stmt, checks=False))
+        if stmt.checks:  # delta-rs creates a table with data only from known properties: the constraints follow
+            open_table(location).alter.set_table_properties(
+                _configuration(stmt), raise_if_not_exists=False,
+                commit_properties=commit.commit_properties("ADD CONSTRAINT", constraint_properties(stmt.checks)))
         return schema
     finally:
         binder.close()
@@ -157,7 +191,7 @@ def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
     def entry(location: str, schema: StructType) -> TableEntry:
         return TableEntry(
             database=database, name=name, kind="TABLE", location=location, schema_json=schema.json(),
-            definition=None, properties=dict(stmt.properties), partition_by=tuple(stmt.partition_by),
+            definition=None, properties=_properties(stmt), partition_by=tuple(stmt.partition_by),
             comment=stmt.comment, owner=ctx.user)
 
     if existing is not None:  # OR REPLACE: a new version of the same table, in the folder the catalog gave it
@@ -271,13 +305,7 @@ def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> Stateme
 
     entry = _commented(ctx, stmt.table)
     current = StructType.fromJson(json.loads(entry.schema_json or '{"fields": []}'))
-    found = next((f for f in current.fields if f.name.lower() == stmt.column.lower()), None)
-    if found is None:
-        line, column = ctx.position_at(stmt.column_offset)
-        raise WarehouseError(
-            f"A column `{stmt.column}` cannot be found in `{entry.database}`.`{entry.name}`.",
-            error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION", sqlstate="42703", line=line, column=column,
-            hint=f"its columns are {', '.join(f.name for f in current.fields)}")
+    found = require_column(ctx, entry, current, stmt.column, stmt.column_offset)
     open_table(entry.location).alter.set_column_metadata(
         found.name, {"comment": stmt.comment},
         commit_properties=commit.commit_properties("CHANGE COLUMN", {"column": found.name}))
@@ -336,6 +364,12 @@ def rename_table(ctx: StatementContext, stmt: RenameTable) -> StatementResult:
     """The folder moves first, to a new table folder that must not exist; the catalog row (name and location in
     one transaction) is written last, and the folder moves back if it cannot be."""
     entry = require(ctx, stmt.table)
+    if stmt.view and entry.kind != "VIEW":
+        line, column = ctx.position_of(stmt.table)
+        what = _NAME_KINDS.get(entry.kind, "table")
+        raise NotAViewError(f"`{entry.database}`.`{entry.name}` is a {what}; ALTER VIEW cannot rename it.",
+                            error_class="EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE", line=line, column=column,
+                            hint="use ALTER TABLE ... RENAME TO")
     if entry.kind == "STREAMING_TABLE":
         line, column = ctx.position_of(stmt.table)
         raise StreamingTableOperationError(

@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
 from sluicegate.catalog.uris import is_object_uri
+from sluicegate.dialect.constraints import checks_of
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.filters import rewrite_predicates
 from sluicegate.dialect.statements import Delete, Insert, Query, Update
@@ -25,6 +26,7 @@ from sluicegate.executor.errors import IncompatibleDataError, UnresolvedColumnEr
 from sluicegate.executor.lookups import require_table
 from sluicegate.executor.output import modified, no_result
 from sluicegate.executor.tables.casts import can_store, store_assign
+from sluicegate.storage.constraints import enforce
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.read import table_statistics
 
@@ -43,28 +45,15 @@ def table_schema(entry: TableEntry) -> StructType:
     return StructType.fromJson(json.loads(entry.schema_json or '{"type": "struct", "fields": []}'))
 
 
-def enforce_not_null(df: DataFrame, schema: StructType, table: str) -> DataFrame:
-    """Delta's NOT NULL constraint: a null in such a column fails the write, naming the column."""
-    from pyspark.sql import functions as F
-
-    columns = []
-    for field in schema.fields:
-        column = F.col(quote_identifier(field.name))
-        if not field.nullable:
-            message = (f"[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: {field.name} "
-                       f"of {table}.")
-            column = F.when(column.isNull(), F.raise_error(F.lit(message))).otherwise(column).alias(field.name)
-        columns.append(column)
-    return df.select(*columns)
-
-
 def insert(ctx: StatementContext, stmt: Insert) -> StatementResult:
     entry = require_table(ctx, stmt.table, "INSERT")
     qualified = quote_qualified(entry.database, entry.name)
     schema = table_schema(entry)
     df, binder = bind(ctx, stmt.query)
     try:
-        rows = enforce_not_null(store_assign(df, schema, qualified, stmt.columns), schema, qualified)
+        columns = tuple(df.columns) if stmt.by_name else stmt.columns  # BY NAME: the query's names are the list
+        rows = enforce(store_assign(df, schema, qualified, columns, stmt.string_literals), schema, qualified,
+                       checks_of(entry.properties))
         if stmt.overwrite:
             version = commit.overwrite(entry.location or "", rows, "WRITE", {"mode": "Overwrite"})
         else:
@@ -98,8 +87,8 @@ def _rewrite(entry: TableEntry, read_version: int, df: DataFrame, new_rows: Data
     touched = [row[0] for row in hits]
     if not touched:
         return 0
-    qualified = quote_qualified(entry.database, entry.name)
-    rows = enforce_not_null(new_rows.where(F.col(_FILE).isin(touched)), table_schema(entry), qualified)
+    rows = enforce(new_rows.where(F.col(_FILE).isin(touched)), table_schema(entry),
+                   quote_qualified(entry.database, entry.name), checks_of(entry.properties))
     commit.rewrite(entry.location or "", read_version, touched, rows, operation, parameters)
     return sum(row[1] for row in hits)
 

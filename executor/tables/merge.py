@@ -5,15 +5,23 @@ rows added, as one remove+add commit checked against the version read.
 Values are cast to the column types with CAST (not the stricter INSERT store assignment). As in Spark with Delta,
 several source rows matching one target row that a WHEN MATCHED clause would change is an error (which source row
 wins would be arbitrary); nothing is written then.
+
+`MERGE WITH SCHEMA EVOLUTION` (Databricks): the source's columns the target lacks are added after the target's, NULL
+in every row no clause assigns them, when `UPDATE SET *` / `INSERT *` or an explicit assignment names them (a column
+only read in an expression is not added); `*` then assigns the target columns the source has, leaving the others as
+they are (UPDATE) or NULL (INSERT). delta-rs commits a new schema only in an overwrite, so a merge that adds columns
+writes every row of the target again, in one commit with the new schema; once the columns exist, later merges
+rewrite only the files they touch. Without new columns the clause changes nothing.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
+from sluicegate.dialect.constraints import checks_of
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.statements import Merge, Query
 from sluicegate.engine.sql import StatementResult
@@ -22,12 +30,14 @@ from sluicegate.executor.context import StatementContext
 from sluicegate.executor.errors import UnresolvedColumnError, UnsupportedStatementError, WarehouseError
 from sluicegate.executor.lookups import require_table
 from sluicegate.executor.output import modified, no_result
-from sluicegate.executor.tables.dml import enforce_not_null, inserted_result, source_file, table_schema
+from sluicegate.executor.tables.dml import inserted_result, source_file, table_schema
+from sluicegate.storage.constraints import enforce
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.tables import open_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import StructField, StructType
 
 _FILE, _HIT, _KEEP, _ROW, _MATCHED = "__sg_file", "__sg_hit", "__sg_keep", "__sg_row", "__sg_matched"
 
@@ -48,45 +58,106 @@ def _source(using: exp.Expression) -> tuple[str, str]:
     return text, alias or "__sg_source"
 
 
-def _assignments(when: exp.When, schema: StructType, source: str) -> dict[str, str] | None:
-    """Column (lower-cased) -> value for an UPDATE or INSERT clause; None for DELETE."""
+def _is_star(then: exp.Expression | None) -> bool:
+    """`UPDATE SET *` or `INSERT *` (every column, by name)."""
+    if isinstance(then, exp.Update):
+        return not then.expressions or isinstance(then.expressions[0], exp.Star)
+    return isinstance(then, exp.Insert) and (
+        isinstance(then.this, exp.Star) or (then.this is None and then.expression is None))
+
+
+def _named_columns(then: exp.Expression | None) -> list[str]:
+    """The columns an UPDATE SET or INSERT (...) clause assigns explicitly."""
+    if isinstance(then, exp.Update):
+        return [eq.this.name for eq in then.expressions]
+    if isinstance(then, exp.Insert) and isinstance(then.this, exp.Tuple):
+        return [c.name for c in then.this.expressions]
+    return []
+
+
+def _assignments(when: exp.When, schema: StructType, source: str,
+                 source_columns: set[str] | None = None) -> dict[str, str] | None:
+    """Column (lower-cased) -> value for an UPDATE or INSERT clause; None for DELETE. `source_columns` (lower-cased;
+    WITH SCHEMA EVOLUTION only): `*` assigns only the target columns the source has, the others keep their value
+    (UPDATE) or are NULL (INSERT)."""
     then = when.args.get("then")
     names = {f.name.lower(): f.name for f in schema.fields}
+    star = {n: quote_qualified(source, names[n]) for n in names if source_columns is None or n in source_columns}
     if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
         return None
+    if _is_star(then):
+        return star
     if isinstance(then, exp.Update):
-        if not then.expressions or isinstance(then.expressions[0], exp.Star):
-            return {n: quote_qualified(source, names[n]) for n in names}
         pairs = [(eq.this.name, _sql(eq.expression)) for eq in then.expressions]
     elif isinstance(then, exp.Insert):
-        target = then.this
-        if isinstance(target, exp.Star) or (target is None and then.expression is None):
-            return {n: quote_qualified(source, names[n]) for n in names}
         values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
-        columns = [c.name for c in target.expressions] if isinstance(target, exp.Tuple) else list(names.values())
+        columns = _named_columns(then) or list(names.values())
         pairs = list(zip(columns, (_sql(v) for v in values), strict=False))
     else:
-        raise UnsupportedStatementError(f"this MERGE action is not supported: {_sql(then)}",
+        raise UnsupportedStatementError(f"this MERGE action is not supported: {_sql(then) if then else ''}",
                                         hint="use UPDATE SET, DELETE or INSERT")
     result = {}
     for column, value in pairs:
         if column.lower() not in names:
             raise UnresolvedColumnError(f"A column with name `{column}` cannot be resolved in the MERGE target.",
-                                        hint=f"columns: {', '.join(names.values())}")
+                                        hint=f"columns: {', '.join(names.values())}; MERGE WITH SCHEMA EVOLUTION "
+                                             "adds a column of the source's")
         result[column.lower()] = value
     return result
 
 
+def _new_columns(ctx: StatementContext, whens: list[exp.When], schema: StructType,
+                 source_text: str) -> tuple[list[StructField], set[str]]:
+    """WITH SCHEMA EVOLUTION: the source's columns the target lacks that a clause assigns (`*` assigns every source
+    column; an explicit assignment its column), in the source's order, nullable, of the source's types; and the
+    source's column names (lower-cased)."""
+    from pyspark.sql.types import StructField
+
+    df, binder = bind(ctx, Query(f"SELECT * FROM {source_text} AS __sg_src"))
+    try:
+        source_fields = list(df.schema.fields)
+    finally:
+        binder.close()
+    assigned: set[str] = set()
+    for when in whens:
+        then = when.args.get("then")
+        if _is_star(then):
+            assigned.update(f.name.lower() for f in source_fields)
+        else:
+            assigned.update(name.lower() for name in _named_columns(then))
+    taken = {f.name.lower() for f in schema.fields}
+    added = [StructField(f.name, f.dataType, True) for f in source_fields
+             if f.name.lower() in assigned and f.name.lower() not in taken]
+    return added, {f.name.lower() for f in source_fields}
+
+
+def _evolved_schema(location: str, added: list[StructField]) -> Any:
+    """The target's Delta schema with the `added` columns after its own (nullable, as ADD COLUMNS adds them)."""
+    from deltalake.schema import Field, Schema
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    fields = Schema.from_arrow(to_arrow_schema(StructType(added))).fields
+    return Schema([*open_table(location).schema().fields, *(Field(f.name, f.type, nullable=True) for f in fields)])
+
+
 def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
 
     entry = require_table(ctx, stmt.table, "MERGE")
-    schema = table_schema(entry)
+    existing = table_schema(entry)
     tree = stmt.tree
     target = tree.this.alias or entry.name
     source_text, source = _source(tree.args["using"])
     on = _sql(tree.args["on"])
     whens = tree.args["whens"].expressions
+    added: list[StructField] = []
+    source_columns = None
+    if stmt.schema_evolution:
+        added, source_columns = _new_columns(ctx, whens, existing, source_text)
+    schema = StructType([*existing.fields, *added])
+    new_names = {f.name for f in added}
     t, s = quote_identifier(target), quote_identifier(source)  # aliases as Spark SQL identifiers
     clauses = []  # (condition, assignments or None for delete, is_insert)
     for when in whens:
@@ -99,20 +170,23 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
             base = f"{t}.__sg_t IS NULL"
         extra = when.args.get("condition")
         condition = f"({base}) AND coalesce(({_sql(extra)}), false)" if extra is not None else f"({base})"
-        clauses.append((condition, _assignments(when, schema, source), not matched and not by_source))
+        clauses.append((condition, _assignments(when, schema, source, source_columns),
+                        not matched and not by_source))
     columns = []
     for field in schema.fields:
         cases = []
+        # what the target row holds: NULL in a column the merge adds
+        current = (f"CAST(NULL AS {field.dataType.simpleString()})" if field.name in new_names
+                   else quote_qualified(target, field.name))
         for condition, values, is_insert in clauses:
             if values is None:
-                value = quote_qualified(target, field.name)
+                value = current
             elif field.name.lower() in values:
                 value = f"CAST(({values[field.name.lower()]}) AS {field.dataType.simpleString()})"
             else:
-                value = "NULL" if is_insert else quote_qualified(target, field.name)
+                value = "NULL" if is_insert else current
             cases.append(f"WHEN {condition} THEN {value}")
-        columns.append(f"CASE {' '.join(cases)} ELSE {quote_qualified(target, field.name)} "
-                       f"END AS {quote_identifier(field.name)}")
+        columns.append(f"CASE {' '.join(cases)} ELSE {current} END AS {quote_identifier(field.name)}")
     first = " ".join(f"WHEN {c} THEN {i}" for i, (c, _, _) in enumerate(clauses))
     action = f"CASE {first} ELSE -1 END"
     delete_ids = [str(i) for i, (_, v, _) in enumerate(clauses) if v is None] or ["-2"]
@@ -138,12 +212,21 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
         hits = df.where(F.col(_HIT)).groupBy(_FILE, _KEEP).count().collect()  # target rows updated or deleted
         touched = sorted({row[0] for row in hits})
         inserted = df.where(F.col(_KEEP) & F.col(_FILE).isNull())
-        if not touched and not inserted.limit(1).count():
+        if not added and not touched and not inserted.limit(1).count():
             return modified(0)
-        rows = df.where(F.col(_KEEP) & (F.col(_FILE).isin(touched) | F.col(_FILE).isNull()))
+        read_version = snapshot.version if snapshot else 0
         qualified = quote_qualified(entry.database, entry.name)
-        version = commit.rewrite(entry.location or "", snapshot.version if snapshot else 0, touched,
-                                 enforce_not_null(rows, schema, qualified), "MERGE", {"predicate": on})
+        if added:  # a new schema: delta-rs commits one only with every file, so every row is written again
+            checked = enforce(df.where(F.col(_KEEP)), schema, qualified, checks_of(entry.properties))
+            version = commit.overwrite_with_schema(
+                entry.location or "", read_version, checked, _evolved_schema(entry.location or "", added), "MERGE",
+                {"predicate": on, "schemaEvolution": ", ".join(f.name for f in added)})
+            ctx.store.update_table(entry.database, entry.name, schema_json=schema.json())
+        else:
+            rows = df.where(F.col(_KEEP) & (F.col(_FILE).isin(touched) | F.col(_FILE).isNull()))
+            checked = enforce(rows, schema, qualified, checks_of(entry.properties))
+            version = commit.rewrite(entry.location or "", read_version, touched, checked, "MERGE",
+                                     {"predicate": on})
     finally:
         binder.close()
     return _merged(entry.location or "", version, hit=sum(row[2] for row in hits),

@@ -29,7 +29,7 @@ from sluicegate.executor.object_kinds import kind_name
 from sluicegate.executor.output import rows_result
 from sluicegate.storage.delta.optimize import PartitionFilter
 from sluicegate.storage.delta.optimize import optimize as optimize_table
-from sluicegate.storage.delta.read import hidden_columns
+from sluicegate.storage.delta.snapshots import hidden_columns
 from sluicegate.storage.delta.tables import open_table
 
 if TYPE_CHECKING:

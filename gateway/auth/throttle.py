@@ -5,6 +5,9 @@ seconds, that user (or address) is locked out for `lockout_initial` seconds, dou
 to `lockout_max`. While locked, attempts are refused without looking at the password and do not count as failures
 (so they cannot prolong the lock). A successful login clears its user's failures; an address's failures are not
 cleared by one good account, or a single valid login would reset a guessing run from that address.
+
+The throttle also counts what it saw since the gateway started (failures, lockouts by user and by address, attempts
+refused while locked), for /metrics to read when scraped: plain integers under the lock it already holds.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class LoginThrottle:
         self._clock = clock
         self._records: dict[tuple[str, str], _Record] = {}
         self._lock = threading.Lock()
+        self.failures_total = 0                                 # failed logins counted (not those refused locked)
+        self.lockouts_total = {"user": 0, "address": 0}         # lockouts begun, by what was locked
+        self.refused_total = 0                                  # attempts refused because a lockout was running
 
     def _keys(self, user: str, address: str) -> list[tuple[tuple[str, str], int]]:
         # Directories match names regardless of case and surrounding spaces: "Alice" must not get fresh tries.
@@ -52,6 +58,7 @@ class LoginThrottle:
             for key, _limit in self._keys(user, address):
                 record = self._records.get(key)
                 if record is not None and record.locked_until > now:
+                    self.refused_total += 1
                     wait = math.ceil(record.locked_until - now)
                     what = f"user '{user}'" if key[0] == "user" else f"address {address}"
                     raise AuthenticationError(
@@ -63,6 +70,7 @@ class LoginThrottle:
         now = self._clock()
         with self._lock:
             self._prune(now)
+            self.failures_total += 1
             for key, limit in self._keys(user, address):
                 record = self._records.setdefault(key, _Record())
                 record.last_seen = now
@@ -73,6 +81,7 @@ class LoginThrottle:
                     seconds = min(self._settings.lockout_initial * 2 ** record.lockouts, self._settings.lockout_max)
                     record.locked_until = now + seconds
                     record.lockouts += 1
+                    self.lockouts_total[key[0]] += 1
                     record.failures.clear()
                     log.warning("%s %s locked out for %.0f s after %d failed logins (lockout %d)",
                                 key[0], key[1], seconds, limit, record.lockouts)

@@ -10,8 +10,11 @@ fresh handler, bound to that user, answers the one message, so sessions are the 
 they live until CloseSession or `session.idle_timeout`, and a request naming another user's session is refused
 (`ownership.py`). A body over `server.max_message_bytes` gets 413 and one that is not a Thrift message gets 400.
 
+Requests under `/console/` go to the web console (gateway/console/), which has its own login and cookie.
+
 `GET /.well-known/databricks-config` answers 404 and the connector's feature-flag path an empty flag list, at once
-and without credentials, so that clients probing them do not stall.
+and without credentials, so that clients probing them do not stall. `GET /health`, `/ready` and `/metrics` are
+`status.py`'s.
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
 from sluicegate.gateway.config import ServerSettings
+from sluicegate.gateway.console.app import MAX_FORM_BYTES, Console, Request, is_console_path
 from sluicegate.gateway.errors import AuthenticationError
 from sluicegate.gateway.http.credentials import HttpAuthenticator
 from sluicegate.gateway.http.ownership import OwnerCheckedHandler, processor_class
+from sluicegate.gateway.http.status import status_answer
 from sluicegate.gateway.service import GatewayService
 from sluicegate.gateway.thrift import enable_fast_codec
 from sluicegate.gateway.thrift.handler import TCLIServiceHandler
@@ -114,8 +119,29 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
         self._answer(status, (message + "\n").encode("utf-8"), "text/plain; charset=utf-8",
                      ((ERROR_HEADER, _header_text(message)), *headers))
 
+    def _console(self, method: str) -> None:
+        """A console page or action: its answer is the console's (`gateway/console/app.py`)."""
+        body = b""
+        if method == "POST":
+            if int(self.headers.get("Content-Length") or 0) > MAX_FORM_BYTES:
+                self.close_connection = True
+                self._error(413, f"a console form has at most {MAX_FORM_BYTES} bytes")
+                return
+            read = self._read_body()
+            if read is None:
+                return
+            body = read
+        assert self.server.console is not None
+        answer = self.server.console.handle(Request.of(method, self.path, self.headers.get("Cookie"),
+                                                       self.client_address[0], body, self.headers.get("Origin"),
+                                                       self.headers.get("Host")))
+        self._answer(answer.status, answer.body, answer.content_type, answer.headers)
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
+        if self.server.console is not None and is_console_path(path):
+            self._console("GET")
+            return
         if path.startswith(FEATURE_FLAGS_PATH):
             self._answer(200, json.dumps({"flags": [], "ttl_seconds": 900}).encode(), "application/json")
             return
@@ -123,9 +149,17 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
             self._answer(404, b'{"error_code": "NOT_FOUND", "message": "not a Databricks workspace"}',
                          "application/json")
             return
-        self._error(404, "sluicegate speaks Thrift over HTTP POST here; GET serves nothing")
+        status = status_answer(self.server.service, self.server.authenticator, path,
+                               self.headers.get("Authorization"), self.client_address[0])
+        if status is not None:
+            self._answer(status.status, status.body, status.content_type, status.headers)
+            return
+        self._error(404, "sluicegate speaks Thrift over HTTP POST here; GET serves /health, /ready and /metrics")
 
     def do_POST(self) -> None:
+        if self.server.console is not None and is_console_path(self.path.split("?", 1)[0]):
+            self._console("POST")
+            return
         body = self._read_body()
         if body is None:
             return
@@ -138,7 +172,8 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
                 ("WWW-Authenticate", 'Basic realm="sluicegate"'), ("WWW-Authenticate", 'Bearer realm="sluicegate"')))
             return
         try:
-            reply = self.server.process(body, user, f"{address}:{self.client_address[1]}", address)
+            reply = self.server.process(body, user, f"{address}:{self.client_address[1]}", address,
+                                        self.headers.get("User-Agent"))
         except Exception as exc:  # noqa: BLE001 - a malformed body is the client's error, never the server's end
             log.info("HTTP request from %s is not a Thrift message: %s: %s", address, type(exc).__name__, exc)
             self._error(400, f"the request body is not a Thrift binary-protocol message: {type(exc).__name__}")
@@ -175,8 +210,10 @@ class ThriftHttpServer(ThreadingHTTPServer):
     request_queue_size = 128
 
     def __init__(self, service: GatewayService, host: str, port: int, settings: ServerSettings,
-                 authenticator: HttpAuthenticator, tls: ssl.SSLContext | None, max_connections: int) -> None:
+                 authenticator: HttpAuthenticator, tls: ssl.SSLContext | None, max_connections: int,
+                 console: Console | None = None) -> None:
         enable_fast_codec()
+        self.console = console
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.service = service
         self.settings = settings
@@ -197,9 +234,10 @@ class ThriftHttpServer(ThreadingHTTPServer):
 
     # -- one RPC ------------------------------------------------------------------------------------------------
 
-    def process(self, body: bytes, user: str, peer: str, address: str) -> bytes:
-        """Decode one message, answer it as `user` with a handler of its own, return the encoded reply."""
-        handler = TCLIServiceHandler(self.service, peer, user, None, address=address)
+    def process(self, body: bytes, user: str, peer: str, address: str, user_agent: str | None = None) -> bytes:
+        """Decode one message, answer it as `user` with a handler of its own, return the encoded reply;
+        `user_agent`: the request's User-Agent (a session opened by it is named after it)."""
+        handler = TCLIServiceHandler(self.service, peer, user, None, address=address, user_agent=user_agent)
         processor = self._processor_class(OwnerCheckedHandler(handler, self.service, user))
         settings = self.settings
         incoming, outgoing = TMemoryBuffer(body), TMemoryBuffer()
@@ -230,6 +268,10 @@ class ThriftHttpServer(ThreadingHTTPServer):
                 if self._per_address[ip] <= 0:
                     del self._per_address[ip]
         super().shutdown_request(request)
+
+    def connection_count(self) -> int:
+        with self._lock:
+            return len(self._admitted)
 
     def track(self, conn: Any) -> None:
         with self._lock:

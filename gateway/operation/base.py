@@ -39,6 +39,27 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class Watcher(Protocol):
+    """What an operation tells of its life (gateway/operation/observers.py's `Observers`, set by the manager)."""
+
+    def started(self, operation: Operation) -> None: ...
+
+    def ended(self, operation: Operation) -> None: ...
+
+    def closed(self, operation: Operation) -> None: ...
+
+
+class _Unwatched:
+    def started(self, operation: Operation) -> None:
+        pass
+
+    def ended(self, operation: Operation) -> None:
+        pass
+
+    def closed(self, operation: Operation) -> None:
+        pass
+
+
 class Session(Protocol):
     """What an operation needs of the session that started it (gateway/session.py's Session, which tracks its
     operations: the session sits above them, as Kyuubi's does)."""
@@ -171,6 +192,7 @@ class Operation(ABC):
         self.started = time.time()
         self.completed: float | None = None
         self.last_access = time.monotonic()
+        self.observers: Watcher = _Unwatched()   # the manager's observers once it runs the operation
 
     # -- what subclasses provide -------------------------------------------------------------------------------
 
@@ -195,6 +217,7 @@ class Operation(ABC):
             if self._state is OperationState.CLOSED:
                 return False
             check_transition(self._state, new)
+            ended_now = new in TERMINAL and self._state not in TERMINAL
             self._state = new
             if new in TERMINAL and self.completed is None:
                 self.completed = time.time()
@@ -202,6 +225,8 @@ class Operation(ABC):
             self._done.set()
             if self._timer is not None:
                 self._timer.cancel()
+            if ended_now:
+                self.observers.ended(self)
         return True
 
     def status(self) -> OperationStatus:
@@ -214,6 +239,12 @@ class Operation(ABC):
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
+
+    @property
+    def rows_fetched(self) -> int:
+        """The rows the client has fetched so far (the offset of the next fetch; the query history's
+        `produced_rows`, read at close, and system.runtime.queries' rows)."""
+        return self._row_offset
 
     # -- running -------------------------------------------------------------------------------------------------
 
@@ -233,6 +264,7 @@ class Operation(ABC):
             self._arm_timeout(timeout)
         if not self._transition(OperationState.RUNNING):
             return
+        self.observers.started(self)
         if self.statement is not None:
             self.log.add(f"Running: {self.statement.strip()[:500]}")
         result: StatementResult | None = None
@@ -295,12 +327,26 @@ class Operation(ABC):
             self.log.add("Cancelled")
             self._stop_work()
 
+    def kill(self, error: SqlError) -> bool:
+        """Cancel what runs on someone's order (`CALL system.runtime.kill_query`): the operation ends in ERROR with
+        `error`, so that every client shows who killed it and why (HiveServer2 clients show no message for a
+        CANCELED state), as Trino fails a killed query. False when it had already ended."""
+        with self._state_lock:
+            if self._state in TERMINAL:
+                return False
+            self._error = error
+        if not self._transition(OperationState.ERROR):
+            return False
+        self.log.add(f"Killed: {error.message}")
+        self._stop_work()
+        return True
+
     def close(self) -> None:
         """Cancel what runs, release the result; idempotent."""
         if self._state is OperationState.CLOSED:
             return
         running = self._state not in TERMINAL
-        self._transition(OperationState.CLOSED)
+        closing = self._transition(OperationState.CLOSED)
         if running:
             self._stop_work()
         # A fetch in flight ends soon after its jobs are cancelled; the result is released after it.
@@ -313,6 +359,8 @@ class Operation(ABC):
             log.warning("operation %s: a fetch did not end within 30 s of close", self.handle.hex)
         if self._result is not None:
             self._result.close()
+        if closing:
+            self.observers.closed(self)
 
     def _stop_work(self) -> None:
         try:

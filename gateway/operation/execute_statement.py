@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sluicegate.dialect.classify import classify
+from sluicegate.dialect.classify import classified
 from sluicegate.engine.sessions import set_current_user
 from sluicegate.engine.sql import StatementResult, cancel_job_group
 from sluicegate.executor.context import StatementContext
@@ -17,8 +17,13 @@ from sluicegate.gateway.variables import require_bound, substitute
 from sluicegate.policy.settings import is_client_hint
 
 if TYPE_CHECKING:
+    from sqlglot import exp
+
     from sluicegate.catalog.store import CatalogStore
+    from sluicegate.dialect.statements import Statement
     from sluicegate.engine.streams.manager import StreamManager
+    from sluicegate.executor.listings.runtime_view import RuntimeView
+    from sluicegate.executor.system_work import SystemWork
     from sluicegate.gateway.session import Session
     from sluicegate.policy import Policy
 
@@ -28,8 +33,14 @@ class ExecuteStatement(Operation):
 
     def __init__(self, session: Session, statement: str, conf_overlay: dict[str, str], include_stack_trace: bool,
                  catalog: CatalogStore, warehouse: Path, policy: Policy, streams: StreamManager | None = None,
-                 result_format: ResultFormat = COLUMNS) -> None:
+                 result_format: ResultFormat = COLUMNS, runtime: RuntimeView | None = None,
+                 system_work: SystemWork | None = None) -> None:
+        """`runtime`: the gateway's live sessions and statements (system.runtime, kill_query); `system_work`: what
+        records the background work a statement starts (the pass of a REFRESH ... ASYNC) in the query history."""
         super().__init__(session, statement, result_format)
+        self._runtime = runtime
+        self._system_work = system_work
+        self.classified: tuple[Statement, exp.Expr | None] | None = None   # once classified
         self._conf_overlay = conf_overlay
         self._include_stack_trace = include_stack_trace
         self._catalog = catalog
@@ -49,13 +60,15 @@ class ExecuteStatement(Operation):
         # a syntax error in a statement the gateway runs itself is raised here with its position.
         sql = substitute(self.statement, lambda name: self.session.spark.conf.get(name, None))
         require_bound(sql)
-        statement = classify(sql)
+        statement, tree = classified(sql)
+        self.classified = (statement, tree)   # what the query history reads of it, without parsing it again
         context = StatementContext(
             spark=self.session.spark, store=self._catalog, warehouse=self._warehouse, user=self.session.user,
             sql=sql, job_group=self.handle.hex, policy=self._policy,
             include_stack_trace=self._include_stack_trace,
             streams=self._streams, session_views=self.session.views,
-            cancelled=lambda: self.state in TERMINAL,
+            cancelled=lambda: self.state in TERMINAL, runtime=self._runtime, system_work=self._system_work,
+            notice=self.log.add,
         )
         return execute(context, statement)
 

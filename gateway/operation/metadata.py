@@ -1,5 +1,8 @@
 """The JDBC metadata RPCs (GetSchemas, GetTables, GetColumns ...) as ordinary operations over the catalog, with the
-result columns HiveServer2 defines for each, so that DatabaseMetaData and BI schema browsers read them as usual."""
+result columns HiveServer2 defines for each, so that DatabaseMetaData and BI schema browsers read them as usual.
+
+They are answered from the catalog store and from Spark's session catalog read in place (executor/listings/
+catalog_view.py), never with a Spark job: a schema browser's listing does not wait behind other clients' queries."""
 
 from __future__ import annotations
 
@@ -57,21 +60,8 @@ def pattern_matcher(pattern: str | None) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.IGNORECASE | re.DOTALL)
 
 
-_PLAIN_PATTERN = re.compile(r"(?:[A-Za-z0-9_%]|\\[_%])*\Z")
-
-
-def spark_listing_pattern(pattern: str | None) -> str | None:
-    """A Spark listing pattern (`*` any run) that matches at least what a JDBC pattern matches, to narrow a listing
-    on Spark's side; None (list everything) when the pattern is not a plain name. `pattern_matcher` then filters
-    exactly."""
-    if not pattern or not _PLAIN_PATTERN.match(pattern):
-        return None
-    spark_pattern = re.sub(r"\\(.)|[%_]", lambda m: m.group(1) or "*", pattern)
-    return None if not spark_pattern.strip("*") else spark_pattern
-
-
 class MetadataOperation(Operation):
-    """Metadata listings are small and quick: they run inline and are served from memory."""
+    """Metadata listings are small and quick: they run inline, without a Spark job, and are served from memory."""
 
     def __init__(self, session: Session, catalog: CatalogStore | None = None, policy: Policy | None = None,
                  **request: Any) -> None:
@@ -79,6 +69,7 @@ class MetadataOperation(Operation):
         self.catalog = catalog
         self.policy = policy
         self.request = request
+        self.view = catalog_view.CatalogView(session.spark, catalog)  # what this listing sees
 
     def _may_read(self, table: catalog_view.TableInfo) -> bool:
         """Columns are shown only of what the user may read, as DESCRIBE would answer."""
@@ -88,7 +79,7 @@ class MetadataOperation(Operation):
 
     def _databases(self, schema_pattern: str | None) -> list[str]:
         matcher = pattern_matcher(schema_pattern)
-        return [db for db in catalog_view.list_databases(self.session.spark, self.catalog) if matcher.match(db)]
+        return [db for db in self.view.databases() if matcher.match(db)]
 
     def _tables(self, schema_pattern: str | None, table_pattern: str | None,
                 kinds: Sequence[str] | None = None) -> list[catalog_view.TableInfo]:
@@ -96,11 +87,11 @@ class MetadataOperation(Operation):
         wanted = {k.upper() for k in kinds} if kinds else None
         found = []
         for db in self._databases(schema_pattern):
-            found.extend(catalog_view.list_tables(self.session.spark, db, self.catalog))
+            found.extend(self.view.tables(db))
         if wanted is None or "VIEW" in wanted:
             # The session's temporary views belong to no schema; Spark's Thrift server lists them whatever the
             # schema pattern, so that a client sees the views it just made.
-            found.extend(catalog_view.list_temporary_views(self.session.spark))
+            found.extend(self.view.temporary_views())
         return [t for t in found if matcher.match(t.name) and (wanted is None or t.kind in wanted)]
 
 
@@ -189,7 +180,7 @@ class GetColumns(MetadataOperation):
         for table in self._tables(self.request.get("schema_name"), self.request.get("table_name")):
             if not self._may_read(table):
                 continue
-            for column in catalog_view.list_columns(self.session.spark, table.database, table.name, self.catalog):
+            for column in self.view.columns(table):
                 if matcher.match(column.name):
                     rows.append(_column_row(table, column))
         return table_result(_COLUMN_COLUMNS, rows)
@@ -222,11 +213,10 @@ class GetFunctions(MetadataOperation):
     op_type = OperationType.GET_FUNCTIONS
 
     def execute(self) -> StatementResult:
-        pattern = self.request.get("function_name")
-        matcher = pattern_matcher(pattern)
+        matcher = pattern_matcher(self.request.get("function_name"))
         schemas = pattern_matcher(self.request.get("schema_name"))
         rows = []
-        for fn in catalog_view.list_functions(self.session.spark, spark_listing_pattern(pattern)):
+        for fn in self.view.functions():
             if matcher.match(fn.name) and (fn.database is None or schemas.match(fn.database)):
                 # FUNCTION_TYPE 1 = functionNoTable (DatabaseMetaData)
                 rows.append((None, fn.database, fn.name, fn.description or "", 1, fn.name))

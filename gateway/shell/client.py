@@ -13,6 +13,7 @@ import re
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ from thrift.transport.TSSLSocket import TSSLSocket  # noqa: E402
 from thrift.transport.TTransport import TTransportException  # noqa: E402
 
 from sluicegate.gateway.shell.errors import AuthenticationRefused, ConnectError, ServerError, StatementCanceled  # noqa: E402
+from sluicegate.gateway.shell.progress import AFTER_SECONDS, ProgressLine, from_update  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,10 @@ _SASL_REFUSED = ("Bad status: 3 ", "Bad status: 4 ")
 NO_PASSWORD = "x"  # SASL PLAIN needs a non-empty password; a server without authentication ignores it
 FETCH_ROWS = 1000
 _POLL_FIRST, _POLL_MAX = 0.002, 0.1
+# Hive's setting of how long GetOperationStatus holds a running statement's poll: a second, so that the progress
+# line moves and a Ctrl-C is seen within one (the server's own wait, `operation.long_polling_timeout`, is longer)
+LONG_POLL_KEY, LONG_POLL = "hive.server2.long.polling.timeout", "1000ms"
+APPLICATION = "sluicegate shell"   # the session's `client_application` (system.query.history, system.runtime.sessions)
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,7 @@ class HiveClient:
         self._transport: thrift_sasl.TSaslClientTransport | None = None
         self._client: TCLIService.Client | None = None
         self._session: T.TSessionHandle | None = None
+        self.progress: ProgressLine | None = None  # the line a long statement shows on a terminal (the shell's)
 
     # -- connection -------------------------------------------------------------------------------------------
 
@@ -155,7 +162,8 @@ class HiveClient:
             resp = self._call("OpenSession", T.TOpenSessionReq(
                 client_protocol=T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V6, username=self.user,
                 password=self.password, configuration={
-                    "use:database": self.database,
+                    "use:database": self.database, f"set:hiveconf:{LONG_POLL_KEY}": LONG_POLL,
+                    "client_application": APPLICATION,
                     **{f"set:hivevar:{name}": value for name, value in self.variables.items()}}))
         except ServerError:
             self.close()
@@ -258,15 +266,26 @@ class HiveClient:
 
     def _wait(self, handle: T.TOperationHandle) -> T.TGetOperationStatusResp:
         delay = _POLL_FIRST
-        while True:
-            if self.interrupted.is_set():
-                self._cancel(handle)
-            status = self._call("GetOperationStatus", T.TGetOperationStatusReq(operationHandle=handle))
-            state = status.operationState
-            if state not in _RUNNING:
-                break
-            self.interrupted.wait(delay)
-            delay = min(delay * 2, _POLL_MAX)
+        line = self.progress if self.progress is not None and self.progress.enabled else None
+        started = time.monotonic()
+        try:
+            while True:
+                if self.interrupted.is_set():
+                    self._cancel(handle)
+                # answered when the statement ends or after the session's long-poll wait (LONG_POLL, see connect)
+                status = self._call("GetOperationStatus", T.TGetOperationStatusReq(
+                    operationHandle=handle, getProgressUpdate=True if line is not None else None))
+                state = status.operationState
+                if state not in _RUNNING:
+                    break
+                elapsed = time.monotonic() - started
+                if line is not None and elapsed >= AFTER_SECONDS:
+                    line.show(from_update(status.progressUpdateResponse), elapsed)
+                self.interrupted.wait(delay)
+                delay = min(delay * 2, _POLL_MAX)
+        finally:
+            if line is not None:
+                line.clear()
         if state == T.TOperationState.FINISHED_STATE:
             return status
         self._close_operation(handle)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import logging
+import shutil
 import signal
 import sys
 import threading
@@ -16,8 +17,10 @@ from types import FrameType
 
 from sluicegate.gateway.shell.client import HiveClient
 from sluicegate.gateway.shell.errors import AuthenticationRefused, ConnectError, ShellError
+from sluicegate.gateway.shell.progress import ProgressLine
 from sluicegate.gateway.shell.report import format_error
 from sluicegate.gateway.shell.runner import Shell, reconnect_if_lost
+from sluicegate.gateway.shell.script_inputs import InputPauses, input_directives
 from sluicegate.gateway.shell.splitter import Splitter, Statement, split
 
 HISTORY_FILE = ".sluicegate_history"
@@ -51,9 +54,12 @@ def _connect(client: HiveClient, password_given: bool) -> None:
         client.connect()
 
 
-def _run_all(shell: Shell, statements: Iterable[Statement], source: str | None) -> int:
-    """Run in order, stop at the first failure (exit 1)."""
+def _run_all(shell: Shell, statements: Iterable[Statement], source: str | None,
+             pauses: InputPauses | None = None) -> int:
+    """Run in order, stop at the first failure (exit 1). `pauses`: a script's input files to land, on a terminal."""
     for statement in statements:
+        if pauses is not None:
+            pauses.before(statement.line)
         try:
             ok = shell.run(statement)
         except KeyboardInterrupt:
@@ -65,7 +71,24 @@ def _run_all(shell: Shell, statements: Iterable[Statement], source: str | None) 
             return 1
         if shell.quit:
             break
+    if pauses is not None and not shell.quit:
+        pauses.at_end()
     return 0
+
+
+def _pauses(text: str, source: str | None, client: HiveClient) -> InputPauses | None:
+    """A script file run from a terminal waits where its `-- input:` directives land files (script_inputs)."""
+    directives = input_directives(text) if source is not None else []
+    if not directives or not sys.stdin.isatty():
+        return None
+
+    def ask(text: str, wait: bool) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        if wait:
+            sys.stdin.readline()
+
+    return InputPauses(directives, client.variables.get("input"), ask)
 
 
 def _interactive(shell: Shell, interrupted: threading.Event) -> int:
@@ -130,11 +153,12 @@ def run_shell(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     shell = Shell(client, sys.stdout, sys.stderr)
+    client.progress = ProgressLine(sys.stderr, shutil.get_terminal_size().columns)  # only on a terminal
     try:
         with _interrupts_cancel(interrupted):
             if scripts:
                 for text, source in scripts:
-                    status = _run_all(shell, split(text), source)
+                    status = _run_all(shell, split(text), source, _pauses(text, source, client))
                     if status or shell.quit:
                         return status
                 return 0

@@ -16,6 +16,7 @@ import pyarrow as pa
 from lz4 import frame as lz4_frame
 
 from sluicegate.dialect.errors import SqlError
+from sluicegate.engine.progress import Progress
 from sluicegate.engine.results import ResultColumn, WireTypes, conform
 from sluicegate.gateway import types as hive_types
 from sluicegate.gateway.errors import InvalidRequestError
@@ -273,6 +274,29 @@ def to_result_format(req: T.TExecuteStatementReq, protocol: int) -> ResultFormat
         nested=bool(native and native.complexTypesAsArrow),
     )
     return ResultFormat(arrow=True, lz4=bool(req.canDecompressLZ4Result), types=types)
+
+
+# Hive's progress table as its Spark engine fills it; beeline's in-place display formats nine columns
+PROGRESS_HEADER = ["STAGES", "ATTEMPT", "STATUS", "TOTAL", "COMPLETED", "RUNNING", "PENDING", "FAILED", ""]
+
+
+def to_tprogress_update(progress: Progress, state: OperationState, started: float) -> T.TProgressUpdateResp:
+    """Hive's progressUpdateResponse: a row per Spark stage of the statement, the share of its tasks done, and a
+    footer counting stages (`STAGES: 01/02`); NOT_AVAILABLE while no job has started."""
+    rows = [[f"Stage-{stage.stage_id}", str(stage.attempt), stage.state, str(stage.tasks), str(stage.completed),
+             str(stage.active), str(max(stage.tasks - stage.completed - stage.active, 0)), str(stage.failed), ""]
+            for stage in progress.stages]
+    if state is OperationState.FINISHED:
+        status = T.TJobExecutionStatus.COMPLETE
+    elif progress.stages:
+        status = T.TJobExecutionStatus.IN_PROGRESS
+    else:
+        status = T.TJobExecutionStatus.NOT_AVAILABLE
+    done = 1.0 if state is OperationState.FINISHED else progress.fraction
+    return T.TProgressUpdateResp(
+        headerNames=PROGRESS_HEADER, rows=rows, progressedPercentage=done, status=status,
+        footerSummary=f"STAGES: {progress.stages_done:02d}/{progress.stages_total:02d}",
+        startTime=int(started * 1000))
 
 
 def log_to_trowset(lines: list[str], protocol: int) -> T.TRowSet:

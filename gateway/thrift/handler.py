@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from sluicegate.dialect import catalogs
+from sluicegate.gateway.client_application import client_application
 from sluicegate.gateway.errors import FeatureNotSupportedError, OperationCanceledError
 from sluicegate.gateway.handles import OperationHandle, SessionHandle
 from sluicegate.gateway.operation.base import FetchOrientation, Operation
@@ -59,10 +60,12 @@ def rpc(response_type: type) -> Callable[[F], F]:
 class TCLIServiceHandler:
     def __init__(self, service: GatewayService, peer: str, sasl_user: str | None, sasl_password: str | None,
                  hung_up: Callable[[float], bool] | None = None, *, address: str = "",
-                 refusal: Exception | None = None, on_session_opened: Callable[[], None] | None = None) -> None:
+                 refusal: Exception | None = None, on_session_opened: Callable[[], None] | None = None,
+                 user_agent: str | None = None) -> None:
         """`hung_up(timeout)` waits up to `timeout` seconds and tells whether the client closed its connection.
         `address`: the client's IP (login throttling). `refusal`: the error every OpenSession gets (a connection
-        over a cap). `on_session_opened`: told after each successful OpenSession (ends the handshake timeout)."""
+        over a cap). `on_session_opened`: told after each successful OpenSession (ends the handshake timeout).
+        `user_agent`: the HTTP request's User-Agent (the HTTP port), one of the names a session's application gets."""
         self.service = service
         self.peer = peer
         self.address = address
@@ -71,6 +74,7 @@ class TCLIServiceHandler:
         self.sasl_user = sasl_user
         self.sasl_password = sasl_password
         self._hung_up = hung_up
+        self.user_agent = user_agent
         self._sessions: set[SessionHandle] = set()
         self._lock = threading.Lock()
 
@@ -141,9 +145,13 @@ class TCLIServiceHandler:
         else:
             user, authenticated, password = req.username or "anonymous", False, req.password
         namespace = req.initialNamespace or T.TNamespace()
-        session = self.service.open_session(user, protocol, dict(req.configuration or {}), self.peer,
+        configuration = dict(req.configuration or {})
+        application = client_application(configuration, databricks=versions.is_spark(protocol),
+                                         user_agent=self.user_agent)
+        session = self.service.open_session(user, protocol, configuration, self.peer,
                                             password=password, authenticated=authenticated, address=self.address,
-                                            catalog=namespace.catalogName, database=namespace.schemaName)
+                                            catalog=namespace.catalogName, database=namespace.schemaName,
+                                            client_application=application)
         with self._lock:
             self._sessions.add(session.handle)
         if self._on_session_opened is not None:
@@ -274,9 +282,9 @@ class TCLIServiceHandler:
 
     @rpc(T.TGetOperationStatusResp)
     def GetOperationStatus(self, req: T.TGetOperationStatusReq) -> T.TGetOperationStatusResp:
-        return self._status(convert.to_operation_handle(req.operationHandle))
+        return self._status(convert.to_operation_handle(req.operationHandle), bool(req.getProgressUpdate))
 
-    def _status(self, handle: OperationHandle) -> T.TGetOperationStatusResp:
+    def _status(self, handle: OperationHandle, progress: bool = False) -> T.TGetOperationStatusResp:
         operation, status = self.service.get_operation_status(handle, self._poll_wait(handle))
         message = sqlstate = code = None
         spark = versions.is_spark(operation.session.protocol)
@@ -290,6 +298,9 @@ class TCLIServiceHandler:
             operationCompleted=int(status.completed * 1000) if status.completed else None,
             hasResultSet=status.has_result_set,
         )
+        if progress:  # asked for (beeline's progress display, the shell's line): read from Spark only then
+            resp.progressUpdateResponse = convert.to_tprogress_update(self.service.runtime.progress(operation),
+                                                                      status.state, status.started)
         if spark:
             resp.displayMessage = message  # what the connector shows first
             resp.numModifiedRows = status.modified_rows  # the connector's cursor.rowcount after DML
@@ -298,9 +309,14 @@ class TCLIServiceHandler:
     def _poll_wait(self, handle: OperationHandle) -> float | None:
         """Databricks clients wait less (`operation.databricks_long_polling_timeout`): their connector holds one lock
         over each poll and knows the operation only once ExecuteStatement answers, so `cursor.cancel()` from another
-        thread gets through only between short waits."""
-        if versions.is_spark(self.service.operation(handle).session.protocol):
+        thread gets through only between short waits. A Hive session that set `hive.server2.long.polling.timeout`
+        (the shell does, for its progress line) waits that long at most."""
+        session = self.service.operation(handle).session
+        if versions.is_spark(session.protocol):
             return self.service.config.operation.databricks_long_polling_timeout
+        wanted = getattr(session, "long_poll", None)  # the session's hive.server2.long.polling.timeout
+        if wanted is not None:
+            return min(wanted, self.service.config.operation.long_polling_timeout)
         return None
 
     @rpc(T.TCancelOperationResp)

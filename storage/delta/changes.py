@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from sluicegate.catalog.uris import as_location, is_object_uri
-from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
+from sluicegate.storage.delta.read import snapshot_dataframe
+from sluicegate.storage.delta.snapshots import load_snapshot
 from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.files import prefix_exists, read_bytes
 

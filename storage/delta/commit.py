@@ -71,8 +71,13 @@ def _adds(files: Sequence[WrittenFile]) -> list[Any]:
     return [AddAction(f.path, f.size, f.partition_values, f.modification_time, True, f.stats) for f in files]
 
 
-def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None,
-            app_transaction: AppTransaction | None = None) -> int:
+def commit_actions(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None,
+                   app_transaction: AppTransaction | None = None, *, announce: bool = True,
+                   schema: Any = None) -> int:
+    """Commit `actions` against `table`'s version under the table's lock, first held against what landed since
+    (`_rebased`); returns the new version. `announce`: tell the commit listeners (a compaction's own commit, which
+    changes no row, does not). `schema` (a deltalake Schema; an overwrite only): the table's schema from this
+    commit on, written in the same commit as its files."""
     from deltalake.exceptions import CommitFailedError
 
     with table_lock(table.table_uri):
@@ -80,7 +85,8 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
         metadata = table.metadata()
         try:
             table.create_write_transaction(
-                actions, mode, table.schema(), partition_by=list(metadata.partition_columns) or None,
+                actions, mode, schema if schema is not None else table.schema(),
+                partition_by=list(metadata.partition_columns) or None,
                 commit_properties=commit_properties(operation, parameters, app_transaction),
             )
         except CommitFailedError as exc:
@@ -89,7 +95,8 @@ def _commit(table: Any, actions: list[Any], mode: str, operation: str, parameter
                 hint="run the statement again; it reads the new version",
             ) from exc
         version = open_table(table.table_uri).version()
-    notify_committed(str(as_location(table.table_uri)))
+    if announce:
+        notify_committed(str(as_location(table.table_uri)))
     return int(version)
 
 
@@ -106,14 +113,16 @@ def _rebased(table: Any, actions: list[Any], mode: str) -> Any:
     from deltalake.transaction import RemoveAction
 
     latest = open_table(table.table_uri)
-    if latest.version() == table.version():
-        return table
     if mode == "overwrite":
+        if latest.version() == table.version():
+            return table
         change = table_change(str(as_location(table.table_uri)), table.version(), latest.version())
         # a data change since the read: delta-rs's own check judges the commit against it
         return latest if change is not None and change.empty else table
-    removed = {unquote(action.path) for action in actions if isinstance(action, RemoveAction)}
-    gone = removed - live_paths(latest)
+    # remove actions name files decoded, as `live_paths` does (decoding again would turn `%25` into `%`)
+    removed = {action.path for action in actions if isinstance(action, RemoveAction)}
+    # checked even when nothing landed since `table`'s version: delta-rs accepts removing a file already gone
+    gone = removed - live_paths(latest) if removed else set()
     if gone:
         raise DeltaCommitConflictError(
             f"another writer rewrote {len(gone)} of the files this statement replaces (for example "
@@ -128,7 +137,7 @@ def append(location: str, df: DataFrame, operation: str = "WRITE",
 
     table = open_table(location)
     files = write_files(df, location, table.metadata().partition_columns)
-    return _commit(table, _adds(files), "append", operation, parameters or {"mode": "Append"}, app_transaction)
+    return commit_actions(table, _adds(files), "append", operation, parameters or {"mode": "Append"}, app_transaction)
 
 
 def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
@@ -137,7 +146,18 @@ def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
 
     table = open_table(location)
     files = write_files(df, location, table.metadata().partition_columns)
-    return _commit(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"}, app_transaction)
+    return commit_actions(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"},
+                          app_transaction)
+
+
+def overwrite_with_schema(location: str, read_version: int, df: DataFrame, schema: Any, operation: str,
+                          parameters: dict[str, str] | None = None) -> int:
+    """Replace every row of the table (as of `read_version`) by `df`'s, whose columns are `schema`'s (a deltalake
+    Schema that adds or drops columns), as one commit: the new schema and the files written in it land together.
+    delta-rs can change a schema only in an overwrite, so a change of columns rewrites the whole table."""
+    table = open_table(location, version=read_version)
+    files = write_files(df, location, table.metadata().partition_columns)
+    return commit_actions(table, _adds(files), "overwrite", operation, parameters, schema=schema)
 
 
 def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFrame | None, operation: str,
@@ -152,7 +172,7 @@ def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFr
     actions: list[Any] = [RemoveAction(path, True, now) for path in _relative_paths(location, removed)]
     if df is not None:
         actions.extend(_adds(write_files(df, location, table.metadata().partition_columns)))
-    return _commit(table, actions, "append", operation, parameters)
+    return commit_actions(table, actions, "append", operation, parameters)
 
 
 def _relative_paths(location: str, removed: Sequence[str]) -> list[str]:
@@ -176,10 +196,11 @@ def replace_with_arrow(location: str, read_version: int, rows: Any, operation: s
 
     if is_object_uri(location):
         files = write_arrow_files(location, rows)
-        return _commit(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
+        return commit_actions(open_table(location, version=read_version), _adds(files), "overwrite", operation,
+                              parameters)
     staging = f"_sg_write_{uuid.uuid4().hex}"
     os.makedirs(os.path.join(location, staging))
     pq.write_table(rows, os.path.join(location, staging, f"part-00000-{uuid.uuid4().hex}.snappy.parquet"),
                    compression="snappy")
     files = list_written_files(location, staging)
-    return _commit(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
+    return commit_actions(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)

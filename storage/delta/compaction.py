@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from sluicegate.storage.delta.commit import commit_properties, live_paths
+from sluicegate.storage.delta.commit import commit_actions
 from sluicegate.storage.delta.compaction_policy import AUTO_COMPACT_PROPERTY, CompactionPolicy
+from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import metadata_stats
-from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.files import filesystem
 
@@ -125,13 +125,20 @@ def merge_files(location: str, read_version: int, group: Sequence[LiveFile],
     folder = _partition_folder(group[0].path)
     relative = f"_sg_write_{uuid.uuid4().hex}/{folder}part-00000-{uuid.uuid4().hex}.snappy.parquet"
     size, stats = _write(fs, f"{root}/{relative}", rows)
+    from deltalake.transaction import AddAction, RemoveAction
+
     removed_bytes = sum(file.size for file in group)
-    with table_lock(location):
-        latest = open_table(location)
-        if not {file.path for file in group} <= live_paths(latest):
-            fs.delete_file(f"{root}/{relative}")   # a concurrent rewrite won; this merge is moot
-            return Compacted(len(group), removed_bytes, 1, size, None)
-        version = _commit(latest, group, relative, size, stats, read_version, parameters)
+    now = int(time.time() * 1000)
+    actions: list[Any] = [RemoveAction(file.path, False, now, file.size, file.partition_values) for file in group]
+    actions.append(AddAction(relative, size, group[0].partition_values, now, False, stats))
+    try:
+        # held against the latest version: a merge's files are either all still live, or a rewrite won
+        version = commit_actions(open_table(location), actions, "append", OPERATION,
+                                 {"auto": "true", "readVersion": str(read_version), **(parameters or {})},
+                                 announce=False)
+    except DeltaCommitConflictError:
+        fs.delete_file(f"{root}/{relative}")   # a concurrent rewrite won; this merge is moot
+        return Compacted(len(group), removed_bytes, 1, size, None)
     return Compacted(len(group), removed_bytes, 1, size, version)
 
 
@@ -171,22 +178,6 @@ def _partition_folder(path: str) -> str:
     parts = path.split("/")[:-1]
     folders = [part for part in parts if "=" in part]
     return "".join(f"{folder}/" for folder in folders)
-
-
-def _commit(table: Any, group: Sequence[LiveFile], relative: str, size: int, stats: str, read_version: int,
-            parameters: dict[str, str] | None) -> int:
-    from deltalake.transaction import AddAction, RemoveAction
-
-    now = int(time.time() * 1000)
-    partition = group[0].partition_values
-    actions: list[Any] = [RemoveAction(file.path, False, now, file.size, file.partition_values) for file in group]
-    actions.append(AddAction(relative, size, partition, now, False, stats))
-    metadata = table.metadata()
-    table.create_write_transaction(
-        actions, "append", table.schema(), partition_by=list(metadata.partition_columns) or None,
-        commit_properties=commit_properties(OPERATION, {"auto": "true", "readVersion": str(read_version),
-                                                        **(parameters or {})}))
-    return int(open_table(table.table_uri).version())
 
 
 def auto_compaction_enabled(location: str) -> bool:

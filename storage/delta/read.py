@@ -1,69 +1,30 @@
 """Reading Delta tables: one committed version, pinned, read by Spark's native Parquet reader.
 
-delta-rs replays the log to the file list of one version; Spark reads exactly those files with the table's schema
-from the log (so column and predicate pruning work as for any Parquet table), restoring partition values from the
-`key=value` folders the writers lay out. A reader bound to a version never sees a later commit, and never half a
-commit: this is what makes every query see a consistent snapshot.
+delta-rs replays the log to the file list of one version (storage/delta/snapshots.py); Spark reads exactly those
+files with the table's schema from the log (so column and predicate pruning work as for any Parquet table),
+restoring partition values from the `key=value` folders the writers lay out. A reader bound to a version never sees
+a later commit, and never half a commit: this is what makes every query see a consistent snapshot.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.catalog.uris import is_object_uri
-from sluicegate.storage.delta.errors import (
-    DeltaTableNotFoundError,
-    DeltaUnsupportedFeatureError,
-    DeltaVersionNotFoundError,
-)
 from sluicegate.storage.delta.object_read import object_files_dataframe
-from sluicegate.storage.delta.tables import is_delta_table, open_table
+from sluicegate.storage.delta.snapshots import Snapshot
+from sluicegate.storage.delta.tables import open_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-# The field metadata that marks a column readers do not see: a materialized view's state
-# (executor/materialized_views/incremental.py), kept beside its rows so that one commit changes both (delta-rs keeps
-# field metadata; it refuses table properties of its own naming).
-HIDDEN_FIELD_KEY = "sluicegate.hidden"
-
-# Reader features whose files Spark's plain Parquet reader reads correctly.
-SUPPORTED_READER_FEATURES = frozenset({"timestampNtz", "vacuumProtocolCheck", "v2Checkpoint", "typeWidening"})
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    path: str
-    version: int
-    files: tuple[str, ...]
-    schema: pa.Schema
-    partition_columns: tuple[str, ...]
-    hidden: tuple[str, ...] = ()       # columns of the files that readers do not see (HIDDEN_FIELD_KEY)
-    # the files' add actions with their statistics (delta-rs' flattened form, in the order of `files`), loaded when
-    # first asked for: only a query with predicates needs them (storage/delta/skipping.py)
-    add_actions: Callable[[], pa.Table] | None = dataclasses.field(default=None, compare=False, repr=False)
-
-
-def hidden_columns(schema: pa.Schema) -> tuple[str, ...]:
-    return tuple(f.name for f in schema if (f.metadata or {}).get(HIDDEN_FIELD_KEY.encode()) == b"true")
-
-
-def hide(schema: pa.Schema, names: set[str]) -> pa.Schema:
-    """`schema` with the columns `names` marked hidden."""
-    return pa.schema([f.with_metadata({**(f.metadata or {}), HIDDEN_FIELD_KEY.encode(): b"true"})
-                      if f.name in names else f for f in schema])
 
 
 @dataclass(frozen=True)
@@ -75,59 +36,11 @@ class TableStatistics:
 def table_statistics(path: str, version: int | None = None) -> TableStatistics:
     """A version's (default: the latest) size in bytes and row count, from the Delta log alone (no data file is
     read); the row count is None when a file has no statistics."""
-    import pyarrow as pa
-
-
     actions = pa.table(open_table(path, version).get_add_actions(flatten=True))
     sizes = actions.column("size_bytes").to_pylist() if "size_bytes" in actions.column_names else []
     counts = actions.column("num_records").to_pylist() if "num_records" in actions.column_names else []
     rows = None if any(count is None for count in counts) or len(counts) != len(sizes) else sum(counts)
     return TableStatistics(sum(size or 0 for size in sizes), rows)
-
-
-def load_snapshot(path: str, version: int | None = None, timestamp: dt.datetime | None = None) -> Snapshot:
-    """The table at `path` as of `version` or `timestamp` (the latest version when neither is given)."""
-    from deltalake.exceptions import DeltaError, TableNotFoundError
-
-
-    if not is_delta_table(path):
-        raise DeltaTableNotFoundError(f"no Delta table at {path}")
-    try:
-        table = open_table(path) if version is None else open_table(path, version=version)
-        if timestamp is not None:
-            table.load_as_version(timestamp)
-    except TableNotFoundError as exc:
-        raise DeltaTableNotFoundError(f"no Delta table at {path}") from exc
-    except DeltaError as exc:
-        latest = open_table(path).version()
-        wanted = f"version {version}" if timestamp is None else f"timestamp {timestamp.isoformat()}"
-        raise DeltaVersionNotFoundError(
-            f"the table has no {wanted}: {exc}",
-            hint=f"versions 0 to {latest} exist (DESCRIBE HISTORY lists them with their times)",
-        ) from exc
-    protocol = table.protocol()
-    unsupported = set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES
-    if unsupported:
-        raise DeltaUnsupportedFeatureError(
-            f"the table at {path} uses Delta reader features this gateway cannot read: "
-            f"{', '.join(sorted(unsupported))}",
-            hint="rewrite the table without them (for example disable deletion vectors and run OPTIMIZE)",
-        )
-    schema = pa.schema(table.schema().to_arrow())
-
-    @cache
-    def add_actions() -> pa.Table:
-        return pa.table(table.get_add_actions(flatten=True))
-
-    return Snapshot(
-        path=path,
-        version=table.version(),
-        files=tuple(table.file_uris()),
-        schema=schema,
-        partition_columns=tuple(table.metadata().partition_columns),
-        hidden=hidden_columns(schema),
-        add_actions=add_actions,
-    )
 
 
 def spark_schema(schema: pa.Schema) -> Any:

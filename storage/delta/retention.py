@@ -42,12 +42,15 @@ from sluicegate.storage.delta.tables import is_delta_table, open_table
 from sluicegate.storage.files import StoredFile, delete_files, list_files, read_bytes
 
 __all__ = [
-    "InvalidIntervalError", "RetentionResult", "Retentions", "VacuumResult", "check_interval_properties",
-    "clean_up_log", "effective_retentions", "expired_files", "interval_seconds", "maintain_retention", "tombstones",
-    "vacuum",
+    "CDC_STATE_FOLDER", "InvalidIntervalError", "RetentionResult", "Retentions", "VacuumResult",
+    "check_interval_properties", "clean_up_log", "effective_retentions", "expired_files", "interval_seconds",
+    "maintain_retention", "tombstones", "vacuum",
 ]
 
 LOG_FOLDER = "_delta_log"
+# A Delta table of its own inside a table's folder, which the table's log does not know and retention of the table
+# never touches: an AUTO CDC table's keys, ranks and tombstones (engine/streams/cdc_sink.py).
+CDC_STATE_FOLDER = "_sg_cdc_state"
 # Automatic retention never deletes a file the log does not know that is younger than this, whatever the table's
 # retention: a write in flight has its files on disk before its commit, for as long as the write takes.
 UNTRACKED_MIN_AGE_SECONDS = 3600.0
@@ -184,7 +187,8 @@ def expired_files(location: str, retention_seconds: float, now: float | None = N
     `untracked_min_age` ago), and needed by no held version (storage/delta/holds.py) nor removed after the oldest
     hold was taken. Never a file of the current version, never the log."""
     now = time.time() if now is None else now
-    listed = [s for s in list_files(location) if not s.path.startswith(f"{LOG_FOLDER}/")]
+    listed = [s for s in list_files(location)
+              if not s.path.startswith((f"{LOG_FOLDER}/", f"{CDC_STATE_FOLDER}/"))]
     current = open_table(location)
     if "deletionVectors" in (current.protocol().reader_features or ()):
         raise DeltaUnsupportedFeatureError(

@@ -45,7 +45,7 @@ from sluicegate.dialect.filters import (
     Predicate,
     Value,
 )
-from sluicegate.storage.delta.read import Snapshot
+from sluicegate.storage.delta.snapshots import Snapshot
 
 __all__ = ["Pruned", "may_match", "prune"]
 

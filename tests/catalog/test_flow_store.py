@@ -60,7 +60,7 @@ def test_version_5_adds_the_flows_table_to_an_older_catalog(tmp_path: Path) -> N
     with engine.begin() as conn:
         migrate(conn)
         conn.execute(text("DROP TABLE flows"))
-        conn.execute(text("DELETE FROM schema_version WHERE version = 5"))
+        conn.execute(text("DELETE FROM schema_version WHERE version >= 5"))   # a catalog of version 4
     with engine.begin() as conn:
-        assert migrate(conn) == [5]
+        assert migrate(conn) == list(range(5, LATEST + 1))
         assert conn.execute(text("SELECT count(*) FROM flows")).scalar() == 0

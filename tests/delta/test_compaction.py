@@ -7,6 +7,7 @@ import datetime as dt
 import decimal
 import json
 from pathlib import Path
+from urllib.parse import quote
 
 import pyarrow as pa
 import pytest
@@ -120,6 +121,15 @@ def test_a_rewrite_read_before_a_merge_fails_instead_of_duplicating(tmp_path: Pa
         commit.rewrite(location, read_version, [f"file://{location}/{first.path}"], None, "DELETE")
     assert failure.value.sqlstate == "40001"
     assert len(_rows(location)) == 60
+
+
+def test_a_rewrite_in_a_partition_named_with_a_percent_sign_commits_after_others_landed(tmp_path: Path) -> None:
+    location = _table(tmp_path / "pct", 4, partition_by=["k"])
+    read_version = DeltaTable(location).version()
+    target = next(file for file in live_files(DeltaTable(location)) if "%" in file.partition_values["k"])
+    write_deltalake(location, _batch(1000, key="a b"), mode="append", partition_by=["k"])   # lands meanwhile
+    commit.rewrite(location, read_version, [f"file://{location}/{quote(target.path)}"], None, "DELETE")
+    assert len(_rows(location)) == 40 and target.path not in {f.path for f in live_files(DeltaTable(location))}
 
 
 def test_an_overwrite_read_before_a_merge_replaces_the_merged_file(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ from delta_writes import write_dataframe
 from deltalake import DeltaTable
 
 from sluicegate.storage.delta.errors import DeltaVersionNotFoundError
-from sluicegate.storage.delta.read import load_snapshot, snapshot_dataframe
+from sluicegate.storage.delta.read import snapshot_dataframe
+from sluicegate.storage.delta.snapshots import load_snapshot
 from sluicegate.storage.delta.write import AppTransaction, committed_version
 
 

@@ -288,3 +288,19 @@ def test_maintaining_a_table_that_is_gone_is_a_typed_error(tmp_path):
     with pytest.raises(DeltaTableNotFoundError) as raised:
         retention.maintain_retention(str(tmp_path / "gone"))
     assert raised.value.sqlstate == "42P01" and str(tmp_path / "gone") in str(raised.value)
+
+
+def test_an_auto_cdc_tables_state_inside_its_folder_is_never_vacuumed(tmp_path):
+    """The ranks and tombstones of an AUTO CDC table are a Delta table of their own under `_sg_cdc_state/` in the
+    table's folder: files the table's log does not know, which VACUUM of the table must leave alone."""
+    location = tmp_path / "t"
+    _table(location, batches=1)
+    state = location / retention.CDC_STATE_FOLDER / "stream-1"
+    write_deltalake(str(state), pa.table({"id": [1], "__sg_seq": [5]}))
+    kept = {p for p in state.rglob("*") if p.is_file()}
+    for path in kept:
+        _age(path, 30 * DAY)
+    assert retention.vacuum(str(location), 0.0, dry_run=True, now=time.time() + 1).paths == ()
+    retention.vacuum(str(location), 0.0, now=time.time() + 1)
+    assert all(path.exists() for path in kept)
+    assert DeltaTable(str(state)).to_pyarrow_table().column("id").to_pylist() == [1]

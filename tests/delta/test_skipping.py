@@ -16,8 +16,8 @@ import pytest
 from delta_writes import write_arrow
 
 from sluicegate.dialect.filters import AllOf, AnyOf, Comparison, Predicate, Value
-from sluicegate.storage.delta.read import hide, load_snapshot
 from sluicegate.storage.delta.skipping import STRING_PREFIX, prune
+from sluicegate.storage.delta.snapshots import hide, load_snapshot
 
 D = dt.date
 SCHEMA = pa.schema([("id", pa.int64()), ("small", pa.int16()), ("name", pa.string()), ("flag", pa.bool_()),

@@ -71,6 +71,19 @@ def test_expectations_are_refused() -> None:
     assert raised.value.column == sql.index("ok") + 1   # the expectation's name
 
 
+def test_key_constraints_in_the_column_list_are_informational_not_columns() -> None:
+    """dbt-databricks' column list of a model with a contract: typed columns, then PRIMARY KEY / FOREIGN KEY."""
+    sql = ("CREATE MATERIALIZED VIEW mv (`id` bigint NOT NULL COMMENT 'the key', `value` bigint, PRIMARY KEY (id), "
+           "CONSTRAINT fk FOREIGN KEY (value) REFERENCES other (id)) AS SELECT 1 AS id, 2 AS value")
+    found = classify(sql)
+    assert isinstance(found, CreateMaterializedView)
+    assert found.columns == (("id", "the key"), ("value", None))
+    check = "CREATE MATERIALIZED VIEW mv (a, CONSTRAINT positive CHECK (a > 0)) AS SELECT 1 AS a"
+    with pytest.raises(SqlError) as raised:
+        classify(check)
+    assert raised.value.column == check.index("positive") + 1
+
+
 @pytest.mark.parametrize("sql", [
     "CREATE MATERIALIZED VIEW mv REFRESH POLICY SOMETIMES AS SELECT 1",
     "CREATE MATERIALIZED VIEW mv SCHEDULE EVERY AS SELECT 1",

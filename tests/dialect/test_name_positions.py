@@ -9,6 +9,7 @@ import pytest
 
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.classify import classify
+from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.positions import line_column
 
 
@@ -81,6 +82,17 @@ def test_columns_databases_and_schemas() -> None:
     sql = "ALTER TABLE t ALTER COLUMN t COMMENT 'x'"
     commented = classify(sql)
     assert isinstance(commented, st.SetColumnComment) and _at(sql, commented.column_offset) == (1, 28)
+    sql = "COMMENT ON COLUMN `main`.`s`.`t`.`id` IS 'the key'"
+    commented = classify(sql)
+    assert commented == st.SetColumnComment(st.TableName("s", "t"), "id", "the key")
+    assert _at(sql, commented.column_offset) == (1, 34) and _at(sql, commented.table.offset) == (1, 26)
+    with pytest.raises(SqlError, match="with its table"):
+        classify("COMMENT ON COLUMN id IS 'x'")
+    with pytest.raises(SqlError, match="CATALOG_NOT_FOUND|nope"):
+        classify("COMMENT ON COLUMN nope.s.t.id IS 'x'")
+    renamed = classify("ALTER VIEW s.v RENAME TO s.w")
+    assert renamed == st.RenameTable(st.TableName("s", "v"), st.TableName("s", "w"), view=True)
+    assert classify("ALTER TABLE v RENAME TO w") == st.RenameTable(st.TableName(None, "v"), st.TableName(None, "w"))
     for sql, where in [("CREATE SCHEMA IF NOT EXISTS main.s", (1, 34)), ("DROP DATABASE `s` CASCADE", (1, 15)),
                        ("DESCRIBE SCHEMA EXTENDED s", (1, 26))]:
         database = classify(sql)

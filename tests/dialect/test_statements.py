@@ -29,6 +29,8 @@ from sluicegate.dialect.statements import (
     Passthrough,
     Query,
     RenameTable,
+    ReplaceOn,
+    ReplaceWhere,
     Revoke,
     SecurableObject,
     SelectQuery,
@@ -69,12 +71,43 @@ def test_ctas_keeps_the_query_offset():
 
 def test_insert_forms():
     values = classify("INSERT INTO t (a, b) VALUES (1, 'x')")
-    assert values == Insert(TableName(None, "t"), ("a", "b"), values.query, False)
+    assert values == Insert(TableName(None, "t"), ("a", "b"), values.query, False, frozenset({1}))
     assert values.query.sql == "VALUES (1, 'x')"
     overwrite = classify("INSERT OVERWRITE TABLE db.t SELECT * FROM s")
     assert isinstance(overwrite, Insert) and overwrite.overwrite and overwrite.query.sql == "SELECT * FROM s"
     cte = classify("INSERT INTO t WITH x AS (SELECT 1 AS a) SELECT a FROM x")
     assert cte.query.sql == "WITH x AS (SELECT 1 AS a) SELECT a FROM x"
+
+
+def test_insert_by_name_and_the_replacing_forms():
+    by_name = classify("insert overwrite table `main`.`s`.`t` by name select * from `main`.`s`.`tmp`")
+    assert isinstance(by_name, Insert) and by_name.by_name and by_name.overwrite and by_name.replace is None
+    assert by_name.query.sql == "select * from `main`.`s`.`tmp`"
+    sql = "INSERT INTO t BY NAME\n REPLACE WHERE day IN (1, 2) AND d >= cast('2020-01-01' as date)\n TABLE `s`.`tmp`"
+    where = classify(sql)
+    assert isinstance(where, Insert) and where.by_name and not where.overwrite
+    assert where.replace == ReplaceWhere("day IN (1, 2) AND d >= CAST('2020-01-01' AS DATE)")
+    assert where.query.sql == "SELECT * FROM `s`.`tmp`" and sql[where.query.offset:].endswith(" TABLE `s`.`tmp`")
+    assert where.query.offset + where.query.sql.index("`s`") == sql.index("`s`")  # positions land on the name
+    query = classify("INSERT INTO t REPLACE WHERE id IN (1, 2) (SELECT 1, 'a')")
+    assert query.replace == ReplaceWhere("id IN (1, 2)") and query.query.sql == "(SELECT 1, 'a')"
+    sql = (" insert into table s.t as target\nreplace on (target.`id` <=> temp.`id`)\n"
+           "(select `id`, `v`\n from s.tmp ) as temp")
+    on = classify(sql)
+    assert isinstance(on, Insert) and on.table == TableName("s", "t", on.table.offset) and not on.by_name
+    assert on.replace == ReplaceOn("target.`id` IS NOT DISTINCT FROM temp.`id`", "target", "temp")  # Spark reads both
+    assert on.query.sql == "select `id`, `v`\n from s.tmp " and sql[on.query.offset:].startswith(on.query.sql)
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("INSERT INTO t REPLACE USING (id) SELECT 1", "REPLACE USING is not supported"),
+    ("INSERT INTO t REPLACE WHERE id IN (SELECT id FROM u) SELECT 1", "a subquery cannot decide"),
+    ("INSERT INTO t AS a REPLACE ON (a.id = (SELECT max(id) FROM u)) (SELECT 1 AS id) AS s", "a subquery cannot"),
+    ("INSERT OVERWRITE t REPLACE WHERE id = 1 SELECT 1", "INSERT OVERWRITE cannot REPLACE"),
+])
+def test_replacing_inserts_refused(sql: str, message: str):
+    with pytest.raises(DialectError, match=message):
+        classify(sql)
 
 
 @pytest.mark.parametrize("sql, expected", [

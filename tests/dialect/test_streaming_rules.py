@@ -3,12 +3,16 @@ the offending text (line and column of its first character) with a hint saying w
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.statements import CLUSTERING_PROPERTY
 from sluicegate.dialect.streaming import errors
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.dialect.streaming.context import TableKindLookup
+from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.dialect.streaming.rules import RULES
 
 
@@ -31,12 +35,12 @@ REJECTED = [
     # id, sql, error type, error class, sqlstate, where (text it starts at), table kinds
     ("sort", HEAD + "SELECT k, count(*) AS n FROM STREAM(s) GROUP BY k ORDER BY n",
      errors.SortNotSupportedError, "STREAMING_UNSUPPORTED_OPERATION.SORT", "0A000", "ORDER BY", None),
-    ("partitioned-by", "CREATE STREAMING TABLE t (k string)\n  PARTITIONED BY (k) AS SELECT k FROM STREAM(s)",
-     errors.PartitioningNotSupportedError, "UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING", "0A000",
-     "PARTITIONED BY", None),
-    ("cluster-by", "CREATE OR REFRESH STREAMING TABLE t CLUSTER BY (k) AS SELECT k FROM STREAM(s)",
-     errors.PartitioningNotSupportedError, "UNSUPPORTED_FEATURE.STREAMING_TABLE_PARTITIONING", "0A000", "CLUSTER BY",
+    ("bucketed", "CREATE STREAMING TABLE t (k string)\n  CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k FROM STREAM(s)",
+     errors.BucketingNotSupportedError, "UNSUPPORTED_FEATURE.STREAMING_TABLE_BUCKETING", "0A000", "CLUSTERED BY",
      None),
+    ("partitioned-and-clustered", "CREATE STREAMING TABLE t PARTITIONED BY (k) CLUSTER BY (k) AS "
+     "SELECT k FROM STREAM(s)", errors.PartitionedAndClusteredError,
+     "SPECIFY_CLUSTER_BY_WITH_PARTITIONED_BY_IS_NOT_ALLOWED", "42908", "CLUSTER BY", None),
     ("limit", HEAD + "SELECT k FROM STREAM(s) LIMIT 5",
      errors.LimitNotSupportedError, "STREAMING_UNSUPPORTED_OPERATION.LIMIT", "0A000", "LIMIT", None),
     ("distinct-aggregate", HEAD + "SELECT k, count(DISTINCT u) AS n FROM STREAM(s) GROUP BY k",
@@ -167,3 +171,14 @@ def test_stream_of_an_append_only_table_passes_the_lookup() -> None:
 
 def test_stream_of_a_rewritten_table_is_fine_without_a_lookup() -> None:
     assert analyze(HEAD + "SELECT * FROM STREAM(gold)").sources[0].table == "gold"
+
+
+def test_partitioned_by_and_cluster_by_are_planned() -> None:
+    plan = analyze("CREATE STREAMING TABLE t (k string, n bigint)\n  PARTITIONED BY (k) AS SELECT k, n FROM STREAM(s)")
+    assert plan.partition_by == ("k",)
+    assert StreamingPlan.from_json(plan.to_json()).partition_by == ("k",)
+    clustered = analyze("CREATE OR REFRESH STREAMING TABLE t CLUSTER BY (k, n) AS SELECT k, n FROM STREAM(s)")
+    assert clustered.partition_by == () and json.loads(clustered.properties[CLUSTERING_PROPERTY]) == ["k", "n"]
+    stored = json.loads(plan.to_json())
+    del stored["partition_by"]                              # a plan stored before partitioning existed
+    assert StreamingPlan.from_json(json.dumps(stored)).partition_by == ()

@@ -106,9 +106,11 @@ def test_another_catalog_is_refused_at_its_position(sql: str, column: int) -> No
     assert "cannot be found" in error.message and "main" in (error.hint or "")
 
 
-def test_the_system_catalog_holds_information_schema_only() -> None:
+def test_the_system_catalog_holds_information_schema_and_query_only() -> None:
     refs = table_references("SELECT * FROM system.information_schema.tables t JOIN main.information_schema.columns c")
     assert [(r.database, r.name) for r in refs] == [("information_schema", "tables"), ("information_schema", "columns")]
+    (history,) = table_references("SELECT * FROM system.query.history")
+    assert (history.database, history.name) == ("query", "history") and history.node.meta["catalog"] == "system"
     with pytest.raises(NoSuchCatalogError, match="holds information_schema"):
         parse("SELECT * FROM system.sales.t")
 

@@ -11,22 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from credentials import password_auth
 from security_helpers import TlsFiles, client_context, refused, still_serves, tls_overrides
 from thrift.transport.THttpClient import THttpClient
-
-from sluicegate.gateway.auth.providers import set_password
 
 PASSWORDS = {"alice": "s3cret", "bob": "hunter2"}
 
 
 @pytest.fixture(scope="module")
 def tls_http_gateway(start_gateway: Any, tls_files: TlsFiles, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    folder = tmp_path_factory.mktemp("http_tls_auth")
-    for user, password in PASSWORDS.items():
-        set_password(folder / "passwd", user, password)
     overrides = tls_overrides(tls_files, http_port=0)
-    overrides["auth"] = {"mode": "password", "password_file": str(folder / "passwd"),
-                         "token_file": str(folder / "tokens")}
+    overrides["auth"] = password_auth(tmp_path_factory.mktemp("http_tls_auth"), PASSWORDS)
     return start_gateway(overrides)
 
 

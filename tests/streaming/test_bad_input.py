@@ -17,6 +17,7 @@ from typing import Any
 from pyhive_helpers import error_status, poll_until, sorted_rows
 
 from sluicegate.dialect.streaming.plan import StreamingPlan
+from sluicegate.executor.streaming_tables import CREATE_WAITS
 
 BAD_JSON = [{"id": 1, "s": "a"}, {"id": "abc", "s": "b"}]
 
@@ -97,6 +98,9 @@ def test_the_column_can_be_renamed_and_failfast_still_fails(stream_cursor, strea
                 "schema => 'id INT, s STRING', rescuedDataColumn => 'bad_input')")
     streams.wait_for(cur.database, "renamed")
     assert sorted_rows(cur, "SELECT id, bad_input IS NULL FROM renamed") == [(1, True), (None, False)]
+    # the stream's own failure is what this looks at: CREATE returns without waiting for the first update (which,
+    # retried, would fail the CREATE with the same FAILED_READ_FILE)
+    cur.execute(f"SET {CREATE_WAITS}=false")
     cur.execute(f"CREATE STREAMING TABLE strict AS SELECT * FROM STREAM read_files('{source}', format => 'json', "
                 "schema => 'id INT, s STRING', mode => 'FAILFAST')")
     assert _columns(cur, "strict") == ["id", "s"]
@@ -171,6 +175,7 @@ def test_a_bad_cast_reads_as_itself_in_an_insert_and_in_a_stream(stream_cursor, 
     assert "DELTA_WRITE_FAILED" not in status.errorMessage
     source = tmp_path / "casts"
     land(source, [{"s": "1"}, {"s": "abc"}])
+    cur.execute(f"SET {CREATE_WAITS}=false")    # the stream's error (a waiting CREATE fails with it: test_supervisor)
     cur.execute(f"CREATE STREAMING TABLE casted AS SELECT CAST(s AS INT) AS i FROM STREAM read_files('{source}', "
                 "format => 'json', schema => 's STRING')")
     failed = poll_until(lambda: (e := streams.store.get_stream(cur.database, "casted")) and e.last_error and e,
@@ -191,6 +196,7 @@ def test_a_parquet_file_of_other_types_fails_with_spark_s_error(stream_cursor, s
     source = tmp_path / "parquet"
     source.mkdir()
     pq.write_table(pa.table({"id": ["abc"]}), source / "a.parquet")
+    cur.execute(f"SET {CREATE_WAITS}=false")    # the stream's own failure, as above
     cur.execute(f"CREATE STREAMING TABLE from_parquet AS SELECT * FROM STREAM read_files('{source}', "
                 "format => 'parquet', schema => 'id INT')")
     assert _columns(cur, "from_parquet") == ["id"]

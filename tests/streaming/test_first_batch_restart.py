@@ -16,6 +16,7 @@ from keyed_files import keyed_rows, per_key
 from pyhive_helpers import sorted_rows
 
 from sluicegate.engine.streams.spark_edge import clear_uncommitted_state
+from sluicegate.executor.streaming_tables import CREATE_WAITS
 
 FILES = 120
 KEYS = ("a", "b", "c", "d")
@@ -42,6 +43,7 @@ def test_stateful_stream_stopped_in_its_first_batch_starts_again(stream_cursor, 
     source = tmp_path / "many"
     for index in range(FILES):       # many small files: a first batch slow enough to stop it midway
         land(source, _rows(index))
+    cur.execute(f"SET {CREATE_WAITS}=false")   # the stop must come during batch 0: CREATE does not wait for it
     cur.execute(f"CREATE STREAMING TABLE per_key AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
                 f"read_files('{source}', format => 'json', schema => 'id INT, k STRING') GROUP BY k")
     checkpoint = Path(streams.store.get_stream(cur.database, "per_key").checkpoint)
@@ -73,6 +75,7 @@ def test_streams_restarted_right_after_create_all_run(stream_cursor, streams, tm
     cur = stream_cursor
     source = tmp_path / "one"
     land(source, _rows(0))
+    cur.execute(f"SET {CREATE_WAITS}=false")   # the stops must come early in batch 0: CREATE does not wait for it
     for index in range(RESTARTED):
         cur.execute(f"CREATE STREAMING TABLE r{index} AS SELECT k, count(*) AS n, sum(id) AS total FROM STREAM "
                     f"read_files('{source}', format => 'json', schema => 'id INT, k STRING') GROUP BY k")

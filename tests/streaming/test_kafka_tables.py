@@ -15,6 +15,8 @@ from delta_log import txn_actions
 from kafka_broker import MockKafka
 from pyhive_helpers import drop_database, error_status, poll_until, sorted_rows
 
+from sluicegate.executor.streaming_tables import CREATE_WAITS
+
 SCHEMA = "id INT, customer STRING, amount INT"
 CUSTOMERS = ("ann", "bob", "cid")
 
@@ -225,6 +227,7 @@ def test_an_unreachable_broker_fails_the_stream_with_a_clear_error_and_nothing_e
     with socket.socket() as probe:       # a loopback port nothing listens on
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]
+    cur.execute(f"SET {CREATE_WAITS}=false")   # the stream's own record of the failure is what this looks at
     cur.execute("CREATE STREAMING TABLE nowhere AS SELECT CAST(value AS STRING) AS v FROM STREAM read_kafka("
                 f"bootstrapServers => '127.0.0.1:{closed}', subscribe => 'x', `kafka.sasl.password` => 'pw-9f3')")
 

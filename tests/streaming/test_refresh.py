@@ -125,7 +125,8 @@ def test_a_full_refresh_upstream_then_downstream(cursor: Any, landing_root: Path
     assert sorted_rows(cursor, "SELECT * FROM chain_silver") == [("DE",), ("FR",)]
     cursor.execute("REFRESH STREAMING TABLE chain_bronze FULL")
     status = error_status(cursor, "REFRESH STREAMING TABLE chain_silver")
-    assert "STREAM_NOT_RUNNING" in status.errorMessage and "REFRESH STREAMING TABLE ... FULL" in status.errorMessage
+    assert "STREAM_FAILED_AGAIN" in status.errorMessage and "REFRESH STREAMING TABLE ... FULL" in status.errorMessage
+    assert "REFRESH started the stream of" in status.errorMessage and "failed again" in status.errorMessage
     cursor.execute("REFRESH STREAMING TABLE chain_silver FULL")
     assert sorted_rows(cursor, "SELECT * FROM chain_silver") == [("DE",), ("FR",)]
     land_named(folder, "b.json", [{"country": "it"}])

@@ -1,7 +1,7 @@
 """The supervisor with real Spark, through PyHive, on a gateway process of its own (its configuration and its server
 log are the test's): a stream that really fails (a cast error under ANSI) is retried `streams.max_attempts` times,
 then stays FAILED with one clear error and one warning line per failure in the log, SHOW and DESCRIBE agreeing all
-along, while another stream keeps running."""
+along, while another stream keeps running. Its CREATE, which waits for the first update, fails with that error."""
 
 from __future__ import annotations
 
@@ -55,9 +55,13 @@ def test_a_crash_looping_stream_ends_failed_and_the_others_run_on(tmp_path: Path
         cur.execute("USE loops")
         cur.execute(f"CREATE STREAMING TABLE bystander AS SELECT x FROM STREAM "
                     f"read_files('{fine}', format => 'json', schema => 'x INT')")
-        cur.execute(f"CREATE STREAMING TABLE casts AS SELECT CAST(s AS INT) AS i FROM STREAM "
-                    f"read_files('{poison}', format => 'json', schema => 's STRING')")
-        shown = _until_failed(cur, "casts", time.monotonic() + 240)
+        # CREATE waits for the first update, through its retries: once the stream is FAILED, the CREATE fails with
+        # its error (the table stays)
+        status = error_status(cur, f"CREATE STREAMING TABLE casts AS SELECT CAST(s AS INT) AS i FROM STREAM "
+                                   f"read_files('{poison}', format => 'json', schema => 's STRING')")
+        assert status.sqlState == "22018" and "CAST_INVALID_INPUT" in status.errorMessage
+        shown = _show(cur, "casts")
+        assert shown["status"] == "FAILED" and shown["lastError"] in status.errorMessage
         assert shown["failures"] == 2 and "CAST_INVALID_INPUT" in shown["lastError"]
         cur.execute("DESCRIBE STREAMING TABLE casts")
         info = dict(cur.fetchall())
@@ -71,7 +75,9 @@ def test_a_crash_looping_stream_ends_failed_and_the_others_run_on(tmp_path: Path
         assert (_show(cur, "casts")["status"], _show(cur, "casts")["failures"]) == ("FAILED", 2)
         # REFRESH starts it again with a fresh set of attempts: the same row fails the same way, and says so
         status = error_status(cur, "REFRESH STREAMING TABLE casts")
-        assert "STREAM_NOT_RUNNING" in status.errorMessage and "CAST_INVALID_INPUT" in status.errorMessage
+        assert "STREAM_FAILED_AGAIN" in status.errorMessage and "CAST_INVALID_INPUT" in status.errorMessage
+        assert "REFRESH started the stream of `loops`.`casts` again (it was FAILED)" in status.errorMessage
+        assert "is not running" not in status.errorMessage
         assert _until_failed(cur, "casts", time.monotonic() + 120)["failures"] == 2
         assert _show(cur, "bystander")["status"] == "RUNNING"
         connection.close()
@@ -85,4 +91,7 @@ def test_a_crash_looping_stream_ends_failed_and_the_others_run_on(tmp_path: Path
     assert sum("no more retries" in line for line in failures) == 2
     assert not [line for line in log if "Traceback" in line or "\tat org.apache" in line], \
         "the server log holds a trace"
-    assert [line for line in log if "casts" in line and "loops.casts failed" not in line] == []
+    statements = [line for line in log if "sluicegate.statements" in line]   # the statement log names each one once
+    assert len([line for line in statements if "casts" in line]) == 3, statements
+    assert [line for line in log if "casts" in line and "loops.casts failed" not in line
+            and line not in statements] == []

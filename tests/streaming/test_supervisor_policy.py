@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -428,3 +430,73 @@ def test_flows_of_one_table_start_fail_resume_and_drop_each_on_their_own(world) 
     manager.drop("db", "events", flow="b")
     assert sorted(manager.running()) == [("db", "events")]
     assert store.get_stream("db", "events", "b").status == "STOPPED"       # the caller removes its row
+
+
+# -- CREATE's wait for the first update (engine/streams/manager.py: first_update) ------------------------------------
+
+NOT_NULL_ERROR = ("[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: id of "
+                  "`db`.`broken`.")
+
+
+def _failing_first(manager: StreamManager, edge: FakeEdge, error: str, times: int) -> list[str]:
+    """The edge's wait for a query to catch up fails the first `times` queries as Spark does (the query ends, the
+    listener reports it, the wait raises); the run ids it drained are returned."""
+    drained: list[str] = []
+
+    def drain(live: LiveQuery) -> None:
+        drained.append(live.run_id)
+        if len(drained) <= times:
+            edge.ended_runs[live.run_id] = error
+            manager._terminated(live.run_id, error)
+            raise RuntimeError(error)
+
+    edge.process_all_available = drain  # type: ignore[method-assign]
+    return drained
+
+
+def _status_becomes(store: CatalogStore, name: str, status: str) -> None:
+    for _ in range(1000):
+        if store.get_stream("db", name).status == status:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{name} never became {status}: {store.get_stream('db', name).status}")
+
+
+def test_a_first_update_completes_once_caught_up_and_raises_the_streams_error_once_failed(world) -> None:
+    manager, edge, _, store = world
+    manager.start(_persist(store, manager, "fresh"))
+    assert manager.first_update("db", "fresh", lambda: False, 60, poll_seconds=0.01) == "COMPLETED"
+    manager.start(_persist(store, manager, "broken"))
+    _failing_first(manager, edge, NOT_NULL_ERROR, times=1)
+    with pytest.raises(StreamError) as raised:
+        manager.first_update("db", "broken", lambda: False, 60, poll_seconds=0.01)
+    assert (raised.value.error_class, raised.value.sqlstate) == ("DELTA_NOT_NULL_CONSTRAINT_VIOLATED", "23502")
+    assert raised.value.message == NOT_NULL_ERROR and "REFRESH STREAMING TABLE" in (raised.value.hint or "")
+    entry = store.get_stream("db", "broken")
+    assert (entry.status, entry.failures) == ("FAILED", 1)      # not retried: the same batch fails the same way
+
+
+def test_a_first_update_waits_through_a_retry_and_is_bounded(world) -> None:
+    manager, edge, clock, store = world
+    manager.start(_persist(store, manager, "flaky"))
+    drained = _failing_first(manager, edge, CAST_ERROR, times=1)
+    outcome: list[str] = []
+    waiter = threading.Thread(target=lambda: outcome.append(
+        manager.first_update("db", "flaky", lambda: False, 60, poll_seconds=0.01)))
+    waiter.start()
+    _status_becomes(store, "flaky", "RETRYING")
+    assert outcome == []                    # a retryable failure: the statement waits for the retry
+    clock.advance(11)
+    manager.tick()
+    waiter.join(30)
+    assert outcome == ["COMPLETED"] and len(drained) == 2 and len(set(drained)) == 2
+    # a first update longer than the bound: TIMED_OUT, the stream goes on; a cancelled statement: CANCELED
+    manager.start(_persist(store, manager, "slow"))
+    release = threading.Event()
+    edge.process_all_available = lambda live: release.wait(30)  # type: ignore[method-assign,assignment,return-value]
+    try:
+        assert manager.first_update("db", "slow", lambda: False, 0.05, poll_seconds=0.01) == "TIMED_OUT"
+        assert manager.first_update("db", "slow", lambda: True, 60, poll_seconds=0.01) == "CANCELED"
+        assert store.get_stream("db", "slow").status == "RUNNING"
+    finally:
+        release.set()

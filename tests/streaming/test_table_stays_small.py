@@ -16,6 +16,7 @@ from delta_log import txn_actions
 from pyhive_helpers import database_cursor, land_named, poll_until
 
 from sluicegate.engine.maintenance import TableMaintenance
+from sluicegate.executor.streaming_tables import CREATE_WAITS
 from sluicegate.gateway.config import load_config
 
 DATABASE = "st_stays_small"
@@ -70,6 +71,7 @@ def fed(cursor: Any, streams: Any, compactor: TableMaintenance, tmp_path_factory
     for batch in range(BATCHES):
         land_named(folder, f"batch-{batch:04d}.json",
                    [{"id": i, "batch": batch} for i in range(batch * ROWS, (batch + 1) * ROWS)])
+    cursor.execute(f"SET {CREATE_WAITS}=false")   # the table is watched while the stream writes it, from batch 0
     cursor.execute("CREATE STREAMING TABLE events TBLPROPERTIES ('pipelines.trigger.interval' = '0 ms') AS "
                    f"SELECT id, batch FROM STREAM read_files('{folder}', format => 'json', "
                    "schema => 'id BIGINT, batch INT', maxFilesPerTrigger => 1)")

@@ -53,7 +53,7 @@ def test_catalogs_schemata_and_views() -> None:
         ("lake", "analytics", "ann"), ("lake", "information_schema", None)]
     views = [_named("views", row) for row in rows("views", "main", SCHEMAS, TABLES)]
     assert [(v["table_name"], v["view_definition"], v["is_materialized"]) for v in views] == [
-        ("v", "SELECT id FROM t", False), ("mv", "SELECT count(*) FROM t", True)]
+        ("v", "SELECT id FROM t", "FALSE"), ("mv", "SELECT count(*) FROM t", "TRUE")]
 
 
 def test_what_does_not_exist_here_is_empty_with_databricks_columns() -> None:

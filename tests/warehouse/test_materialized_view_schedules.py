@@ -5,11 +5,16 @@ with a clock the test moves, over the shared gateway's catalog and policy; every
 from __future__ import annotations
 
 import datetime as dt
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 from pyhive_helpers import cursor_in, sorted_rows
 
+from sluicegate.executor.context import StatementContext
+from sluicegate.executor.materialized_views import refresh as mv_refresh
+from sluicegate.executor.materialized_views.background import as_owner
 from sluicegate.executor.materialized_views.scheduler import MaterializedViewScheduler
 
 
@@ -101,3 +106,30 @@ def test_schedule_every_runs_when_due(cursor: Any, scheduler: MaterializedViewSc
     cursor.execute("ALTER MATERIALIZED VIEW hourly DROP SCHEDULE")
     clock.advance(7200)
     assert _mine(scheduler.tick(), cursor.database) == []
+
+
+def test_a_trigger_that_waited_for_a_statements_refresh_does_nothing(
+        cursor: Any, scheduler: MaterializedViewScheduler) -> None:
+    """dbt's `--full-refresh` replaces a TRIGGER ON UPDATE view right after its input changed: the scheduler's pass,
+    due on the change, waits for the statement's refresh lock, and must then find the view caught up instead of
+    recording a no-op pass over the statement's refresh."""
+    cursor.execute("CREATE MATERIALIZED VIEW caught TRIGGER ON UPDATE AS SELECT id, upper(kind) AS kind FROM events")
+    cursor.execute("INSERT INTO events VALUES (3, 'a')")
+    store = scheduler.store
+    entry = store.require_table(cursor.database, "caught")
+    statement = as_owner(StatementContext(spark=scheduler.spark, store=store, warehouse=scheduler.warehouse,
+                                          user="", sql="", job_group="", policy=scheduler.policy), entry,
+                         detached=True)
+    with ThreadPoolExecutor(1) as pool:
+        with mv_refresh.refresh_lock(cursor.database, "caught"):
+            ticked = pool.submit(scheduler.tick)
+            time.sleep(1.0)   # the pass has seen the new version of events and waits for the lock (late: sees none)
+            outcome = mv_refresh.refresh_unlocked(statement, entry, full=True)
+        refreshed = ticked.result(timeout=120)
+    assert outcome.kind == mv_refresh.FULL
+    assert _mine(refreshed, cursor.database) == []
+    assert _info(cursor, "caught")["Last Refresh Type"] == "FULL"
+    assert sorted_rows(cursor, "SELECT * FROM caught") == [(1, "A"), (2, "B"), (3, "A")]
+    cursor.execute("SELECT count(*) FROM event_log(TABLE(caught)) "
+                   "WHERE get_json_object(details, '$.create_update.cause') = 'INPUT_CHANGED'")
+    assert cursor.fetchall() == [(0,)]

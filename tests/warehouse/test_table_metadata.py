@@ -49,6 +49,34 @@ def test_column_and_table_comments_land_in_delta_and_describe(cursor: Any, wareh
     assert status.sqlState == "42703" and "nope" in status.errorMessage
 
 
+def test_comment_on_column_as_dbt_databricks_sends_it(cursor: Any, warehouse: Any) -> None:
+    cursor.execute(f"COMMENT ON COLUMN `main`.`{DB}`.`m`.`id` IS 'the key'")
+    cursor.execute("COMMENT ON COLUMN m.s IS 'some text'")
+    described = _described(cursor)
+    assert described["id"] == ("int", "the key") and described["s"] == ("string", "some text")
+    fields = {f.name: f.metadata for f in DeltaTable(str(warehouse / f"{DB}.db" / "m")).schema().fields}
+    assert fields["s"]["comment"] == "some text"
+    assert sorted_rows(cursor, "SELECT column_name, comment FROM system.information_schema.columns "
+                               f"WHERE table_schema = '{DB}' AND table_name = 'm'") == [
+        ("id", "the key"), ("s", "some text")]
+    status = error_status(cursor, "COMMENT ON COLUMN m.nope IS 'x'")
+    assert status.sqlState == "42703" and "nope" in status.errorMessage
+    status = error_status(cursor, "COMMENT ON COLUMN nowhere.m.id IS 'x'")
+    assert "nowhere" in status.errorMessage
+
+
+def test_alter_view_renames_a_view_and_only_a_view(cursor: Any) -> None:
+    cursor.execute("INSERT INTO m VALUES (1, 'a')")
+    cursor.execute("CREATE VIEW v_old AS SELECT id FROM m")
+    cursor.execute("ALTER VIEW v_old RENAME TO v_new")
+    assert sorted_rows(cursor, "SELECT * FROM v_new") == [(1,)]
+    assert "TABLE_OR_VIEW_NOT_FOUND" in error_status(cursor, "SELECT * FROM v_old").errorMessage
+    status = error_status(cursor, "ALTER VIEW m RENAME TO m2")
+    assert status.sqlState == "42809" and "EXPECT_VIEW_NOT_TABLE" in status.errorMessage
+    assert "ALTER TABLE" in status.errorMessage
+    assert sorted_rows(cursor, "SELECT id FROM m") == [(1,)]
+
+
 def test_table_properties(cursor: Any) -> None:
     cursor.execute("ALTER TABLE m SET TBLPROPERTIES ('team' = 'growth', 'delta.appendOnly' = 'false', "
                    "'comment' = 'via properties')")
@@ -70,7 +98,8 @@ def test_only_the_owner_changes_metadata(cursor: Any, connect: Any) -> None:
     cursor.execute("GRANT SELECT, MODIFY ON TABLE m TO mallory")
     other = connect(username="mallory").cursor()
     for sql in (f"ALTER TABLE {DB}.m ADD COLUMNS x INT", f"ALTER TABLE {DB}.m CHANGE COLUMN id COMMENT 'mine'",
-                f"COMMENT ON TABLE {DB}.m IS 'mine'", f"ALTER TABLE {DB}.m SET TBLPROPERTIES ('k' = 'v')",
+                f"COMMENT ON TABLE {DB}.m IS 'mine'", f"COMMENT ON COLUMN {DB}.m.id IS 'mine'",
+                f"ALTER TABLE {DB}.m SET TBLPROPERTIES ('k' = 'v')",
                 f"ALTER TABLE {DB}.m UNSET TBLPROPERTIES IF EXISTS ('k')"):
         assert error_status(other, sql).sqlState == "42501", sql
     assert ("delta.minReaderVersion", "1") in sorted_rows(other, f"SHOW TBLPROPERTIES {DB}.m")

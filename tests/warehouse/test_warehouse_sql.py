@@ -159,7 +159,9 @@ def test_errors_have_class_sqlstate_position_and_hint(cursor):
     assert status.sqlState == "42P07" and "typed" in status.errorMessage
     cursor.execute("CREATE TABLE IF NOT EXISTS typed (x INT) USING DELTA")  # a no-op
 
-    status = _error(cursor, "INSERT INTO typed VALUES ('abc', 'x')")
+    status = _error(cursor, "INSERT INTO typed VALUES ('abc', 'x')")   # a quoted literal is cast, as Databricks does
+    assert status.sqlState == "22018" and "CAST_INVALID_INPUT" in status.errorMessage and "'abc'" in status.errorMessage
+    status = _error(cursor, "INSERT INTO typed SELECT s, s FROM typed")   # a query's text column is not
     assert status.sqlState == "KD000" and "`n`" in status.errorMessage
 
     status = _error(cursor, "INSERT INTO typed VALUES (1)")

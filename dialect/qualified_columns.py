@@ -1,0 +1,36 @@
+"""Columns a DELETE, UPDATE or MERGE names by their table's full name: `main.s.t.id` or `s.t.id` where the statement
+reads or writes `main.s.t` without an alias (dbt-databricks' delete+insert correlates its DELETE that way: `DELETE
+FROM main.s.t WHERE EXISTS (SELECT 1 FROM main.s.tmp WHERE main.s.t.id <=> main.s.tmp.id)`). Databricks resolves
+such a name to that table's row, as Spark does for a table referenced by its name; the executor reads each table as
+`<view> AS <name>`, where only `t.id` resolves, so the name's schema and catalog parts are dropped here, on the tree,
+before anything is generated from it.
+
+Only a table written without an alias is named so (an alias replaces the table's name, in Spark and Databricks), and
+only when no other table of the statement has the same name in another schema (`t.id` would then be ambiguous); a
+reference whose catalog is not the gateway's, or that matches no such table, is left for Spark to resolve (a struct
+field) or to refuse.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sluicegate.dialect import catalogs
+
+
+def resolve_qualified_columns(tree: exp.Delete | exp.Update | exp.Merge) -> None:
+    """Rewrite, in place, each `[catalog.]schema.table.column` in `tree` that names a table the statement references
+    by its name into `table.column`."""
+    schemas: dict[str, set[str]] = {}   # table name -> the schemas it is written with, unaliased ("" for none)
+    for table in tree.find_all(exp.Table):
+        if table.name and not table.alias:
+            schemas.setdefault(table.name.lower(), set()).add(table.db.lower())
+    for column in tree.find_all(exp.Column):
+        written = schemas.get(column.table.lower())
+        if not column.db or written is None or written - {""} != {column.db.lower()}:
+            continue
+        catalog = column.args.get("catalog")
+        if catalog is not None and not catalogs.current().accepts(catalog.name):
+            continue
+        column.set("db", None)
+        column.set("catalog", None)

@@ -1,0 +1,104 @@
+"""The schema and layout statements dbt-databricks sends, in the dialect, without a JVM: ALTER TABLE ... CLUSTER BY
+(columns, NONE, AUTO), ALTER TABLE ... DROP COLUMN(S), MERGE WITH SCHEMA EVOLUTION, and DELETE / UPDATE / MERGE
+naming columns by their table's full name, which read as the table's short name where Databricks resolves them."""
+
+from __future__ import annotations
+
+import pytest
+from sqlglot import exp
+
+from sluicegate.dialect.classify import classify
+from sluicegate.dialect.dialect import StreamingSpark
+from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.statement_types import statement_type
+from sluicegate.dialect.statements import ColumnName, Delete, DropColumns, Merge, SetClustering, TableName, Update
+
+
+def _names(columns: tuple[ColumnName, ...]) -> list[str]:
+    return [column.name for column in columns]
+
+
+def test_cluster_by_columns_none_and_auto() -> None:
+    stmt = classify("ALTER TABLE `main`.`s`.`t` CLUSTER BY (id, `Event Time`)")
+    assert isinstance(stmt, SetClustering) and stmt.table == TableName("s", "t") and not stmt.auto
+    assert _names(stmt.columns) == ["id", "Event Time"]
+    assert stmt.columns[0].offset == len("ALTER TABLE `main`.`s`.`t` CLUSTER BY (")
+    assert classify("alter table t cluster by none") == SetClustering(TableName(None, "t"), ())
+    assert classify("ALTER TABLE t CLUSTER BY AUTO") == SetClustering(TableName(None, "t"), (), auto=True)
+    assert statement_type(stmt) == "ALTER_TABLE"
+
+
+@pytest.mark.parametrize("sql", ["ALTER TABLE t CLUSTER BY (a.b)", "ALTER TABLE t CLUSTER BY ()"])
+def test_cluster_by_refuses_what_names_no_top_level_column(sql: str) -> None:
+    with pytest.raises(DialectError) as raised:
+        classify(sql)
+    assert raised.value.hint and "CLUSTER BY" in raised.value.message
+
+
+@pytest.mark.parametrize(("sql", "columns", "if_exists"), [
+    ("ALTER TABLE `main`.`s`.`t` DROP COLUMNS (`msg`)", ["msg"], False),   # dbt-databricks' sync_all_columns
+    ("ALTER TABLE s.t DROP COLUMNS (a, b)", ["a", "b"], False),
+    ("ALTER TABLE s.t DROP COLUMN a", ["a"], False),
+    ("ALTER TABLE s.t DROP COLUMN (a)", ["a"], False),
+    ("ALTER TABLE s.t DROP COLUMN IF EXISTS a", ["a"], True),
+    ("ALTER TABLE s.t DROP COLUMNS IF EXISTS (a, b)", ["a", "b"], True),
+])
+def test_drop_columns(sql: str, columns: list[str], if_exists: bool) -> None:
+    stmt = classify(sql)
+    assert isinstance(stmt, DropColumns) and stmt.table == TableName("s", "t")
+    assert _names(stmt.columns) == columns and stmt.if_exists is if_exists
+    assert all(column.offset is not None and sql[column.offset:].lstrip("`").startswith(column.name)
+               for column in stmt.columns)
+
+
+def test_drop_of_a_nested_field_is_refused() -> None:
+    with pytest.raises(DialectError, match="top-level columns"):
+        classify("ALTER TABLE t DROP COLUMN a.b")
+
+
+def test_merge_with_schema_evolution_is_a_merge_that_says_so() -> None:
+    dbt = ("merge\n        with schema evolution\n    into\n        `main`.`s`.`m` as DBT_INTERNAL_DEST\n    using\n"
+           "        `m__dbt_tmp` as DBT_INTERNAL_SOURCE\n    on\n        DBT_INTERNAL_SOURCE.`id` <=> "
+           "DBT_INTERNAL_DEST.`id`\n    when matched\n        then update set\n            *\n"
+           "    when not matched\n        then insert\n            *")
+    stmt = classify(dbt)
+    assert isinstance(stmt, Merge) and stmt.schema_evolution and stmt.table == TableName("s", "m")
+    assert statement_type(stmt) == "MERGE"
+    assert len(stmt.tree.args["whens"].expressions) == 2
+    plain = classify("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    assert isinstance(plain, Merge) and not plain.schema_evolution
+
+
+def test_a_merge_with_a_cte_is_still_one() -> None:
+    stmt = classify("WITH s AS (SELECT 1 AS id) MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    assert isinstance(stmt, Merge) and not stmt.schema_evolution
+
+
+def _columns(tree: exp.Expression) -> set[str]:
+    return {column.sql(StreamingSpark) for column in tree.find_all(exp.Column)}
+
+
+def test_full_names_of_the_statements_tables_read_as_their_short_names() -> None:
+    """dbt-databricks' legacy delete+insert on a composite key: both tables named by catalog, schema and table."""
+    stmt = classify("delete from `main`.`s`.`t`\nwhere EXISTS (SELECT 1 FROM `main`.`s`.`t__dbt_tmp` WHERE "
+                    "`main`.`s`.`t`.`id` <=> `main`.`s`.`t__dbt_tmp`.`id` AND s.t.color <=> "
+                    "hive_metastore.s.t__dbt_tmp.color)")
+    assert isinstance(stmt, Delete) and stmt.table == TableName("s", "t")
+    assert _columns(stmt.tree) == {"`t`.`id`", "`t__dbt_tmp`.`id`", "t.color", "t__dbt_tmp.color"}
+    one_key = classify("delete from `main`.`s`.`t` where `main`.`s`.`t`.`id` IN (SELECT `id` FROM tmp)")
+    assert _columns(one_key.tree) == {"`t`.`id`", "`id`"}  # type: ignore[union-attr]
+    update = classify("UPDATE s.t SET v = s.t.v + 1 WHERE s.t.id = 1")
+    assert isinstance(update, Update) and _columns(update.tree) == {"v", "t.v", "t.id"}
+    merge = classify("MERGE INTO main.s.t USING s.u ON main.s.t.id = s.u.id WHEN MATCHED THEN UPDATE SET v = s.u.v")
+    assert _columns(merge.tree) == {"t.id", "u.id", "v", "u.v"}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("sql", "kept"), [
+    ("DELETE FROM s.t AS k WHERE s.t.id = 2", "s.t.id"),                      # an alias replaces the name
+    ("DELETE FROM s.t WHERE other.s.t.id = 1", "other.s.t.id"),               # another catalog's
+    ("DELETE FROM s.t WHERE EXISTS (SELECT 1 FROM o.t WHERE s.t.id = o.t.id)", "s.t.id"),  # `t.id`: ambiguous
+    ("DELETE FROM s.t WHERE s.u.id = 1", "s.u.id"),                           # no such table in the statement
+])
+def test_other_full_names_are_left_for_spark(sql: str, kept: str) -> None:
+    stmt = classify(sql)
+    assert isinstance(stmt, Delete) and kept in _columns(stmt.tree)

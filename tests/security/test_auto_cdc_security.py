@@ -1,0 +1,55 @@
+"""AUTO CDC is a streaming table's CREATE and a flow's: a user creates one only where they may create tables, reads
+only what they may read (SELECT on a source table, allowed folders for files), and adds an AUTO CDC flow only into a
+table they own. Each refusal is a clean 42501 before anything ran: no table, no stream, the source untouched."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from security_helpers import refused, still_serves, untouched
+
+
+def _alice(as_user: Any, landing_root: Path) -> tuple[str, Path]:
+    schema = f"alice_cdc_{uuid.uuid4().hex[:8]}"
+    folder = landing_root / schema
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps({"id": 1, "seq": 1, "secret": "pin"}) + "\n")
+    alice = as_user("alice")
+    alice.execute(f"CREATE SCHEMA {schema}")
+    alice.execute(f"CREATE TABLE {schema}.private (id INT, seq BIGINT, secret STRING)")
+    alice.execute(f"INSERT INTO {schema}.private VALUES (7, 1, 'pin')")
+    alice.execute(f"CREATE STREAMING TABLE {schema}.st (id INT, seq BIGINT, secret STRING)")
+    return schema, folder
+
+
+def test_auto_cdc_needs_create_select_allowed_folders_and_ownership(as_user: Any, landing_root: Path, streams: Any,
+                                                                   victim: Path) -> None:
+    schema, folder = _alice(as_user, landing_root)
+    bob = as_user("bob")
+    files = f"read_files('{folder}', format => 'json', schema => 'id INT, seq BIGINT, secret STRING')"
+    cdc = "KEYS (id) SEQUENCE BY seq"
+    # no CREATE in alice's schema
+    refused(bob, f"CREATE STREAMING TABLE {schema}.mine FLOW AUTO CDC FROM STREAM {files} {cdc}",
+            "INSUFFICIENT_PERMISSIONS")
+    # not the owner of alice's table: no AUTO CDC flow into it
+    refused(bob, f"CREATE FLOW {schema}.feed AS AUTO CDC INTO {schema}.st FROM STREAM {files} {cdc}",
+            "INSUFFICIENT_PERMISSIONS")
+    mine = f"bob_cdc_{uuid.uuid4().hex[:8]}"
+    bob.execute(f"CREATE SCHEMA {mine}")
+    # in his own schema: still no read of alice's table, nor of a folder he may not read
+    refused(bob, f"CREATE STREAMING TABLE {mine}.loot FLOW AUTO CDC FROM STREAM {schema}.private {cdc}",
+            "INSUFFICIENT_PERMISSIONS")
+    refused(bob, f"CREATE STREAMING TABLE {mine}.loot FLOW AUTO CDC FROM STREAM read_files('{victim}', "
+                 f"format => 'csv', schema => 'id INT, seq BIGINT') {cdc}", "PATH_NOT_ALLOWED")
+    for database in (schema, mine):
+        assert streams.store.list_flows(database) == []
+        assert [s.name for s in streams.store.list_streams()
+                if s.database == database] == [], "a refused statement started a stream"
+    bob.execute(f"SHOW TABLES IN {mine}")
+    assert bob.fetchall() == []
+    untouched(victim)
+    still_serves(bob)
+    as_user("alice").execute(f"DROP TABLE {schema}.st")

@@ -1,0 +1,248 @@
+"""The four statements dbt-databricks' own incremental suite sent that the gateway refused (issue 27), through
+databricks-sql-connector over the HTTP port as dbt sends them, and through PyHive where Spark has the statement too:
+`ALTER TABLE t CLUSTER BY (...) | NONE | AUTO` (liquid_clustered_by), `MERGE WITH SCHEMA EVOLUTION`
+(merge_with_schema_evolution), `ALTER TABLE t DROP COLUMNS (...)` (on_schema_change: sync_all_columns), and a
+DELETE correlating on the target's full name (delete+insert on a composite key). Each with the rows and the metadata
+dbt reads afterwards, and the errors Delta gives for what it refuses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from pyhive_helpers import error_status, fresh_database
+
+from sluicegate.gateway.auth.tokens import create_token
+
+sql = pytest.importorskip("databricks.sql")
+
+SCHEMA = "dbx_schema_changes"
+Run = Callable[..., list[tuple[Any, ...]]]
+
+
+@pytest.fixture(scope="module")
+def dbx(start_gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Run]]:
+    """The gateway and a function running statements on one Databricks connector session (catalog `main`, schema
+    SCHEMA), returning a statement's rows."""
+    tokens = tmp_path_factory.mktemp("dbx_schema_tokens") / "tokens"
+    gateway = start_gateway({"server": {"http_port": 0}, "auth": {"token_file": str(tokens)}})
+    token = create_token(tokens, "tester", "schema changes")[1]
+    with fresh_database(gateway, SCHEMA):
+        connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/test",
+                                 access_token=token, catalog="main", schema=SCHEMA, enable_telemetry=False,
+                                 _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+        cursor = connection.cursor()
+
+        def run(*statements: str) -> list[tuple[Any, ...]]:
+            rows: list[tuple[Any, ...]] = []
+            for statement in statements:
+                cursor.execute(statement)
+                rows = [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+            return rows
+
+        run(f"CREATE SCHEMA IF NOT EXISTS main.{SCHEMA}")
+        try:
+            yield gateway, run
+        finally:
+            cursor.close()
+            connection.close()
+
+
+@pytest.fixture()
+def hive(dbx: tuple[Any, Run]) -> Iterator[Any]:
+    """A PyHive cursor on the same gateway's binary port, in SCHEMA."""
+    from pyhive import hive as pyhive
+
+    gateway, _ = dbx
+    connection = pyhive.connect(gateway.host, gateway.port, username="tester")
+    cursor = connection.cursor()
+    cursor.execute(f"USE {SCHEMA}")
+    yield cursor
+    connection.close()
+
+
+def _fails(run: Run, statement: str, error_class: str) -> str:
+    with pytest.raises(Exception) as raised:
+        run(statement)
+    assert f"[{error_class}]" in str(raised.value) or error_class in str(raised.value), str(raised.value)
+    return str(raised.value)
+
+
+def _properties(run: Run, table: str) -> dict[str, str]:
+    return dict(run(f"SHOW TBLPROPERTIES {table}"))
+
+
+def _columns(run: Run, table: str) -> list[str]:
+    return [row[0] for row in run(f"SHOW COLUMNS IN {table}")]
+
+
+def _history(run: Run, table: str) -> list[str]:
+    """The operations of the table's commits, newest first."""
+    return [row[4] for row in run(f"DESCRIBE HISTORY {table}")]
+
+
+def test_alter_table_cluster_by_sets_the_columns_dbt_reads_and_optimize_uses(dbx: tuple[Any, Run]) -> None:
+    _, run = dbx
+    table = f"`main`.`{SCHEMA}`.`clustered`"
+    run(f"CREATE OR REPLACE TABLE {table} USING delta AS SELECT CAST(id AS BIGINT) AS id, "
+        "CAST(id % 3 AS STRING) AS msg FROM range(6)", f"INSERT INTO {table} VALUES (7, 'x')")
+    assert "clusteringColumns" not in _properties(run, table)
+    versions = len(_history(run, table))
+
+    run(f"ALTER TABLE {table} CLUSTER BY (id)")
+    assert _properties(run, table)["clusteringColumns"] == '[["id"]]'   # Databricks' form, which dbt parses
+    assert len(_history(run, table)) == versions                      # no file changed: no commit
+    (detail,) = run(f"DESCRIBE DETAIL {table}")
+    assert json.loads(detail[8]) == ["id"]                            # clusteringColumns
+    (_, metrics), = run(f"OPTIMIZE {table}")
+    assert metrics["numFilesAdded"] == 1 and metrics["numFilesRemoved"] >= 2
+    parameters = json.loads(run(f"DESCRIBE HISTORY {table}")[0][5])   # OPTIMIZE's: z-ordered by the columns
+    assert json.loads(parameters["zOrderBy"]) == ["id"] and json.loads(parameters["clusterBy"]) == ["id"]
+
+    run(f"ALTER TABLE {table} CLUSTER BY (msg, ID)")                  # the table's spelling is kept
+    assert _properties(run, table)["clusteringColumns"] == '[["msg"],["id"]]'
+    run(f"ALTER TABLE {table} CLUSTER BY AUTO")
+    assert _properties(run, table)["clusterByAuto"] == "true"
+    assert _properties(run, table)["clusteringColumns"] == '[["msg"],["id"]]'
+    run(f"ALTER TABLE {table} CLUSTER BY NONE")
+    properties = _properties(run, table)
+    assert properties["clusteringColumns"] == "[]" and "clusterByAuto" not in properties
+    assert sorted(run(f"SELECT id FROM {table}")) == [(0,), (1,), (2,), (3,), (4,), (5,), (7,)]
+
+
+def test_cluster_by_refuses_what_delta_refuses(dbx: tuple[Any, Run]) -> None:
+    _, run = dbx
+    run(f"CREATE OR REPLACE TABLE main.{SCHEMA}.parted (id BIGINT, day STRING, m MAP<STRING, INT>, a BIGINT, "
+        "b BIGINT, c BIGINT) PARTITIONED BY (day)",
+        f"CREATE OR REPLACE TABLE main.{SCHEMA}.plain (id BIGINT, m MAP<STRING, INT>, a BIGINT, b BIGINT, "
+        "c BIGINT, d BIGINT)")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.parted CLUSTER BY (id)",
+           "DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.plain CLUSTER BY (id, a, b, c, d)", "DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.plain CLUSTER BY (m)", "DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.plain CLUSTER BY (nope)", "UNRESOLVED_COLUMN")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.nothing CLUSTER BY (id)", "TABLE_OR_VIEW_NOT_FOUND")
+    assert "clusteringColumns" not in _properties(run, f"main.{SCHEMA}.plain")
+
+
+def test_merge_with_schema_evolution_adds_the_source_columns(dbx: tuple[Any, Run]) -> None:
+    """dbt-databricks' TestMergeSchemaEvolution, as its merge macro writes it."""
+    _, run = dbx
+    target = f"`main`.`{SCHEMA}`.`evolving`"
+    run(f"CREATE OR REPLACE TABLE {target} USING delta AS SELECT 1 AS id, 'Vasya' AS first, 'Pupkin' AS second "
+        "UNION ALL SELECT 2, 'Paul', 'Atreides' UNION ALL SELECT 3, 'Dunkan', 'Aidaho'",
+        "CREATE OR REPLACE TEMPORARY VIEW evolving__dbt_tmp AS SELECT 1 AS id, 'Jessica' AS first, "
+        "'Atreides' AS second, 1 AS V UNION ALL SELECT 3, 'Dunkan', 'Aidaho', 2")
+    versions = len(_history(run, target))
+    run(f"merge\n        with schema evolution\n    into\n        {target} as DBT_INTERNAL_DEST\n    using\n"
+        "        evolving__dbt_tmp as DBT_INTERNAL_SOURCE\n    on\n        DBT_INTERNAL_SOURCE.`id` <=> "
+        "DBT_INTERNAL_DEST.`id`\n    when matched\n        then update set\n            *\n    when not matched\n"
+        "        then insert\n            *")
+    assert _columns(run, target) == ["id", "first", "second", "V"]
+    assert sorted(run(f"SELECT * FROM {target}")) == [
+        (1, "Jessica", "Atreides", 1), (2, "Paul", "Atreides", None), (3, "Dunkan", "Aidaho", 2)]
+    assert _history(run, target)[0] == "MERGE" and len(_history(run, target)) == versions + 1  # one commit
+    assert [row[:2] for row in run(f"DESCRIBE TABLE {target}")][3] == ("V", "int")
+
+    # an explicit assignment adds its column; a source column only read in an expression does not
+    run("CREATE OR REPLACE TEMPORARY VIEW more AS SELECT 2 AS id, 'x' AS tag, 10 AS unused")
+    run(f"MERGE WITH SCHEMA EVOLUTION INTO {target} AS t USING more AS s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET tag = s.tag, V = s.unused + 1")
+    assert _columns(run, target) == ["id", "first", "second", "V", "tag"]
+    assert sorted(run(f"SELECT id, V, tag FROM {target}")) == [(1, 1, None), (2, 11, "x"), (3, 2, None)]
+    # without the clause the target's schema stays: a column it lacks is an error, `*` ignores the extra ones
+    _fails(run, f"MERGE INTO {target} AS t USING more AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET unused = 1",
+           "UNRESOLVED_COLUMN")
+    assert _columns(run, target) == ["id", "first", "second", "V", "tag"]
+
+
+def test_merge_with_schema_evolution_and_nothing_new_rewrites_only_what_it_touches(dbx: tuple[Any, Run]) -> None:
+    _, run = dbx
+    target = f"main.{SCHEMA}.steady"
+    run(f"CREATE OR REPLACE TABLE {target} (id INT, v STRING)", f"INSERT INTO {target} VALUES (1, 'a')",
+        f"INSERT INTO {target} VALUES (2, 'b')")
+    run(f"MERGE WITH SCHEMA EVOLUTION INTO {target} t USING (SELECT 2 AS id) s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")   # the source lacks `v`: it stays
+    assert sorted(run(f"SELECT * FROM {target}")) == [(1, "a"), (2, "b")]
+    run(f"MERGE WITH SCHEMA EVOLUTION INTO {target} t USING (SELECT 3 AS id) s ON t.id = s.id "
+        "WHEN NOT MATCHED THEN INSERT *")
+    assert sorted(run(f"SELECT * FROM {target}")) == [(1, "a"), (2, "b"), (3, None)]
+    assert _columns(run, target) == ["id", "v"]
+    (detail,) = run(f"DESCRIBE DETAIL {target}")
+    assert detail[9] == 3   # numFiles: the first two untouched, the merge added one
+
+
+def test_drop_columns_as_dbt_sync_all_columns_sends_it(dbx: tuple[Any, Run], hive: Any) -> None:
+    """dbt-databricks' TestDeleteInsertUpdateSchema: the table keeps its rows, without the column, in one commit."""
+    _, run = dbx
+    table = f"`main`.`{SCHEMA}`.`shrinking`"
+    run(f"CREATE OR REPLACE TABLE {table} USING delta TBLPROPERTIES ('delta.columnMapping.mode' = 'name') AS "
+        "SELECT CAST(1 AS BIGINT) AS id, 'hello' AS msg, 'blue' AS color UNION ALL SELECT 2, 'goodbye', 'red'")
+    versions = len(_history(run, table))
+    run(f"ALTER TABLE {table} DROP COLUMNS (`msg`)")
+    assert _columns(run, table) == ["id", "color"]
+    assert sorted(run(f"SELECT * FROM {table}")) == [(1, "blue"), (2, "red")]
+    assert _history(run, table)[0] == "DROP COLUMNS" and len(_history(run, table)) == versions + 1
+    run(f"INSERT INTO {table} BY NAME SELECT CAST(3 AS BIGINT) AS id, 'green' AS color")
+    run(f"ALTER TABLE {table} DROP COLUMN IF EXISTS nothing")              # nothing to drop: no commit
+    assert len(_history(run, table)) == versions + 2
+
+    # PyHive: Spark's syntax, one column without parentheses
+    hive.execute("ALTER TABLE shrinking DROP COLUMN color")
+    hive.execute("SELECT * FROM shrinking ORDER BY id")
+    assert hive.fetchall() == [(1,), (2,), (3,)]
+    status = error_status(hive, "ALTER TABLE shrinking DROP COLUMN id")
+    assert status.sqlState == "0AKDC" and "DELTA_DROP_COLUMN_ON_SINGLE_FIELD_SCHEMA" in status.errorMessage
+
+
+def test_drop_columns_refuses_what_delta_refuses(dbx: tuple[Any, Run], hive: Any) -> None:
+    _, run = dbx
+    run(f"CREATE OR REPLACE TABLE main.{SCHEMA}.guarded (id BIGINT, day STRING, k BIGINT, pos BIGINT, note STRING, "
+        "CONSTRAINT positive CHECK (pos > 0)) PARTITIONED BY (day)",
+        f"CREATE OR REPLACE TABLE main.{SCHEMA}.clustered_drop (id BIGINT, k BIGINT, note STRING) CLUSTER BY (k)",
+        f"INSERT INTO main.{SCHEMA}.guarded VALUES (1, 'd', 1, 1, 'n')")
+    versions = len(_history(run, f"main.{SCHEMA}.guarded"))
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.guarded DROP COLUMN day", "DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.guarded DROP COLUMNS (note, pos)",
+           "DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.guarded DROP COLUMNS (nope)", "UNRESOLVED_COLUMN")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.clustered_drop DROP COLUMN k", "DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN")
+    assert len(_history(run, f"main.{SCHEMA}.guarded")) == versions
+    assert _columns(run, f"main.{SCHEMA}.guarded") == ["id", "day", "k", "pos", "note"]
+    run(f"ALTER TABLE main.{SCHEMA}.guarded DROP CONSTRAINT positive",
+        f"ALTER TABLE main.{SCHEMA}.guarded DROP COLUMNS (note, pos)")
+    assert run(f"SELECT * FROM main.{SCHEMA}.guarded") == [(1, "d", 1)]
+    (detail,) = run(f"DESCRIBE DETAIL main.{SCHEMA}.guarded")
+    assert json.loads(detail[7]) == ["day"]                           # still partitioned by day
+    status = error_status(hive, "ALTER TABLE guarded DROP COLUMN k, id")   # not Spark's grammar either
+    assert status.errorMessage
+
+
+def test_delete_correlated_on_the_targets_full_name(dbx: tuple[Any, Run], hive: Any) -> None:
+    """dbt-databricks' legacy delete+insert on a composite key (TestDeleteInsertCompositeKey): the DELETE names the
+    target's columns by its catalog, schema and table; and the one-key form with IN."""
+    _, run = dbx
+    target = f"`main`.`{SCHEMA}`.`keyed`"
+    run(f"CREATE OR REPLACE TABLE {target} USING delta AS SELECT CAST(1 AS BIGINT) AS id, 'blue' AS color, "
+        "'hello' AS msg UNION ALL SELECT 2, 'red', 'goodbye'",
+        f"CREATE OR REPLACE TABLE `main`.`{SCHEMA}`.`keyed__dbt_tmp` AS SELECT CAST(1 AS BIGINT) AS id, "
+        "'blue' AS color, 'replaced' AS msg UNION ALL SELECT 1, 'red', 'updated' UNION ALL SELECT 2, 'blue', 'updated'")
+    source = f"`main`.`{SCHEMA}`.`keyed__dbt_tmp`"
+    run(f"delete from {target}\nwhere EXISTS (SELECT 1 FROM {source} WHERE {target}.`id` <=> {source}.`id` AND "
+        f"{target}.`color` <=> {source}.`color`)",
+        f"insert into {target} by name\n\nselect id, color, msg\nfrom {source}")
+    assert sorted(run(f"SELECT * FROM {target}")) == [
+        (1, "blue", "replaced"), (1, "red", "updated"), (2, "blue", "updated"), (2, "red", "goodbye")]
+    run(f"delete from {target}\nwhere {target}.`id` IN (SELECT `id` FROM {source} WHERE color = 'red')")
+    assert sorted(run(f"SELECT id, color FROM {target}")) == [(2, "blue"), (2, "red")]
+    # two-part names, through PyHive; an UPDATE and a MERGE read the same way
+    hive.execute(f"UPDATE {SCHEMA}.keyed SET msg = 'seen' WHERE {SCHEMA}.keyed.color = 'red'")
+    hive.execute(f"MERGE INTO main.{SCHEMA}.keyed USING (SELECT 2 AS id, 'blue' AS color) s "
+                 f"ON main.{SCHEMA}.keyed.id = s.id AND main.{SCHEMA}.keyed.color = s.color "
+                 "WHEN MATCHED THEN DELETE")
+    hive.execute(f"SELECT * FROM {SCHEMA}.keyed")
+    assert hive.fetchall() == [(2, "red", "seen")]
+    # an alias replaces the name, as in Spark: the full name no longer resolves
+    _fails(run, f"DELETE FROM {target} AS k WHERE {target}.id = 2", "UNRESOLVED_COLUMN")

@@ -1,0 +1,201 @@
+"""Delta CHECK constraints through real clients: ALTER TABLE ADD CONSTRAINT checks the rows first, then every write
+of the gateway (INSERT, INSERT OVERWRITE, UPDATE, MERGE) enforces it with Delta's error and SQLSTATE and commits
+nothing; DROP CONSTRAINT lifts it; CREATE TABLE keeps its column list's CHECKs and accepts informational keys; the
+constraints show in SHOW TBLPROPERTIES and DESCRIBE TABLE EXTENDED as Delta shows them. PyHive, and the Databricks
+SQL connector where dbt-databricks sends the statements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyhive_helpers import database_cursor, error_status, sorted_rows
+
+from sluicegate.storage.delta.tables import open_table
+
+DB = "check_constraints"
+
+
+@pytest.fixture(scope="module")
+def cursor(gateway: Any) -> Iterator[Any]:
+    yield from database_cursor(gateway, DB)
+
+
+def _version(streams: Any, name: str) -> int:
+    return int(open_table(streams.store.get_table(DB, name).location).version())
+
+
+def _fails(cursor: Any, sql: str, error_class: str, sqlstate: str) -> str:
+    status = error_status(cursor, sql)
+    assert (status.sqlState, status.errorMessage.split("]")[0]) == (sqlstate, f"[{error_class}"), status.errorMessage
+    return str(status.errorMessage)
+
+
+def _properties(cursor: Any, table: str) -> dict[str, str]:
+    cursor.execute(f"SHOW TBLPROPERTIES {table}")
+    return dict(cursor.fetchall())
+
+
+def test_add_constraint_checks_the_rows_then_every_write(cursor: Any, streams: Any) -> None:
+    cursor.execute("CREATE TABLE t (id INT NOT NULL, v INT, name STRING)")
+    cursor.execute("INSERT INTO t VALUES (1, 5, 'a'), (2, -1, 'b'), (3, NULL, 'c')")
+    before = _version(streams, "t")
+    message = _fails(cursor, "ALTER TABLE t ADD CONSTRAINT pos CHECK (v > 0)",
+                     "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION", "23512")
+    assert "2 rows in" in message and "violate the new CHECK constraint (v > 0)" in message  # NULL fails it too
+    assert _version(streams, "t") == before and "delta.constraints.pos" not in _properties(cursor, "t")
+
+    cursor.execute("DELETE FROM t WHERE v IS NULL OR v < 0")
+    cursor.execute("ALTER TABLE t ADD CONSTRAINT Pos CHECK (v > 0)")
+    assert _properties(cursor, "t")["delta.constraints.pos"] == "v > 0"  # the name lower-cased, the text as typed
+    delta = open_table(streams.store.get_table(DB, "t").location)
+    assert delta.metadata().configuration["delta.constraints.pos"] == "v > 0"
+    assert delta.protocol().min_writer_version >= 3  # as Delta raises it for a CHECK constraint
+    checked = _version(streams, "t")
+
+    rejected = {
+        "INSERT INTO t VALUES (4, 7, 'd'), (5, -5, 'e')": " - v : -5",
+        "INSERT INTO t VALUES (5, NULL, 'e')": " - v : null",
+        "INSERT OVERWRITE t VALUES (6, -6, 'f')": " - v : -6",
+        "UPDATE t SET v = -v WHERE id = 1": " - v : -5",
+        "MERGE INTO t USING (SELECT 9 AS id, -9 AS v, 'z' AS name) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *":
+            " - v : -9",
+        "MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 0": " - v : 0",
+    }
+    for sql, values in rejected.items():
+        message = _fails(cursor, sql, "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", "23001")
+        assert "CHECK constraint pos (v > 0) violated by row with values:" in message, message
+        assert values in message, message
+    assert _version(streams, "t") == checked  # nothing was committed
+    assert sorted_rows(cursor, "SELECT * FROM t") == [(1, 5, "a")]
+
+    _fails(cursor, "INSERT INTO t VALUES (NULL, 1, 'x')", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", "23502")
+    cursor.execute("INSERT INTO t VALUES (4, 7, 'd')")
+    cursor.execute("UPDATE t SET v = v + 1")
+    assert sorted_rows(cursor, "SELECT id, v FROM t") == [(1, 6), (4, 8)]
+
+    message = _fails(cursor, "ALTER TABLE t ADD CONSTRAINT pos CHECK (v > 1)", "DELTA_CONSTRAINT_ALREADY_EXISTS",
+                     "42710")
+    assert "Old constraint:\nv > 0" in message
+    cursor.execute("ALTER TABLE t DROP CONSTRAINT POS")
+    assert "delta.constraints.pos" not in _properties(cursor, "t")
+    assert "delta.constraints.pos" not in open_table(streams.store.get_table(DB, "t").location).metadata().configuration
+    cursor.execute("INSERT INTO t VALUES (5, -5, 'e')")  # lifted
+    _fails(cursor, "ALTER TABLE t DROP CONSTRAINT pos", "DELTA_CONSTRAINT_DOES_NOT_EXIST", "42704")
+    cursor.execute("ALTER TABLE t DROP CONSTRAINT IF EXISTS pos")
+
+
+def test_a_check_is_judged_on_the_tables_columns(cursor: Any, streams: Any) -> None:
+    cursor.execute("CREATE TABLE j (id INT, v INT)")
+    before = _version(streams, "j")
+    _fails(cursor, "ALTER TABLE j ADD CONSTRAINT c CHECK (nope > 0)", "DELTA_INVALID_CHECK_CONSTRAINT_REFERENCES",
+           "42621")
+    _fails(cursor, "ALTER TABLE j ADD CONSTRAINT c CHECK (v + 1)", "DELTA_NON_BOOLEAN_CHECK_CONSTRAINT", "42621")
+    _fails(cursor, "ALTER TABLE j ADD CONSTRAINT c CHECK (count(v) > 0)", "DELTA_AGGREGATE_IN_CHECK_CONSTRAINT",
+           "42621")
+    assert _version(streams, "j") == before
+    cursor.execute("CREATE VIEW jv AS SELECT * FROM j")
+    _fails(cursor, "ALTER TABLE jv ADD CONSTRAINT c CHECK (v > 0)", "EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE", "42809")
+
+
+def test_create_table_keeps_its_checks_and_accepts_keys(cursor: Any) -> None:
+    cursor.execute("CREATE TABLE parent (id INT NOT NULL, PRIMARY KEY (id))")
+    cursor.execute("CREATE TABLE c (id INT NOT NULL CHECK (id > 0), v INT, CONSTRAINT small CHECK (v < 10), "
+                   "CONSTRAINT c_pk PRIMARY KEY (id), FOREIGN KEY (v) REFERENCES parent (id)) USING delta")
+    properties = _properties(cursor, "c")
+    assert (properties["delta.constraints.chk_1"], properties["delta.constraints.small"]) == ("id > 0", "v < 10")
+    cursor.execute("DESCRIBE TABLE EXTENDED c")
+    described = {row[0]: row[1] for row in cursor.fetchall()}
+    assert "delta.constraints.small=v < 10" in described["Table Properties"]
+    message = _fails(cursor, "INSERT INTO c VALUES (1, 10)", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", "23001")
+    assert "CHECK constraint small (v < 10) violated" in message
+    _fails(cursor, "INSERT INTO c VALUES (0, 1)", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", "23001")
+    cursor.execute("INSERT INTO c VALUES (1, 1), (1, 2)")  # keys are informational: a duplicate id is accepted
+    cursor.execute("ALTER TABLE c ADD CONSTRAINT c_fk FOREIGN KEY (v) REFERENCES parent (id)")  # accepted, kept nowhere
+    assert sorted_rows(cursor, "SELECT * FROM c") == [(1, 1), (1, 2)]
+
+
+def test_create_or_replace_drops_the_old_constraints_as_delta_does(cursor: Any) -> None:
+    """dbt-spark's table materialization: CREATE OR REPLACE ... AS SELECT, then ADD CONSTRAINT again (which fails on
+    rows that break it: the replaced data stays, as dbt's tests expect of Delta)."""
+    cursor.execute("CREATE OR REPLACE TABLE m USING delta AS SELECT 1 AS id, 'blue' AS color")
+    cursor.execute("ALTER TABLE m ADD CONSTRAINT pos CHECK ((id > 0))")
+    cursor.execute("CREATE OR REPLACE TABLE m USING delta AS SELECT CAST(NULL AS INT) AS id, 'red' AS color")
+    assert "delta.constraints.pos" not in _properties(cursor, "m")
+    _fails(cursor, "ALTER TABLE m ADD CONSTRAINT pos CHECK ((id > 0))", "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION", "23512")
+    assert sorted_rows(cursor, "SELECT color FROM m") == [("red",)]
+
+
+def test_set_not_null_checks_the_column_then_every_write(cursor: Any, streams: Any) -> None:
+    """What dbt-spark sends for a column's not_null: `alter table t change column c set not null`."""
+    cursor.execute("CREATE TABLE n (id INT, `from` STRING)")
+    cursor.execute("INSERT INTO n VALUES (1, 'blue'), (NULL, 'red')")
+    message = _fails(cursor, "alter table n change column id set not null", "DELTA_NEW_NOT_NULL_VIOLATION", "23512")
+    assert "1 rows in" in message and "violate the new NOT NULL constraint on id" in message
+    cursor.execute("INSERT INTO n VALUES (2, 'blue')")  # still nullable: nothing changed
+    cursor.execute("DELETE FROM n WHERE id IS NULL")
+    cursor.execute("alter table n change column id set not null")
+    cursor.execute("ALTER TABLE n ALTER COLUMN `from` SET NOT NULL")
+    assert [(f.name, f.nullable) for f in _schema(streams, "n")] == [("id", False), ("from", False)]
+    before = _version(streams, "n")
+    message = _fails(cursor, "INSERT INTO n VALUES (3, NULL)", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", "23502")
+    assert f"NOT NULL constraint violated for column: from of `{DB}`.`n`." in message
+    _fails(cursor, "UPDATE n SET id = NULL WHERE id = 1", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", "23502")
+    assert _version(streams, "n") == before
+    cursor.execute("ALTER TABLE n CHANGE COLUMN id DROP NOT NULL")
+    cursor.execute("INSERT INTO n VALUES (NULL, 'green')")
+    _fails(cursor, "ALTER TABLE n ALTER COLUMN nope SET NOT NULL", "UNRESOLVED_COLUMN.WITH_SUGGESTION", "42703")
+
+
+def _schema(streams: Any, name: str) -> Any:
+    from sluicegate.executor.tables.dml import table_schema
+
+    return table_schema(streams.store.get_table(DB, name)).fields
+
+
+@pytest.fixture(scope="module")
+def dbx(start_gateway: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A Databricks SQL connector cursor on a gateway's HTTP port."""
+    sql = pytest.importorskip("databricks.sql")
+    from sluicegate.gateway.auth.tokens import create_token
+
+    tokens: Path = tmp_path_factory.mktemp("check_tokens") / "tokens"
+    gateway = start_gateway({"server": {"http_port": 0}, "auth": {"token_file": str(tokens)}})
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/cliservice",
+                             access_token=create_token(tokens, "tester", "constraints")[1], enable_telemetry=False,
+                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    try:
+        with connection.cursor() as cursor:
+            yield cursor, sql.exc.ServerOperationError
+    finally:
+        connection.close()
+
+
+def test_constraints_through_the_databricks_connector(dbx: Any, cursor: Any) -> None:
+    """As dbt-databricks sends them (three-part names, a key then a CHECK), and Delta's error as the connector shows
+    it: the class first, the SQLSTATE ending the first line, the row's values below."""
+    dbx_cursor, failure = dbx
+    cursor.execute("CREATE TABLE x (id BIGINT NOT NULL, amount BIGINT)")
+    dbx_cursor.execute(f"alter table `main`.`{DB}`.`x` add constraint x_pk primary key(id)")
+    dbx_cursor.execute(f"alter table `main`.`{DB}`.`x` add constraint amount_nonneg check (amount >= 0);")
+    with pytest.raises(failure) as failed:
+        dbx_cursor.execute(f"INSERT INTO main.{DB}.x VALUES (1, 5), (2, -3)")
+    lines = failed.value.message.splitlines()
+    assert lines[0].startswith("[DELTA_VIOLATE_CONSTRAINT_WITH_VALUES] CHECK constraint amount_nonneg (amount >= 0)")
+    assert lines[0].endswith("SQLSTATE: 23001") and " - amount : -3" in lines
+    dbx_cursor.execute(f"SELECT count(*) FROM main.{DB}.x")
+    assert dbx_cursor.fetchall()[0][0] == 0
+    dbx_cursor.execute(f"SHOW TBLPROPERTIES main.{DB}.x ('delta.constraints.amount_nonneg')")
+    assert [tuple(row) for row in dbx_cursor.fetchall()] == [("delta.constraints.amount_nonneg", "amount >= 0")]
+    dbx_cursor.execute(f"alter table `main`.`{DB}`.`x` alter column amount set not null")
+    with pytest.raises(failure) as failed:  # NULL fails the CHECK first, as in Delta (CHECKs before NOT NULLs)
+        dbx_cursor.execute(f"INSERT INTO main.{DB}.x VALUES (3, NULL)")
+    assert " - amount : null" in failed.value.message.splitlines()
+    dbx_cursor.execute(f"alter table `main`.`{DB}`.`x` drop constraint if exists amount_nonneg")
+    with pytest.raises(failure) as failed:
+        dbx_cursor.execute(f"INSERT INTO main.{DB}.x VALUES (3, NULL)")
+    assert failed.value.message.startswith("[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for "
+                                           f"column: amount of `{DB}`.`x`. SQLSTATE: 23502")
+    dbx_cursor.execute(f"INSERT INTO main.{DB}.x VALUES (3, -1)")  # the CHECK is gone
