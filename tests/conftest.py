@@ -66,9 +66,30 @@ def streams(spark: Any, warehouse: Path) -> Iterator[Any]:
                                                                            "static_check_interval": 1.0}})
     store = open_catalog(config)
     manager = StreamManager(spark, store, config.streams)
+    _shared_streams.append(manager)
     yield manager
+    _shared_streams.clear()
     manager.stop_all()
     store.close()
+
+
+_shared_streams: list[Any] = []   # the session's stream manager, once a test has asked for it
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_the_modules_streams() -> Iterator[None]:
+    """Stop the streams a test module left running in the shared manager when the module ends. Its tables stay;
+    only their queries end. Left running, every streaming table of every earlier module fired at the tests' 0.2 s
+    trigger for the rest of the session (over a hundred by the end of the suite), taking the cores from the tests
+    that came after. Asks for no fixture: a module that starts no JVM starts none here either."""
+    before = set(_shared_streams[0].running()) if _shared_streams else set()
+    yield
+    if not _shared_streams:
+        return
+    manager = _shared_streams[0]
+    for key in manager.running():
+        if key not in before:
+            manager.stop(key[0], key[1], flow=key[2] if len(key) > 2 else None)
 
 
 @pytest.fixture(scope="session")
