@@ -41,6 +41,19 @@ def to_drop(ctx: StatementContext, table: TableName, if_exists: bool) -> TableEn
     return entry
 
 
+def to_drop_as(ctx: StatementContext, table: TableName, if_exists: bool, kind: str,
+               error_class: str) -> TableEntry | None:
+    """The object `DROP <kind>` names, which must be of that catalog kind (`MATERIALIZED_VIEW`, ...): another kind
+    is refused with `error_class`, naming what it is and the DROP that fits; None as `to_drop`."""
+    entry = to_drop(ctx, table, if_exists)
+    if entry is not None and entry.kind != kind:
+        line, column = ctx.position_of(table)
+        raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {kind_name(entry.kind)}, not a "
+                             f"{kind_name(kind)}.", error_class=error_class, line=line, column=column,
+                             hint=f"use DROP {kind_name(entry.kind).upper()}")
+    return entry
+
+
 def require_table(ctx: StatementContext, table: TableName, action: str) -> TableEntry:
     """A Delta table (not a view) that `action` may write, in a table folder of this warehouse: a catalog row
     pointing anywhere else (written before names were checked, or by hand) is never written to or vacuumed."""

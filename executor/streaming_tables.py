@@ -46,7 +46,7 @@ from sluicegate.executor.flows import (
     flow_rows,
     refuse_full_refresh_with_flows,
 )
-from sluicegate.executor.lookups import not_found, to_drop
+from sluicegate.executor.lookups import not_found, to_drop_as
 from sluicegate.executor.object_kinds import refuse_schedule
 from sluicegate.executor.output import no_result, rows_result
 from sluicegate.executor.schedule_rows import change_schedule, refresh_rows, schedule_json, with_session_zone
@@ -440,14 +440,8 @@ class RefreshNotAllowedError(RuntimeQueryError):
 
 def drop_streaming_table(ctx: StatementContext, statement: st.DropStreamingTable) -> StatementResult:
     database, name = ctx.qualify(statement.table)
-    entry = to_drop(ctx, statement.table, statement.if_exists)
-    if entry is None:
+    if to_drop_as(ctx, statement.table, statement.if_exists, "STREAMING_TABLE", "EXPECT_STREAMING_TABLE") is None:
         return no_result()
-    if entry.kind != "STREAMING_TABLE":
-        line, column = ctx.position_of(statement.table)
-        raise NotATableError(f"`{database}`.`{name}` is a {entry.kind.lower()}, not a streaming table.",
-                             error_class="EXPECT_STREAMING_TABLE", line=line, column=column,
-                             hint="use DROP VIEW" if entry.kind == "VIEW" else "use DROP TABLE")
     drop_stream_and_table(ctx, database, name)
     return no_result()
 

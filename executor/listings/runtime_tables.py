@@ -103,23 +103,32 @@ def runtime_reader(ctx: StatementContext) -> Callable[[TableReference, Position]
     return read
 
 
-def kill_query(ctx: StatementContext, stmt: st.KillQuery) -> StatementResult:
-    """Cancel the statement `stmt.query_id` if the user owns it or is an admin; its client gets an error carrying
-    who killed it and `stmt.message`."""
-    view = _view(ctx)
-    hint = "the id is the query_id column of system.runtime.queries; a statement that ended cannot be killed"
-    owner = view.owner_of(stmt.query_id)
+KILL_HINT = "the id is the query_id column of system.runtime.queries; a statement that ended cannot be killed"
+
+
+def kill_statement(view: RuntimeView, query_id: str, by_user: str, is_admin: bool, message: str | None, *,
+                   caller: str | None = None) -> None:
+    """THE rule of who may end a running statement, for SQL's `kill_query` and the web console alike: its owner or
+    an admin, never the statement asking (`caller`, its own id); the statement's client then gets an error carrying
+    who killed it and `message`. Another user's id is refused with 42501, as Trino's `kill_query` does: the ids are
+    random operation handles, and a non-admin's `system.runtime.queries` lists only their own."""
+    owner = view.owner_of(query_id)
     if owner is None:
-        raise QueryNotFoundError(f"no running statement has the id '{stmt.query_id}'", hint=hint)
-    if owner != ctx.user and not ctx.principal.is_admin:
+        raise QueryNotFoundError(f"no running statement has the id '{query_id}'", hint=KILL_HINT)
+    if owner != by_user and not is_admin:
         raise PermissionDeniedError(
-            f"user '{ctx.user}' may not kill the statement '{stmt.query_id}': only its owner or an admin may",
+            f"user '{by_user}' may not kill the statement '{query_id}': only its owner or an admin may",
             hint="ask its owner or an admin (security.admins) to kill it")
-    if stmt.query_id == ctx.job_group:
+    if caller is not None and query_id == caller:
         raise RuntimeQueryError("a statement cannot kill itself", error_class="INVALID_PARAMETER_VALUE",
-                                sqlstate="22023", hint=hint)
-    if not view.kill(stmt.query_id, ctx.user, stmt.message):
-        raise QueryNotFoundError(f"the statement '{stmt.query_id}' ended before it could be killed", hint=hint)
+                                sqlstate="22023", hint=KILL_HINT)
+    if not view.kill(query_id, by_user, message):
+        raise QueryNotFoundError(f"the statement '{query_id}' ended before it could be killed", hint=KILL_HINT)
+
+
+def kill_query(ctx: StatementContext, stmt: st.KillQuery) -> StatementResult:
+    """`CALL system.runtime.kill_query(query_id => ..., message => ...)`: `kill_statement`'s rule, for this user."""
+    kill_statement(_view(ctx), stmt.query_id, ctx.user, ctx.principal.is_admin, stmt.message, caller=ctx.job_group)
     return StatementResult([], lambda: ListBatchSource(()))
 
 

@@ -22,8 +22,7 @@ from sluicegate.engine.declared_schema import declared_schema
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.binding.binder import bind
 from sluicegate.executor.context import StatementContext
-from sluicegate.executor.errors import NotATableError
-from sluicegate.executor.lookups import to_drop
+from sluicegate.executor.lookups import to_drop_as
 from sluicegate.executor.materialized_views import background as mv_background
 from sluicegate.executor.materialized_views import refresh as mv_refresh
 from sluicegate.executor.materialized_views.errors import NotIncrementalizableError, UnversionedInputError
@@ -229,14 +228,8 @@ def refresh_materialized_view(ctx: StatementContext, statement: st.Refresh, entr
 
 def drop_materialized_view(ctx: StatementContext, statement: st.DropMaterializedView) -> StatementResult:
     database, name = ctx.qualify(statement.table)
-    entry = to_drop(ctx, statement.table, statement.if_exists)
-    if entry is None:
+    if to_drop_as(ctx, statement.table, statement.if_exists, KIND, "EXPECT_MATERIALIZED_VIEW") is None:
         return no_result()
-    if entry.kind != KIND:
-        line, column = ctx.position_of(statement.table)
-        raise NotATableError(f"`{database}`.`{name}` is a {kind_name(entry.kind)}, not a materialized view.",
-                             error_class="EXPECT_MATERIALIZED_VIEW", line=line, column=column,
-                             hint="use DROP VIEW" if entry.kind == "VIEW" else "use DROP TABLE")
     drop(ctx, database, name)
     return no_result()
 

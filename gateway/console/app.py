@@ -24,6 +24,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from sluicegate.dialect.errors import SqlError
 from sluicegate.gateway.console import pages, pipeline
 from sluicegate.gateway.console.logins import COOKIE, Login, Logins, csrf_matches
 from sluicegate.gateway.console.markup import STYLE, esc, page
@@ -34,7 +35,7 @@ from sluicegate.gateway.console.sources import (
     NoHistory,
     OperationLiveQueries,
 )
-from sluicegate.gateway.errors import AuthenticationError, GatewayError
+from sluicegate.gateway.errors import AuthenticationError
 
 if TYPE_CHECKING:
     from sluicegate.gateway.service import GatewayService
@@ -218,9 +219,9 @@ class Console:
         notice = ""
         if request.query.get("cancelled"):
             notice = f'<p class="note" id="notice">cancelled query <code>{esc(request.query["cancelled"])}</code></p>'
-        elif request.query.get("not_found"):
-            notice = (f'<p class="error" id="notice">no running query <code>{esc(request.query["not_found"])}</code>'
-                      " of yours: it ended, or is not yours to cancel</p>")
+        elif request.query.get("refused"):
+            notice = (f'<p class="error" id="notice">query <code>{esc(request.query["refused"])}</code> was not '
+                      f'cancelled: {esc(request.query.get("reason", ""))}</p>')
         return self._page(login, "Overview", pages.overview(data, login.csrf, notice), "/console/")
 
     def _spark_version(self) -> str:
@@ -257,9 +258,9 @@ class Console:
     def _cancel(self, login: Login, query_id: str, message: str) -> Response:
         try:
             self.live.cancel(query_id, login.user, message[:500])
-        except GatewayError as exc:
+        except SqlError as exc:  # kill_statement's refusals: not running (42704), not yours (42501), ...
             log.info("console cancel of %s by %r refused: %s", query_id, login.user, exc.message)
-            return _redirect("/console/?" + urlencode({"not_found": query_id[:64]}))
+            return _redirect("/console/?" + urlencode({"refused": query_id[:64], "reason": exc.message[:300]}))
         log.info("console: %r cancelled query %s", login.user, query_id)
         return _redirect("/console/?" + urlencode({"cancelled": query_id[:64]}))
 

@@ -13,26 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from sluicegate.catalog import history
-from sluicegate.gateway.errors import GatewayError
-from sluicegate.gateway.runtime import redacted
+from sluicegate.executor.listings.runtime_tables import kill_statement
+from sluicegate.gateway.runtime import GatewayRuntime, redacted
 
 if TYPE_CHECKING:
     from sluicegate.catalog.store import CatalogStore
+    from sluicegate.executor.listings.runtime_view import RuntimeView
     from sluicegate.gateway.session import SessionManager
 
 ACTIVE_STATES = ("INITIALIZED", "PENDING", "RUNNING")
-
-
-class QueryNotFoundError(GatewayError):
-    """No running query has that id (it ended, or never existed): the same answer whoever asks."""
-
-    error_class = "QUERY_NOT_FOUND"
-    sqlstate = "42704"
-
-
-class CancelNotAllowedError(GatewayError):
-    error_class = "CANCEL_NOT_ALLOWED"
-    sqlstate = "42501"
 
 
 @dataclass(frozen=True)
@@ -53,7 +42,7 @@ class LiveQueries(Protocol):
         """The running queries `user` may see: their own, an admin's every one."""
 
     def cancel(self, query_id: str, by_user: str, message: str) -> None:
-        """Cancel the query for `by_user` (its owner or an admin); QueryNotFoundError, CancelNotAllowedError."""
+        """End the query for `by_user` (its owner or an admin), or raise the SqlError that says why not."""
 
 
 @dataclass(frozen=True)
@@ -101,16 +90,16 @@ class NoHistory:
 
 
 class OperationLiveQueries:
-    """The running statements of the gateway's sessions (the operation registry), until `system.runtime.queries`
-    exists; cancel is the operation's own (its Spark job group is cancelled, its client gets OPERATION_CANCELED)."""
+    """The running statements of the gateway's sessions (the operation registry); cancel is SQL's `kill_query`
+    (executor/listings/runtime_tables.py `kill_statement`: one rule of who may, one error for each refusal), and
+    the cancelled client's error names who cancelled it and why."""
 
     def __init__(self, sessions: SessionManager, is_admin: Callable[[str], bool],
-                 kill: Callable[[str, str, str], bool] | None = None) -> None:
-        """`kill(query_id, by_user, message)`: how a cancel ends the statement (the gateway's `kill_query`, whose
-        client error names who cancelled it and why); without it, a plain cancel."""
+                 runtime: RuntimeView | None = None) -> None:
+        """`runtime`: the gateway's RuntimeView (service.runtime); without it, one over `sessions`."""
         self._sessions = sessions
         self._is_admin = is_admin
-        self._kill = kill
+        self._runtime: RuntimeView = runtime if runtime is not None else GatewayRuntime(sessions)
 
     def list(self, user: str, is_admin: bool) -> list[LiveQuery]:
         found = []
@@ -125,20 +114,8 @@ class OperationLiveQueries:
         return sorted(found, key=lambda q: q.started)
 
     def cancel(self, query_id: str, by_user: str, message: str) -> None:
-        for session in self._sessions.list():
-            for operation in session.operations():
-                if operation.handle.hex != query_id or operation.state.value not in ACTIVE_STATES:
-                    continue
-                if session.user != by_user and not self._is_admin(by_user):
-                    # the same answer as for an id that does not exist: another user's query ids are not disclosed
-                    raise QueryNotFoundError(f"no running query {query_id} of yours")
-                if self._kill is not None:
-                    self._kill(query_id, by_user, message or "cancelled from the web console")
-                    return
-                operation.log.add(f"Cancelled from the console by {by_user}" + (f": {message}" if message else ""))
-                operation.cancel()
-                return
-        raise QueryNotFoundError(f"no running query {query_id}" + ("" if self._is_admin(by_user) else " of yours"))
+        kill_statement(self._runtime, query_id, by_user, self._is_admin(by_user),
+                       message or "cancelled from the web console")
 
 
 class CatalogHistory:

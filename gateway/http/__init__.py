@@ -62,7 +62,7 @@ def _console(service: GatewayService, authenticator: HttpAuthenticator, secure: 
 
     history = CatalogHistory(service.catalog, service.config.history.enabled)
     live = OperationLiveQueries(service.sessions, lambda user: service.policy.principal(user).is_admin,
-                                service.runtime.kill)
+                                service.runtime)
     return Console(service, check_login, idle_timeout=settings.session_timeout, secure_cookie=secure,
                    history=history, live=live)
 

@@ -174,7 +174,7 @@ def test_overview_renders_and_a_form_without_the_csrf_token_is_refused(console_g
     assert post_form(console_gateway, "/console/queries/cancel", cookie, {"query_id": "x"})[0] == 403
     assert post_form(console_gateway, "/console/queries/cancel", cookie, {"query_id": "x", "csrf": "forged"})[0] == 403
     status, headers = post_form(console_gateway, "/console/queries/cancel", cookie, {"query_id": "x", "csrf": csrf})
-    assert status == 303 and "not_found=x" in headers["location"]
+    assert status == 303 and "refused=x" in headers["location"] and "no+running+statement" in headers["location"]
     browser.find_element(By.ID, "logout").click()
     WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "login"))
     assert browser.current_url.endswith("/console/login")
@@ -296,7 +296,9 @@ def test_a_running_query_is_cancelled_by_its_owner_from_the_overview(console_gat
         cookie, csrf = cookie_and_csrf(browser)
         status, headers = post_form(console_gateway, "/console/queries/cancel", cookie,
                                     {"query_id": query_id, "csrf": csrf})
-        assert status == 303 and "not_found=" in headers["location"]
+        # the same rule and answer as SQL's kill_query (tests/security/test_kill_query.py): not bob's to kill
+        assert status == 303 and "refused=" in headers["location"], headers
+        assert "only+its+owner+or+an+admin" in headers["location"], headers["location"]
         assert operation.state.value == "RUNNING"
         shoot(browser, screenshots, "overview-other-user")
 

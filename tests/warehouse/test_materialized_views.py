@@ -78,6 +78,10 @@ def test_refresh_recomputes_and_does_nothing_when_no_input_changed(cursor: Any, 
     cursor.execute("REFRESH TABLE gold")                # Spark's cache refresh: nothing to recompute
     assert len(_history(cursor, "gold")) == 3
     assert "EXPECT_STREAMING_TABLE" in error_status(cursor, "REFRESH STREAMING TABLE gold").errorMessage
+    # DROP of the wrong kind names the kind in words and the DROP that fits (executor/lookups.py to_drop_as)
+    status = error_status(cursor, "DROP STREAMING TABLE gold")
+    assert "EXPECT_STREAMING_TABLE" in status.errorMessage and "is a materialized view, not a streaming table" \
+        in status.errorMessage and "use DROP MATERIALIZED VIEW" in status.errorMessage, status.errorMessage
 
 
 def test_failed_refresh_keeps_the_previous_result(cursor: Any, database: str) -> None:
