@@ -8,7 +8,7 @@ tables are registered as the temp views the plan's query_sql names.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
@@ -117,7 +117,7 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations,
         result = session.sql(plan.query_sql)
         if plan.cdc is None:
             result = _shaped(result, plan)
-            check_against(result, plan.expectations)
+        check_against(result, plan.expectations)   # an AUTO CDC table's: over its change events
     except BaseException:
         for frame in cached:
             frame.unpersist()
@@ -160,9 +160,10 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
         from sluicegate.storage.locations import sibling_table_folder
 
         quarantine = str(sibling_table_folder(target.location, quarantine_name(plan.name)))
-    if plan.cdc is not None:
-        return _start_cdc(result, plan, target, trigger_seconds, on_batch, available_now, before_batch)
     checks = BatchChecks(plan.expectations, f"{plan.database}.{plan.name}" if plan.database else plan.name)
+    if plan.cdc is not None:
+        return _start_cdc(result, plan, replace(target, quarantine=quarantine), trigger_seconds, on_batch,
+                          available_now, before_batch, checks)
     sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch, checks, quarantine,
                      before_batch, table=quote_qualified(*(part for part in (plan.database, plan.name) if part)))
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
@@ -177,13 +178,15 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
 
 def _start_cdc(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
                on_batch: Callable[[BatchWritten], None] | None, available_now: bool,
-               before_batch: Callable[[], object] | None) -> StreamingQuery:
-    """An AUTO CDC stream: the raw events go to the CDC sink, which applies them by key (engine/streams/cdc_sink.py)."""
+               before_batch: Callable[[], object] | None, checks: BatchChecks) -> StreamingQuery:
+    """An AUTO CDC stream: the raw events go to the CDC sink, which judges them by the expectations and applies them
+    by key (engine/streams/cdc_sink.py)."""
     assert plan.cdc is not None
     columns = kept_columns(result.columns, plan.cdc)
     types = {column.name.lower(): column.type for column in plan.columns}
     sink = CdcSink(target.location, target.stream_id, plan.cdc, columns, types, on_batch, before_batch,
-                   tombstone_seconds(plan.properties))
+                   tombstone_seconds(plan.properties), checks=checks,
+                   quarantine=target.quarantine)
     writer = (result.writeStream.foreachBatch(sink).outputMode("append")
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
     RAISED_IN_BATCH.take(target.stream_id)
