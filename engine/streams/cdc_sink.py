@@ -22,7 +22,8 @@ the table leaves alone (storage/delta/retention.py). Both tables commit with the
 table first: the batch's decisions are computed from the state table, which only changes after the table did, so a
 batch replayed after a crash between the two commits decides the same and writes the missing commit only. The whole
 batch runs under the table's lock (several AUTO CDC flows into one table take turns; a compaction waits).
-Expectations judge the events before anything is decided: DROP ROW keeps an
+Flows into one table share one state table, and a batch decides only once no other writer's batch is half
+committed (engine/streams/cdc_flows.py). Expectations judge the events before anything is decided: DROP ROW keeps an
 event out of the ranking (into the quarantine table), FAIL UPDATE fails the batch (engine/streams/cdc_checks.py).
 """
 
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect.streaming.plan import CdcSpec
 from sluicegate.engine.streams.cdc_checks import judged
+from sluicegate.engine.streams.cdc_flows import CdcShare, check_no_half_batch
 from sluicegate.engine.streams.expectations import BatchChecks
 from sluicegate.engine.streams.sink import OPERATION, BatchSink, BatchWritten, batch_arrow, merge_predicate
 from sluicegate.storage.delta import commit
@@ -87,10 +89,11 @@ class CdcSink(BatchSink):
     def __init__(self, location: str, stream_id: str, spec: CdcSpec, columns: Sequence[str],
                  types: dict[str, str] | None = None, on_batch: Callable[[BatchWritten], None] | None = None,
                  before_batch: Callable[[], Any] | None = None, tombstone_seconds: float = DEFAULT_TOMBSTONE_SECONDS,
-                 clock: Callable[[], float] = time.time, checks: BatchChecks | None = None,
-                 quarantine: str | None = None) -> None:
+                 clock: Callable[[], float] = time.time, share: CdcShare | None = None,
+                 checks: BatchChecks | None = None, quarantine: str | None = None) -> None:
         self.location = location
-        self.state = state_location(location, stream_id)
+        self.state = state_location(location, share.state_id if share is not None else stream_id)
+        self.share = share
         self.checks = checks if checks is not None and checks.specs else None
         self.quarantine = quarantine if self.checks is not None and self.checks.drops else None
         self.stream_id = stream_id
@@ -120,6 +123,8 @@ class CdcSink(BatchSink):
                 log.info("stream %s: batch %d was committed before a restart; replayed without writing",
                          self.stream_id, batch_id)
             else:
+                if self.share is not None and not table_done:
+                    check_no_half_batch(self.location, self.state, self.share.others())
                 batch, quality = judging.enter_context(judged(self.checks, batch, batch_id, self.stream_id,
                                                               self.quarantine, quarantine_done, not table_done))
                 changes = self._changes(batch)

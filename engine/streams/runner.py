@@ -16,6 +16,7 @@ from sluicegate.dialect.streaming.cdc import kept_columns
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
 from sluicegate.dialect.streaming.plan import StreamingPlan, skips_change_commits
 from sluicegate.engine.declared_schema import declared_schema
+from sluicegate.engine.streams.cdc_flows import CdcShare
 from sluicegate.engine.streams.cdc_sink import CdcSink, tombstone_seconds
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamDefinitionError
 from sluicegate.engine.streams.expectations import BatchChecks, check_against
@@ -39,6 +40,7 @@ class StreamTarget:
     checkpoint: str
     query_name: str
     quarantine: str | None = None    # the quarantine table's folder; None: beside the table, when the plan has one
+    cdc_share: CdcShare | None = None   # an AUTO CDC writer of a table with flows: the state it shares, the others
 
 
 def _shaped(result: DataFrame, plan: StreamingPlan) -> DataFrame:
@@ -185,7 +187,7 @@ def _start_cdc(result: DataFrame, plan: StreamingPlan, target: StreamTarget, tri
     columns = kept_columns(result.columns, plan.cdc)
     types = {column.name.lower(): column.type for column in plan.columns}
     sink = CdcSink(target.location, target.stream_id, plan.cdc, columns, types, on_batch, before_batch,
-                   tombstone_seconds(plan.properties), checks=checks,
+                   tombstone_seconds(plan.properties), share=target.cdc_share, checks=checks,
                    quarantine=target.quarantine)
     writer = (result.writeStream.foreachBatch(sink).outputMode("append")
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
