@@ -724,8 +724,9 @@ def _create_auto_cdc(sql: str, tree: CreateAutoCdcCommand) -> CreateAutoCdc:
         raise error_at(sql, flow, "a flow's name has one or two parts: [database.]flow",
                        "write CREATE FLOW name AS AUTO CDC INTO table ...")
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    comment = tree.args.get("comment") if flow is not None else None
     return CreateAutoCdc(table_name(target), analyze_cdc(sql, tree), sql,
-                         table_name(flow) if flow is not None else None)
+                         table_name(flow) if flow is not None else None, comment.name if comment is not None else None)
 
 
 def _alter_schedule(sql: str, tree: AlterScheduleCommand) -> AlterSchedule:

@@ -436,6 +436,7 @@ class CreateAutoCdc:
     plan: StreamingPlan
     sql: str
     flow: TableName | None = None
+    comment: str | None = None     # CREATE FLOW f COMMENT '...'
 
 
 @dataclass(frozen=True)

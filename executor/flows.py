@@ -34,6 +34,7 @@ from sluicegate.dialect import statements as st
 from sluicegate.dialect.columns import ColumnSpec
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.streaming.analyze import analyze_flow
+from sluicegate.dialect.streaming.cdc import describe_cdc
 from sluicegate.dialect.streaming.kafka import redact_sql
 from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.dialect.trees import query_offset
@@ -164,11 +165,14 @@ def matched_by_name(ctx: StatementContext, plan: StreamingPlan, produced: list[s
     return replace(plan, columns=columns, query_sql=query_sql)
 
 
-def _checked_target(ctx: StatementContext, statement: st.CreateFlow, database: str, name: str) -> TableEntry:
-    line, column = ctx.position_of(statement.table)
+def checked_target(ctx: StatementContext, table_name: st.TableName, database: str, name: str,
+                   cdc: bool = False) -> TableEntry:
+    """The flow's target: a continuous streaming table written the flow's way, appended to (`cdc` False) or kept by
+    AUTO CDC (`cdc` True: its own stream, if it has one, and its other flows are AUTO CDC too)."""
+    line, column = ctx.position_of(table_name)
     table = ctx.store.get_table(database, name)
     if table is None:
-        raise not_found(ctx, statement.table)
+        raise not_found(ctx, table_name)
     if table.kind != "STREAMING_TABLE":
         raise NotATableError(f"`{database}`.`{name}` is a {table.kind.lower()}, not a streaming table: flows "
                              "write into streaming tables.", error_class="EXPECT_STREAMING_TABLE", line=line,
@@ -178,19 +182,32 @@ def _checked_target(ctx: StatementContext, statement: st.CreateFlow, database: s
                               "into a continuous streaming table", line=line, column=column,
                               hint="ALTER STREAMING TABLE ... DROP SCHEDULE first, or write into another table")
     own = ctx.store.get_stream(database, name)
-    if own is not None and StreamingPlan.from_json(own.plan_json).output_mode != "append":
-        raise FlowTargetError(f"`{database}`.`{name}` is kept by its own query in "
-                              f"{StreamingPlan.from_json(own.plan_json).output_mode} mode; a flow can only append "
-                              "to a table whose rows are appended", line=line, column=column,
+    own_plan = StreamingPlan.from_json(own.plan_json) if own is not None else None
+    if own_plan is not None and (own_plan.cdc is not None) != cdc:
+        what = ("AUTO CDC flow, which applies changes by key; an INSERT flow cannot append to it" if not cdc else
+                f"query in {own_plan.output_mode} mode; an AUTO CDC flow applies changes by key only to a table "
+                "kept that way")
+        raise FlowTargetError(f"`{database}`.`{name}` is kept by its own {what}", line=line, column=column,
+                              hint="write the flow into a streaming table declared with columns and no query"
+                              + ("" if not cdc else ", or into a table created with FLOW AUTO CDC"))
+    if own_plan is not None and own_plan.output_mode != "append":
+        raise FlowTargetError(f"`{database}`.`{name}` is kept by its own query in {own_plan.output_mode} mode; a "
+                              "flow can only append to a table whose rows are appended", line=line, column=column,
                               hint="write the flow into a streaming table declared with columns and no query")
+    other = next((f.stream.flow for f in ctx.store.list_flows(database, name)
+                  if (StreamingPlan.from_json(f.stream.plan_json).cdc is not None) != cdc), None)
+    if other is not None:
+        what = (f"AUTO CDC flow `{other}`; an INSERT flow cannot append to a table kept by key" if not cdc else
+                f"INSERT flow `{other}`; an AUTO CDC flow cannot apply changes by key to a table others append to")
+        raise FlowTargetError(f"`{database}`.`{name}` is written by the {what}", line=line, column=column,
+                              hint="write the flow into a table of its own kind, or DROP FLOW the other first")
     return table
 
 
-def create_flow(ctx: StatementContext, statement: st.CreateFlow) -> StatementResult:
-    streams = streams_of(ctx)
-    database, name = ctx.qualify(statement.table)
-    flow_line, flow_column = ctx.position_of(statement.flow)
-    flow_database, flow = ctx.qualify(statement.flow)
+def flow_name(ctx: StatementContext, flow_table: st.TableName, database: str, name: str) -> str:
+    """The new flow's name, checked: a valid name, in its table's database, not the table's own flow's."""
+    flow_line, flow_column = ctx.position_of(flow_table)
+    flow_database, flow = ctx.qualify(flow_table)
     check_name(flow, "flow", line=flow_line, column=flow_column)
     if flow_database != database:
         raise FlowTargetError(f"the flow `{flow_database}`.`{flow}` and its table `{database}`.`{name}` are in "
@@ -199,30 +216,49 @@ def create_flow(ctx: StatementContext, statement: st.CreateFlow) -> StatementRes
     if flow == name:
         raise FlowAlreadyExistsError(f"`{flow}` is the name of its table's own flow", line=flow_line,
                                      column=flow_column, hint="give the flow a name of its own")
+    return flow
+
+
+def refuse_existing_flow(ctx: StatementContext, flow_table: st.TableName, database: str, flow: str) -> None:
+    if ctx.store.find_flow(database, flow) is not None:
+        line, column = ctx.position_of(flow_table)
+        raise FlowAlreadyExistsError(f"Cannot create flow `{database}`.`{flow}` because it already exists.",
+                                     line=line, column=column, hint="choose another name, or DROP FLOW it first")
+
+
+def start_flow(ctx: StatementContext, streams: Streams, plan: StreamingPlan, built: BuiltStream, flow: str,
+               comment: str | None) -> None:
+    """Persist, then start (the caller holds the table's lifecycle): the flow's row, its CREATED event, its stream;
+    a failure to start removes the row again."""
+    database, name = (plan.database or "").lower(), plan.name.lower()
+    stream_id = new_stream_id()
+    entry = StreamEntry(database, name, stream_id, plan.to_json(), streams.checkpoint_for(stream_id), STARTING,
+                        RUNNING, flow=flow)
+    with spark_errors(ctx.include_stack_trace):
+        try:
+            entry = ctx.store.create_flow(entry, comment, ctx.user)
+            ctx.store.record_event(database, name, "CREATED", f"flow {flow} created by {ctx.user}", flow=flow,
+                                   origin={"user_name": ctx.user})
+            streams.start(entry, built)
+        except Exception:
+            built.release()
+            streams.drop(database, name, flow=flow)
+            ctx.store.drop_flow(database, flow)
+            raise
+
+
+def create_flow(ctx: StatementContext, statement: st.CreateFlow) -> StatementResult:
+    streams = streams_of(ctx)
+    database, name = ctx.qualify(statement.table)
+    flow = flow_name(ctx, statement.flow, database, name)
     with streams.lifecycle(database, name):
-        table = _checked_target(ctx, statement, database, name)
-        if ctx.store.find_flow(database, flow) is not None:
-            raise FlowAlreadyExistsError(f"Cannot create flow `{database}`.`{flow}` because it already exists.",
-                                         line=flow_line, column=flow_column,
-                                         hint="choose another name, or DROP FLOW it first")
+        table = checked_target(ctx, statement.table, database, name)
+        refuse_existing_flow(ctx, statement.flow, database, flow)
         plan = analyze_flow(statement.sql, table_kind(ctx))   # now that the catalog can say how sources change
         ensure_spark_database(ctx, database)
         plan = qualified(ctx, plan, None)
         plan, built = _build_flow(ctx, streams, plan, flow, table)   # the plan as stored: matched by name
-        stream_id = new_stream_id()
-        entry = StreamEntry(database, name, stream_id, plan.to_json(), streams.checkpoint_for(stream_id), STARTING,
-                            RUNNING, flow=flow)
-        with spark_errors(ctx.include_stack_trace):
-            try:
-                entry = ctx.store.create_flow(entry, statement.comment, ctx.user)
-                ctx.store.record_event(database, name, "CREATED", f"flow {flow} created by {ctx.user}", flow=flow,
-                                       origin={"user_name": ctx.user})
-                streams.start(entry, built)
-            except Exception:
-                built.release()
-                streams.drop(database, name, flow=flow)
-                ctx.store.drop_flow(database, flow)
-                raise
+        start_flow(ctx, streams, plan, built, flow, statement.comment)
     return no_result()
 
 
@@ -310,6 +346,8 @@ def flow_rows(ctx: StatementContext, database: str, name: str) -> list[tuple[str
     for entry in ctx.store.list_flows(database, name):
         stream = entry.stream
         text = f"{stream.flow}: {stream.status}, last batch {stream.last_batch_id}, stream id {stream.stream_id}"
+        cdc = StreamingPlan.from_json(stream.plan_json).cdc
+        text += f", {describe_cdc(cdc)}" if cdc is not None else ""
         rows.append(("Flow", text + (f", last error: {stream.last_error}" if stream.last_error else "")))
     return rows
 
@@ -329,12 +367,18 @@ def flow_only_show_rows(ctx: StatementContext, database: str, matcher: Any) -> l
         statuses = [f.status for f in flows]
         status = next((s for s in _WORST_FIRST if s in statuses), statuses[0] if statuses else "NO_FLOWS")
         error = next((f.last_error for f in flows if f.last_error), None)
-        rows.append((database, table.name, status, "append", max((f.last_batch_id for f in flows
-                                                                  if f.last_batch_id is not None), default=None),
+        rows.append((database, table.name, status, _flows_mode(flows),
+                     max((f.last_batch_id for f in flows if f.last_batch_id is not None), default=None),
                      display_time(max((f.last_batch_at for f in flows if f.last_batch_at), default=None)),
                      sum(f.rows_per_second or 0.0 for f in flows) if flows else None, error,
                      max((f.failures for f in flows), default=0)))
     return rows
+
+
+def _flows_mode(flows: list[StreamEntry]) -> str:
+    """How a table without a query of its own is written: its flows all append, or all apply AUTO CDC changes."""
+    cdc = any(StreamingPlan.from_json(flow.plan_json).cdc is not None for flow in flows)
+    return "auto cdc" if cdc else "append"
 
 
 def flow_only_rows(ctx: StatementContext, table: TableEntry) -> list[tuple[str, Any]]:
@@ -343,7 +387,8 @@ def flow_only_rows(ctx: StatementContext, table: TableEntry) -> list[tuple[str, 
     running = sum(1 for f in flows if f.stream.status == RUNNING)
     return [("Table", f"{table.database}.{table.name}"),
             ("Status", f"{running} of {len(flows)} flows running" if flows else "no flows: nothing writes to it"),
-            ("Output mode", "append (its flows append)"),
+            ("Output mode", "auto cdc (its flows apply changes by key)" if _flows_mode([f.stream for f in flows])
+             == "auto cdc" else "append (its flows append)"),
             ("Location", table.location), ("Definition", redact_sql(table.definition))]
 
 

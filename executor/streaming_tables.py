@@ -37,6 +37,7 @@ from sluicegate.engine.streams.expectations import TOTALS, InvalidExpectationErr
 from sluicegate.engine.streams.kafka_lag import kafka_rows
 from sluicegate.engine.streams.manager import RUNNING, STARTING, new_stream_id
 from sluicegate.engine.streams.protocols import Streams
+from sluicegate.executor.cdc_flows import agree_with_writers, create_auto_cdc_flow
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.errors import NotATableError, UnresolvedColumnError, spark_errors
 from sluicegate.executor.flows import (
@@ -98,15 +99,17 @@ class UnsupportedCdcError(RuntimeQueryError):
 
 def create_auto_cdc(ctx: StatementContext, statement: st.CreateAutoCdc) -> StatementResult:
     """`CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC ...`: a streaming table whose stream applies change
-    events by key (SCD type 1, engine/streams/cdc_sink.py). SCD type 2, APPLY AS TRUNCATE, AUTO CDC flows and
-    expectations are parsed and checked, then refused here until they run (the CDC sink would not judge them)."""
+    events by key (SCD type 1, engine/streams/cdc_sink.py), its expectations judging the events first; `CREATE FLOW
+    f AS AUTO CDC INTO t ...` adds a source to such a table (executor/cdc_flows.py). SCD type 2 and APPLY AS
+    TRUNCATE are parsed and checked, then refused here until they run."""
     spec = statement.plan.cdc
     assert spec is not None
-    line, column = ctx.position_of(statement.flow or statement.table)
-    missing = ("CREATE FLOW ... AS AUTO CDC INTO" if statement.flow is not None else
-               "STORED AS SCD TYPE 2" if spec.scd_type == 2 else
-               "APPLY AS TRUNCATE WHEN" if spec.truncate_sql else
-               "expectations (CONSTRAINT ... EXPECT)" if statement.plan.expectations else None)
+    if statement.flow is not None:
+        return create_auto_cdc_flow(ctx, statement)
+    agree_with_writers(ctx, statement.sql, spec, *ctx.qualify(statement.table), flow=None)  # its flows', if any
+    line, column = ctx.position_of(statement.table)
+    missing = ("STORED AS SCD TYPE 2" if spec.scd_type == 2 else
+               "APPLY AS TRUNCATE WHEN" if spec.truncate_sql else None)
     if missing is not None:
         raise UnsupportedCdcError(f"AUTO CDC with {missing} is not supported by this gateway yet.", line=line,
                                   column=column, hint="write CREATE OR REFRESH STREAMING TABLE t FLOW AUTO CDC FROM "

@@ -7,7 +7,7 @@
 --
 -- To run it by hand (in `default`, or any database: no other example uses its table names), from the
 -- repository's folder, with the gateway of `./run serve` running:
---   mkdir -p warehouse/landing/cdc_customers/changes
+--   mkdir -p warehouse/landing/cdc_customers/changes warehouse/landing/cdc_customers/changes_eu
 --   ./run shell --var input=$PWD/warehouse/landing/cdc_customers -f sql_examples/cdc_customers.sql
 -- On a terminal the shell stops where the script lands an input file (`-- input: PATH`): land it as
 -- ${input}/PATH (its lines are the `-- ` lines under the directive; write it as .NAME, then rename it:
@@ -52,5 +52,35 @@ STORED AS SCD TYPE 1;
 -- 1,Ada,Paris
 -- 2,Grace,New York
 
--- `DESCRIBE STREAMING TABLE customers_mirror` shows `Auto CDC: keys (id), sequence by lsn, SCD type 1; delete when op = 'd';
+-- A second source of the same customers (say a replica in another region, replicated to a folder of its own) joins
+-- with CREATE FLOW ... AS AUTO CDC INTO: its events are ranked with the first source's by the same keys and lsn, so
+-- per customer the highest lsn of either source wins. Grace's change at lsn 18 is older than the 21 applied above.
+-- (By hand: the REFRESHes wait until the first source's events above are applied.)
+
+REFRESH STREAMING TABLE customer_changes;
+REFRESH STREAMING TABLE customers_mirror;
+
+CREATE STREAMING TABLE customer_changes_eu AS
+SELECT coalesce(after.id, before.id) AS id, op, source.lsn AS lsn, after.name AS name, after.city AS city
+FROM STREAM read_files('${input}/changes_eu', format => 'json',
+  schema => 'op STRING, before STRUCT<id: INT>, after STRUCT<id: INT, name: STRING, city: STRING>, source STRUCT<lsn: BIGINT>');
+
+CREATE FLOW customers_from_eu AS AUTO CDC INTO customers_mirror
+FROM STREAM(customer_changes_eu)
+KEYS (id)
+APPLY AS DELETE WHEN op = 'd'
+SEQUENCE BY lsn
+COLUMNS * EXCEPT (op, lsn);
+
+-- input: changes_eu/part-1.json
+-- {"op": "u", "after": {"id": 2, "name": "Grace", "city": "Boston"}, "source": {"lsn": 18}}
+-- {"op": "c", "after": {"id": 4, "name": "Barbara", "city": "Boston"}, "source": {"lsn": 30}}
+-- {"op": "u", "after": {"id": 1, "name": "Ada", "city": "Rome"}, "source": {"lsn": 31}}
+
+-- expect: SELECT id, name, city FROM customers_mirror ORDER BY id
+-- 1,Ada,Rome
+-- 2,Grace,New York
+-- 4,Barbara,Boston
+
+-- `SHOW FLOWS` lists customers_from_eu; `DESCRIBE STREAMING TABLE customers_mirror` shows `Auto CDC: keys (id), sequence by lsn, SCD type 1; delete when op = 'd';
 -- columns * except (op, lsn)`.

@@ -152,3 +152,23 @@ def execute_on(port: int, *statements: str, user: str = "tester") -> list[tuple[
         return rows
     finally:
         connection.close()
+
+
+def logged_quality(cur: Any, streams: Any, table: str) -> tuple[dict[str, tuple[int, int]], int]:
+    """The expectations' (passed, failed) and the dropped rows summed over the table's flow_progress events, read
+    through the client once every batch the stream ran has its event."""
+    entry = streams.store.get_stream(cur.database, table)
+    poll_until(lambda: len([e for e in streams.store.event_log(cur.database, table)
+                            if e.event_type == "flow_progress"]) >= entry.last_batch_id + 1,
+               f"a flow_progress event for each batch of {table}")
+    cur.execute(f"SELECT get_json_object(details, '$.flow_progress.data_quality') FROM event_log(TABLE({table})) "
+                f"WHERE event_type = 'flow_progress'")
+    totals: dict[str, tuple[int, int]] = {}
+    dropped = 0
+    for (text,) in cur.fetchall():
+        quality = json.loads(text)
+        dropped += quality["dropped_records"]
+        for item in quality["expectations"]:
+            passed, failed = totals.get(item["name"], (0, 0))
+            totals[item["name"]] = (passed + item["passed_records"], failed + item["failed_records"])
+    return totals, dropped

@@ -360,6 +360,33 @@ def test_a_streaming_table_and_a_materialized_view(dbx_gateway: Any, token: str,
         cursor.execute("DROP MATERIALIZED VIEW dbx_totals")
 
 
+def test_an_auto_cdc_table_and_flow(dbx_gateway: Any, token: str, schema: str) -> None:
+    """AUTO CDC as a Databricks user writes it: change events in Delta tables, a table kept by key from one, a
+    flow adding the other, fed with INSERTs and read back."""
+    cdc = "KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op)"
+    with dbx_cursor(dbx_gateway, token, catalog="main", schema=schema) as cursor:
+        for table in ("dbx_changes", "dbx_more_changes"):
+            cursor.execute(f"CREATE OR REPLACE TABLE {table} (id BIGINT, op STRING, seq BIGINT, name STRING) "
+                           "USING DELTA")
+        cursor.execute("INSERT INTO dbx_changes VALUES (1, 'U', 1, 'ann'), (2, 'U', 1, 'bob'), (1, 'U', 3, 'ann3')")
+        cursor.execute("CREATE OR REFRESH STREAMING TABLE dbx_customers "
+                       f"FLOW AUTO CDC FROM STREAM(dbx_changes) {cdc} STORED AS SCD TYPE 1")
+        cursor.execute("SELECT id, seq, name FROM dbx_customers ORDER BY id")
+        assert [tuple(row) for row in cursor.fetchall()] == [(1, 3, "ann3"), (2, 1, "bob")]
+        cursor.execute(f"CREATE FLOW dbx_from_more AS AUTO CDC INTO dbx_customers FROM STREAM(dbx_more_changes) {cdc}")
+        cursor.execute("INSERT INTO dbx_more_changes VALUES (1, 'U', 2, 'late'), (2, 'D', 4, NULL), (3, 'U', 1, 'cy')")
+
+        def applied() -> list[tuple[Any, ...]]:
+            cursor.execute("SELECT id, seq, name FROM dbx_customers ORDER BY id")
+            rows = [tuple(row) for row in cursor.fetchall()]
+            return rows if rows == [(1, 3, "ann3"), (3, 1, "cy")] else []
+
+        assert poll_until(applied, "the flow's changes applied by key")
+        cursor.execute("SHOW FLOWS LIKE 'dbx_*'")
+        assert [(row[1], row[2]) for row in cursor.fetchall()] == [("dbx_from_more", "dbx_customers")]
+        cursor.execute("DROP TABLE dbx_customers")
+
+
 # -- SQLAlchemy -----------------------------------------------------------------------------------------------
 
 

@@ -239,6 +239,22 @@ def check_cdc_source(sql: str, source_columns: dict[str, str]) -> None:
                          "string, a date or timestamp, or a struct of them)")
 
 
+def check_agrees(sql: str, spec: CdcSpec, other: CdcSpec, other_name: str) -> None:
+    """`CREATE FLOW f AS AUTO CDC INTO t` (in `sql`, whose `spec` it is) into a table another AUTO CDC writer fills
+    (`other`, named `other_name`): their events are ranked together per key, so they must name the same keys (in any
+    order) and the same SCD type. The error points at the flow's KEYS (or its AUTO CDC clause for the type)."""
+    cdc: AutoCdc = _parsed(sql).args["cdc"]
+    if sorted(k.lower() for k in spec.keys) != sorted(k.lower() for k in other.keys):
+        raise _error(InvalidCdcClauseError, sql, cdc.args["keys"][0],
+                     f"KEYS ({', '.join(spec.keys)}) differ from KEYS ({', '.join(other.keys)}) of {other_name}, "
+                     "which applies changes to the same table: every AUTO CDC flow into a table ranks its events "
+                     "with the others' by the same keys", f"write KEYS ({', '.join(other.keys)})")
+    if spec.scd_type != other.scd_type:
+        raise _error(InvalidCdcClauseError, sql, cdc,
+                     f"STORED AS SCD TYPE {spec.scd_type} differs from SCD TYPE {other.scd_type} of {other_name}, "
+                     "which applies changes to the same table", f"write STORED AS SCD TYPE {other.scd_type}")
+
+
 def kept_columns(source_columns: list[str], spec: CdcSpec) -> list[str]:
     """The source's columns the table keeps, as the source spells them: COLUMNS' in its order, every column but
     `* EXCEPT`'s, or all of them."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sluicegate.dialect.expressions import Expectation
+from sluicegate.dialect.expressions import CreateAutoCdcCommand, Expectation
 from sluicegate.dialect.positions import line_column, start_of
 from sluicegate.dialect.streaming.plan import ExpectationSpec
 
@@ -30,7 +30,8 @@ class FoundExpectation:
 
 
 def found_expectations(create: exp.Expr) -> list[FoundExpectation]:
-    schema = create.this if isinstance(create, exp.Create) else None
+    # an AUTO CDC table's column list holds its expectations as any streaming table's does
+    schema = create.this if isinstance(create, (exp.Create, CreateAutoCdcCommand)) else None
     if not isinstance(schema, exp.Schema):
         return []
     found = []

@@ -22,6 +22,9 @@ the table leaves alone (storage/delta/retention.py). Both tables commit with the
 table first: the batch's decisions are computed from the state table, which only changes after the table did, so a
 batch replayed after a crash between the two commits decides the same and writes the missing commit only. The whole
 batch runs under the table's lock (several AUTO CDC flows into one table take turns; a compaction waits).
+Flows into one table share one state table, and a batch decides only once no other writer's batch is half
+committed (engine/streams/cdc_flows.py). Expectations judge the events before anything is decided: DROP ROW keeps an
+event out of the ranking (into the quarantine table), FAIL UPDATE fails the batch (engine/streams/cdc_checks.py).
 """
 
 from __future__ import annotations
@@ -29,10 +32,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect.streaming.plan import CdcSpec
+from sluicegate.engine.streams.cdc_checks import judged
+from sluicegate.engine.streams.cdc_flows import CdcShare, check_no_half_batch
+from sluicegate.engine.streams.expectations import BatchChecks
 from sluicegate.engine.streams.sink import OPERATION, BatchSink, BatchWritten, batch_arrow, merge_predicate
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.locks import table_lock
@@ -82,9 +89,13 @@ class CdcSink(BatchSink):
     def __init__(self, location: str, stream_id: str, spec: CdcSpec, columns: Sequence[str],
                  types: dict[str, str] | None = None, on_batch: Callable[[BatchWritten], None] | None = None,
                  before_batch: Callable[[], Any] | None = None, tombstone_seconds: float = DEFAULT_TOMBSTONE_SECONDS,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, share: CdcShare | None = None,
+                 checks: BatchChecks | None = None, quarantine: str | None = None) -> None:
         self.location = location
-        self.state = state_location(location, stream_id)
+        self.state = state_location(location, share.state_id if share is not None else stream_id)
+        self.share = share
+        self.checks = checks if checks is not None and checks.specs else None
+        self.quarantine = quarantine if self.checks is not None and self.checks.drops else None
         self.stream_id = stream_id
         self.spec = spec
         self.columns = tuple(columns)
@@ -101,15 +112,21 @@ class CdcSink(BatchSink):
         if self.before_batch is not None:
             self.before_batch()
         version = None
-        with table_lock(self.location):
+        with table_lock(self.location), ExitStack() as judging:   # the judged events are cached until the end
             table_done = _done(self.location, self.stream_id, batch_id)
             state_done = _done(self.state, self.stream_id, batch_id)
-            replayed = table_done and state_done
+            quarantine_done = self.quarantine is None or _done(self.quarantine, self.stream_id, batch_id)
+            replayed = table_done and state_done and quarantine_done
+            quality = None
             if replayed:
                 batch.write.format("noop").mode("overwrite").save()
                 log.info("stream %s: batch %d was committed before a restart; replayed without writing",
                          self.stream_id, batch_id)
             else:
+                if self.share is not None and not table_done:
+                    check_no_half_batch(self.location, self.state, self.share.others())
+                batch, quality = judging.enter_context(judged(self.checks, batch, batch_id, self.stream_id,
+                                                              self.quarantine, quarantine_done, not table_done))
                 changes = self._changes(batch)
                 rows = batch_arrow(changes)
                 txn = AppTransaction(self.stream_id, batch_id)
@@ -122,7 +139,8 @@ class CdcSink(BatchSink):
         if not replayed:
             commit.notify_committed(self.location)
         if self.on_batch is not None:
-            self.on_batch(BatchWritten(batch_id, replayed, version, time.perf_counter() - started))
+            self.on_batch(BatchWritten(batch_id, replayed, version, time.perf_counter() - started,
+                                       quality if not table_done else None))
 
     # -- what a batch changes ------------------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.engine.streams import events, lifecycle, reset
+from sluicegate.engine.streams.cdc_flows import FLOWS_STATE, CdcShare
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError, StreamStopTimeoutError, stream_failure
 from sluicegate.engine.streams.lifecycle import RetryPolicy, StreamState
 from sluicegate.engine.streams.runner import sources_checkpoint
@@ -587,9 +588,10 @@ class StreamManager:
         # only a full refresh marks its new row so: a flow's or a new table's stream never empties a table that other
         # writers (flows) may already have filled
         reset_pending = entry.flow is None and entry.last_refresh_status == reset.RESET_PENDING
+        share = self._cdc_share(entry, plan)
         live = self.edge.launch(key, stream_id, plan, built, str(table.location), entry.checkpoint, trigger,
                                 pass_now, lambda written: self._batch_written(key, stream_id, written),
-                                reset_pending=reset_pending)
+                                reset_pending=reset_pending, **({"cdc_share": share} if share is not None else {}))
         if reset_pending:  # the table is emptied for this stream id now: the refresh is under way
             self.store.update_stream(*key, last_refresh_status="RUNNING")
         record.live = live
@@ -605,6 +607,24 @@ class StreamManager:
             self._move(record, StreamState.RUNNING, query_id=str(live.query.id) if live.query else None, **kept)
             self._event(key, "STARTED", f"query {live.query.id if live.query else live.run_id} from "
                                                      f"checkpoint {entry.checkpoint}")
+
+    def _cdc_share(self, entry: StreamEntry, plan: StreamingPlan) -> CdcShare | None:
+        """An AUTO CDC stream's share of its table (engine/streams/cdc_flows.py): the table's own AUTO CDC stream's
+        state, or the flows' when it has none, and the table's other writers as the catalog has them at each batch."""
+        if plan.cdc is None:
+            return None
+        database, name, mine = entry.database, entry.name, entry.stream_id
+        own = self.store.get_stream(database, name)
+        own_cdc = own is not None and StreamingPlan.from_json(own.plan_json).cdc is not None
+        state_id = own.stream_id if own is not None and own_cdc else FLOWS_STATE
+
+        def others() -> list[str]:
+            writers = [flow.stream.stream_id for flow in self.store.list_flows(database, name)]
+            current = self.store.get_stream(database, name)
+            writers += [current.stream_id] if current is not None else []
+            return [writer for writer in writers if writer != mine]
+
+        return CdcShare(state_id, others)
 
     def _start_or_fail(self, record: Supervised, pass_now: bool) -> None:
         try:

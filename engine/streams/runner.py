@@ -8,7 +8,7 @@ tables are registered as the temp views the plan's query_sql names.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
@@ -16,6 +16,7 @@ from sluicegate.dialect.streaming.cdc import kept_columns
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
 from sluicegate.dialect.streaming.plan import StreamingPlan, skips_change_commits
 from sluicegate.engine.declared_schema import declared_schema
+from sluicegate.engine.streams.cdc_flows import CdcShare
 from sluicegate.engine.streams.cdc_sink import CdcSink, tombstone_seconds
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamDefinitionError
 from sluicegate.engine.streams.expectations import BatchChecks, check_against
@@ -39,6 +40,7 @@ class StreamTarget:
     checkpoint: str
     query_name: str
     quarantine: str | None = None    # the quarantine table's folder; None: beside the table, when the plan has one
+    cdc_share: CdcShare | None = None   # an AUTO CDC writer of a table with flows: the state it shares, the others
 
 
 def _shaped(result: DataFrame, plan: StreamingPlan) -> DataFrame:
@@ -117,7 +119,7 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations,
         result = session.sql(plan.query_sql)
         if plan.cdc is None:
             result = _shaped(result, plan)
-            check_against(result, plan.expectations)
+        check_against(result, plan.expectations)   # an AUTO CDC table's: over its change events
     except BaseException:
         for frame in cached:
             frame.unpersist()
@@ -160,9 +162,10 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
         from sluicegate.storage.locations import sibling_table_folder
 
         quarantine = str(sibling_table_folder(target.location, quarantine_name(plan.name)))
-    if plan.cdc is not None:
-        return _start_cdc(result, plan, target, trigger_seconds, on_batch, available_now, before_batch)
     checks = BatchChecks(plan.expectations, f"{plan.database}.{plan.name}" if plan.database else plan.name)
+    if plan.cdc is not None:
+        return _start_cdc(result, plan, replace(target, quarantine=quarantine), trigger_seconds, on_batch,
+                          available_now, before_batch, checks)
     sink = DeltaSink(target.location, target.stream_id, plan.output_mode, keys, on_batch, checks, quarantine,
                      before_batch, table=quote_qualified(*(part for part in (plan.database, plan.name) if part)))
     writer = (result.writeStream.foreachBatch(sink).outputMode(plan.output_mode)
@@ -177,13 +180,15 @@ def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_
 
 def _start_cdc(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
                on_batch: Callable[[BatchWritten], None] | None, available_now: bool,
-               before_batch: Callable[[], object] | None) -> StreamingQuery:
-    """An AUTO CDC stream: the raw events go to the CDC sink, which applies them by key (engine/streams/cdc_sink.py)."""
+               before_batch: Callable[[], object] | None, checks: BatchChecks) -> StreamingQuery:
+    """An AUTO CDC stream: the raw events go to the CDC sink, which judges them by the expectations and applies them
+    by key (engine/streams/cdc_sink.py)."""
     assert plan.cdc is not None
     columns = kept_columns(result.columns, plan.cdc)
     types = {column.name.lower(): column.type for column in plan.columns}
     sink = CdcSink(target.location, target.stream_id, plan.cdc, columns, types, on_batch, before_batch,
-                   tombstone_seconds(plan.properties))
+                   tombstone_seconds(plan.properties), share=target.cdc_share, checks=checks,
+                   quarantine=target.quarantine)
     writer = (result.writeStream.foreachBatch(sink).outputMode("append")
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
     RAISED_IN_BATCH.take(target.stream_id)

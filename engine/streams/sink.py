@@ -343,21 +343,32 @@ class DeltaSink(BatchSink):
             raise checks.violation(violated, record(violated))
 
     def _require_quarantine(self) -> None:
-        """Before anything commits: a batch whose dropped rows would have nowhere to go commits nothing."""
-        from sluicegate.storage.delta.tables import is_delta_table
-
-        if self.quarantine is not None and not is_delta_table(self.quarantine):
-            folder = Path(self.quarantine)
-            raise QuarantineMissingError(
-                f"the quarantine table {folder.parent.name.removesuffix('.db')}.{folder.name} is missing, so the rows "
-                "DROP ROW keeps out of the table would be lost; CREATE OR REFRESH STREAMING TABLE creates it again")
+        require_quarantine(self.quarantine)
 
     def _write_quarantine(self, rows: DataFrame, batch_id: int) -> None:
         assert self.quarantine is not None
-        txn = AppTransaction(self.stream_id, batch_id)
-        parameters = {**self._parameters(batch_id), "quarantine": "true"}
-        if self.mode == "complete":
-            commit.overwrite(self.quarantine, rows, OPERATION, parameters, txn)
-        else:
-            commit.append(self.quarantine, rows, OPERATION, parameters, txn)
+        write_quarantine(self.quarantine, rows, AppTransaction(self.stream_id, batch_id), self._parameters(batch_id),
+                         replace=self.mode == "complete")
+
+
+def require_quarantine(quarantine: str | None) -> None:
+    """Before anything commits: a batch whose dropped rows would have nowhere to go commits nothing."""
+    from sluicegate.storage.delta.tables import is_delta_table
+
+    if quarantine is not None and not is_delta_table(quarantine):
+        folder = Path(quarantine)
+        raise QuarantineMissingError(
+            f"the quarantine table {folder.parent.name.removesuffix('.db')}.{folder.name} is missing, so the rows "
+            "DROP ROW keeps out of the table would be lost; CREATE OR REFRESH STREAMING TABLE creates it again")
+
+
+def write_quarantine(quarantine: str, rows: DataFrame, txn: AppTransaction, parameters: dict[str, str],
+                     replace: bool = False) -> None:
+    """The rows DROP ROW kept out of a batch, in the quarantine table's commit carrying the batch's txn
+    (`replace`: complete mode, where the quarantine holds the current result's rejects)."""
+    parameters = {**parameters, "quarantine": "true"}
+    if replace:
+        commit.overwrite(quarantine, rows, OPERATION, parameters, txn)
+    else:
+        commit.append(quarantine, rows, OPERATION, parameters, txn)
 

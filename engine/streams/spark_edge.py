@@ -24,6 +24,7 @@ from pyspark.sql.streaming import StreamingQueryListener
 
 from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.engine.sessions import new_user_session
+from sluicegate.engine.streams.cdc_flows import CdcShare
 from sluicegate.engine.streams.checkpoint_mirror import CheckpointMirror, CheckpointStore
 from sluicegate.engine.streams.errors import StreamStopTimeoutError
 from sluicegate.engine.streams.reset import empty_for_stream
@@ -258,13 +259,14 @@ class SparkEdge:
 
     def launch(self, key: Key, stream_id: str, plan: StreamingPlan, built: BuiltStream, location: str,
                checkpoint: str, trigger_seconds: float, available_now: bool,
-               on_batch: Callable[[BatchWritten], None], reset_pending: bool = False) -> LiveQuery:
+               on_batch: Callable[[BatchWritten], None], reset_pending: bool = False,
+               cdc_share: CdcShare | None = None) -> LiveQuery:
         """Start the query (continuous, or one available-now pass); releases `built` if Spark refuses. Before it
         starts: the table is emptied for a new stream id if a full refresh left that pending (`reset_pending`: a
         crash came between its catalog row and its emptying commit, see sluicegate.engine.streams.reset), the checkpoint
         is restored from the object store when it is kept there, and the state a batch 0 that never committed left
-        behind is cleared."""
-        target = StreamTarget(stream_id, location, checkpoint, ".".join(key))
+        behind is cleared. `cdc_share`: an AUTO CDC writer's shared state and fellow writers (cdc_flows.py)."""
+        target = StreamTarget(stream_id, location, checkpoint, ".".join(key), cdc_share=cdc_share)
         mirror = self.checkpoint_store.mirror(checkpoint) if self.checkpoint_store is not None else None
         try:
             if reset_pending and empty_for_stream(location, built.schema, plan, stream_id, always=True):

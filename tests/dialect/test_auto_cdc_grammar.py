@@ -10,7 +10,7 @@ from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.parse import parse
-from sluicegate.dialect.streaming.cdc import check_cdc_source, kept_columns
+from sluicegate.dialect.streaming.cdc import check_agrees, check_cdc_source, kept_columns
 from sluicegate.dialect.streaming.plan import CdcSpec, StreamingPlan
 
 FULL = ("CREATE OR REFRESH STREAMING TABLE IF NOT EXISTS db.customers (id INT, name STRING) COMMENT 'mirror' "
@@ -115,3 +115,24 @@ def test_kept_columns() -> None:
     assert kept_columns(["id", "op", "ts"], spec) == ["id", "op", "ts"]
     assert kept_columns(["id", "op", "ts"], CdcSpec(**{**spec.__dict__, "except_columns": ("OP",)})) == ["id", "ts"]
     assert kept_columns(["id", "op", "ts"], CdcSpec(**{**spec.__dict__, "columns": ("ts", "id")})) == ["ts", "id"]
+
+
+def test_a_flow_agrees_with_the_tables_other_writers_on_keys_and_scd_type() -> None:
+    sql = ("CREATE FLOW from_eu COMMENT 'eu' AS AUTO CDC INTO customers FROM STREAM(eu_events)\n"
+           "  KEYS (region, id) SEQUENCE BY seq STORED AS SCD TYPE 1")
+    statement = classify(sql)
+    assert isinstance(statement, st.CreateAutoCdc) and statement.comment == "eu"
+    spec = statement.plan.cdc
+    assert spec is not None
+    # the same keys in another order and spelling, the same type: agreed
+    check_agrees(sql, spec, CdcSpec(keys=("ID", "Region"), sequence_sql="ts", sequence_columns=("ts",)), "us")
+    with pytest.raises(SqlError) as raised:
+        check_agrees(sql, spec, CdcSpec(keys=("id",), sequence_sql="seq", sequence_columns=("seq",)), "the flow `us`")
+    error = raised.value
+    assert (error.error_class, error.sqlstate, error.line, error.column) == ("INVALID_AUTO_CDC_CLAUSE", "42000", 2, 9)
+    assert "KEYS (region, id)" in error.message and "the flow `us`" in error.message and "KEYS (id)" in str(error.hint)
+    with pytest.raises(SqlError) as raised:
+        check_agrees(sql, spec, CdcSpec(keys=("id", "region"), sequence_sql="seq", sequence_columns=("seq",),
+                                        scd_type=2), "the flow `us`")
+    assert raised.value.error_class == "INVALID_AUTO_CDC_CLAUSE" and "SCD TYPE 2" in str(raised.value.hint)
+    assert raised.value.line == 1

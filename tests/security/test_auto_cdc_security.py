@@ -44,10 +44,19 @@ def test_auto_cdc_needs_create_select_allowed_folders_and_ownership(as_user: Any
             "INSUFFICIENT_PERMISSIONS")
     refused(bob, f"CREATE STREAMING TABLE {mine}.loot FLOW AUTO CDC FROM STREAM read_files('{victim}', "
                  f"format => 'csv', schema => 'id INT, seq BIGINT') {cdc}", "PATH_NOT_ALLOWED")
+    # nor through an AUTO CDC flow into a table he owns: the flow's source is judged as a table's
+    bob.execute(f"CREATE STREAMING TABLE {mine}.copy (id INT, seq BIGINT, secret STRING)")
+    refused(bob, f"CREATE FLOW {mine}.steal AS AUTO CDC INTO {mine}.copy FROM STREAM {schema}.private {cdc}",
+            "INSUFFICIENT_PERMISSIONS")
+    refused(bob, f"CREATE FLOW {mine}.steal AS AUTO CDC INTO {mine}.copy FROM STREAM read_files('{victim}', "
+                 f"format => 'csv', schema => 'id INT, seq BIGINT, secret STRING') {cdc}", "PATH_NOT_ALLOWED")
     for database in (schema, mine):
         assert streams.store.list_flows(database) == []
         assert [s.name for s in streams.store.list_streams()
                 if s.database == database] == [], "a refused statement started a stream"
+    bob.execute(f"SELECT count(*) FROM {mine}.copy")
+    assert bob.fetchall() == [(0,)]
+    bob.execute(f"DROP TABLE {mine}.copy")
     bob.execute(f"SHOW TABLES IN {mine}")
     assert bob.fetchall() == []
     untouched(victim)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pyhive_helpers import error_status, poll_until, sorted_rows
+from pyhive_helpers import error_status, logged_quality, sorted_rows
 
 from sluicegate.engine.streams.sink import BatchWritten
 
@@ -236,26 +236,6 @@ def _ids(cur: Any, table: str) -> list[int]:
     return sorted(row[0] for row in cur.fetchall())
 
 
-def _logged_totals(cur: Any, streams: Any, table: str) -> tuple[dict[str, tuple[int, int]], int]:
-    """The expectations' (passed, failed) and the dropped rows summed over the table's flow_progress events, read
-    through the client once every batch the stream ran has its event."""
-    entry = streams.store.get_stream(cur.database, table)
-    poll_until(lambda: len([e for e in streams.store.event_log(cur.database, table)
-                            if e.event_type == "flow_progress"]) >= entry.last_batch_id + 1,
-               f"a flow_progress event for each batch of {table}")
-    cur.execute(f"SELECT get_json_object(details, '$.flow_progress.data_quality') FROM event_log(TABLE({table})) "
-                f"WHERE event_type = 'flow_progress'")
-    totals: dict[str, tuple[int, int]] = {}
-    dropped = 0
-    for (text,) in cur.fetchall():
-        quality = json.loads(text)
-        dropped += quality["dropped_records"]
-        for item in quality["expectations"]:
-            passed, failed = totals.get(item["name"], (0, 0))
-            totals[item["name"]] = (passed + item["passed_records"], failed + item["failed_records"])
-    return totals, dropped
-
-
 RESTARTED = {
     "warned_again": "(CONSTRAINT positive EXPECT (amount > 0))",
     "dropped_again": "(CONSTRAINT positive EXPECT (amount > 0) ON VIOLATION DROP ROW, "
@@ -291,7 +271,7 @@ def test_restarts_with_expectations_add_no_listeners(stream_cursor, streams, spa
     for name, (totals, dropped) in expected.items():
         assert _totals(batches[name]) == totals, name
         assert sum(b.quality["dropped_records"] for b in batches[name]) == dropped, name
-        assert _logged_totals(cur, streams, name) == (totals, dropped), name
+        assert logged_quality(cur, streams, name) == (totals, dropped), name
         if dropped:
             assert _ids(cur, name) == [1, 4, 20, 21, 22]
             assert _ids(cur, f"{name}__quarantine") == [2, 3, 10, 11, 12]

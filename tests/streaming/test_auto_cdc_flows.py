@@ -1,0 +1,132 @@
+"""AUTO CDC from several sources into one table (`CREATE FLOW f AS AUTO CDC INTO t ...`, issue 29), through PyHive
+against a real gateway.
+
+Two flows bring change events of the same keys with sequences interleaved across them, each shuffled (late events)
+and with duplicates: after every round of files the table equals a plain batch SQL query over both folders, written
+here independently of the sink; the flows are then stopped and resumed from their checkpoints as a boot resumes
+them, with files landed meanwhile, and nothing is lost or applied twice.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pyhive_helpers import error_status, sorted_rows
+from test_auto_cdc import _files, _reference
+
+CDC = "KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data)"
+
+
+def _events(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    """Events of 5 keys with sequences from one range, so that two flows' sequences interleave."""
+    events: list[dict[str, Any]] = []
+    for _ in range(count):
+        if events and rng.random() < 0.1:
+            events.append(dict(rng.choice(events)))
+            continue
+        key, seq = rng.randrange(5), rng.randrange(40)
+        if rng.random() < 0.25:
+            events.append({"id": key, "op": "D", "seq": seq, "name": None, "amount": None})
+        else:
+            events.append({"id": key, "op": "U", "seq": seq, "name": rng.choice(["a", "b", "c", None]),
+                           "amount": rng.randrange(100)})
+    rng.shuffle(events)
+    return events
+
+
+def _wait(streams: Any, database: str, table: str, flows: tuple[str, ...]) -> None:
+    for flow in flows:
+        streams.wait_for(database, table, flow=flow)
+
+
+def test_two_flows_rank_their_events_together_and_resume_exactly_once(stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    first, second = tmp_path / "eu", tmp_path / "us"
+    rng = random.Random(29)
+    rounds = [(_events(rng, 15), _events(rng, 15)) for _ in range(4)]
+    land(first, rounds[0][0])
+    land(second, rounds[0][1])
+    cur.execute("CREATE STREAMING TABLE customers (id INT, seq BIGINT, name STRING, amount INT)")
+    for flow, folder in (("from_eu", first), ("from_us", second)):
+        cur.execute(f"CREATE FLOW {flow} COMMENT 'cdc from {flow[5:]}' AS AUTO CDC INTO customers "
+                    f"FROM STREAM {_files(folder)} {CDC} STORED AS SCD TYPE 1")
+    flows = ("from_eu", "from_us")
+    _wait(streams, cur.database, "customers", flows)
+    assert sorted_rows(cur, "SELECT * FROM customers") == _reference(cur, first, second), "round 0"
+    for number, (eu, us) in enumerate(rounds[1:3], start=1):
+        land(first, eu)
+        land(second, us)
+        _wait(streams, cur.database, "customers", flows)
+        assert sorted_rows(cur, "SELECT * FROM customers") == _reference(cur, first, second), f"round {number}"
+
+    # across the flows: an event of one older than what the other applied changes nothing, and a delete of one
+    # leaves a tombstone the other's older upsert does not get past
+    land(first, [{"id": 8, "op": "U", "seq": 10, "name": "x", "amount": 1}])
+    _wait(streams, cur.database, "customers", flows)
+    land(second, [{"id": 7, "op": "U", "seq": 50, "name": "new", "amount": 7},
+                  {"id": 8, "op": "D", "seq": 60, "name": None, "amount": None}])
+    _wait(streams, cur.database, "customers", flows)
+    land(first, [{"id": 7, "op": "U", "seq": 49, "name": "late", "amount": -1},
+                 {"id": 8, "op": "U", "seq": 55, "name": "zombie", "amount": -1}])
+    _wait(streams, cur.database, "customers", flows)
+    assert sorted_rows(cur, "SELECT * FROM customers WHERE id >= 7") == [(7, 50, "new", 7)]
+    assert sorted_rows(cur, "SELECT * FROM customers") == _reference(cur, first, second), "across the flows"
+
+    # as a boot does: both flows stop, files land meanwhile, each resumes from its own checkpoint
+    for flow in flows:
+        streams.stop(cur.database, "customers", desired=None, flow=flow)
+    land(first, rounds[3][0])
+    land(second, rounds[3][1])
+    for flow in flows:
+        streams.resume(streams.store.get_stream(cur.database, "customers", flow=flow))
+    _wait(streams, cur.database, "customers", flows)
+    assert sorted_rows(cur, "SELECT * FROM customers") == _reference(cur, first, second), "after the resume"
+
+    cur.execute("SHOW FLOWS")
+    shown = {row[1]: row for row in cur.fetchall()}
+    assert set(shown) == set(flows) and {row[2] for row in shown.values()} == {"customers"}
+    assert shown["from_eu"][7] == "cdc from eu"
+    cur.execute("DESCRIBE STREAMING TABLE customers")
+    described = cur.fetchall()
+    assert ("Output mode", "auto cdc (its flows apply changes by key)") in described
+    flow_lines = [value for key, value in described if key == "Flow"]
+    assert len(flow_lines) == 2 and all("keys (id), sequence by seq, SCD type 1" in line for line in flow_lines)
+
+    # DROP FLOW keeps the rows and their ranks: the flow made again reads its folder again and changes nothing
+    before = sorted_rows(cur, "SELECT * FROM customers")
+    cur.execute("DROP FLOW from_us")
+    cur.execute(f"CREATE FLOW from_us AS AUTO CDC INTO customers FROM STREAM {_files(second)} {CDC}")
+    _wait(streams, cur.database, "customers", flows)
+    assert sorted_rows(cur, "SELECT * FROM customers") == before == _reference(cur, first, second)
+
+
+def test_every_writer_of_a_table_agrees_and_keeps_to_its_kind(stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    folder = tmp_path / "changes"
+    land(folder, [{"id": 1, "op": "U", "seq": 1, "name": "ann", "amount": 10}])
+    cur.execute(f"CREATE STREAMING TABLE mirror FLOW AUTO CDC FROM STREAM {_files(folder)} {CDC}")
+    # another key: refused at the flow's KEYS
+    status = error_status(cur, f"CREATE FLOW other AS AUTO CDC INTO mirror FROM STREAM {_files(folder)}\n"
+                               "KEYS (name) SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data)")
+    assert status.sqlState == "42000" and "INVALID_AUTO_CDC_CLAUSE" in status.errorMessage, status.errorMessage
+    assert "own AUTO CDC flow" in status.errorMessage and "line 2, column 7" in status.errorMessage, \
+        status.errorMessage
+    # an INSERT flow cannot append to a table kept by key, nor AUTO CDC into one others append to
+    status = error_status(cur, f"CREATE FLOW appender AS INSERT INTO mirror BY NAME SELECT id, seq FROM STREAM "
+                               f"{_files(folder)}")
+    assert "INVALID_FLOW_TARGET" in status.errorMessage, status.errorMessage
+    cur.execute("CREATE STREAMING TABLE appended (id INT, seq BIGINT, name STRING, amount INT)")
+    cur.execute(f"CREATE FLOW appends AS INSERT INTO appended BY NAME SELECT id, seq, name, amount FROM STREAM "
+                f"{_files(folder)}")
+    status = error_status(cur, f"CREATE FLOW keyed AS AUTO CDC INTO appended FROM STREAM {_files(folder)} {CDC}")
+    assert "INVALID_FLOW_TARGET" in status.errorMessage and "appends" in status.errorMessage, status.errorMessage
+    # a second source for the AUTO CDC table's own stream: ranked with it
+    other = tmp_path / "more"
+    land(other, [{"id": 1, "op": "U", "seq": 0, "name": "older", "amount": 0},
+                 {"id": 2, "op": "U", "seq": 1, "name": "bo", "amount": 2}])
+    cur.execute(f"CREATE FLOW more AS AUTO CDC INTO mirror FROM STREAM {_files(other)} {CDC}")
+    streams.wait_for(cur.database, "mirror", flow="more")
+    assert sorted_rows(cur, "SELECT * FROM mirror") == [(1, 1, "ann", 10), (2, 1, "bo", 2)]
+    assert streams.store.list_flows(cur.database, "appended")[0].stream.flow == "appends"
+    assert [f.stream.flow for f in streams.store.list_flows(cur.database, "mirror")] == ["more"]
