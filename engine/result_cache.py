@@ -15,11 +15,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from sluicegate.engine.results import TEXT, ResultColumn, WireTypes, arrow_schema
 from sluicegate.engine.sql import BatchSource, ListBatchSource, StatementResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,12 @@ class ResultCache:
         with self._lock:
             self._entries.clear()
             self._bytes = 0
+
+
+def deterministic_plan(df: DataFrame) -> bool:
+    """Whether Spark itself holds `df`'s analysed plan deterministic (every node and expression, views expanded): a
+    second opinion on the query text's allow-list (dialect/determinism.py), asked before an answer is recorded."""
+    return bool(df._jdf.queryExecution().analyzed().deterministic())
 
 
 def served(entry: CachedResult) -> StatementResult:
