@@ -188,6 +188,16 @@ def tree_cpu_seconds(root: int) -> float:
 # -- starting and stopping the servers ----------------------------------------------------------------------------
 
 
+def servers_env() -> tuple[Path, dict[str, str]]:
+    """The JDK, and the environment both servers start in: the pyspark jars' Spark, loopback, this interpreter for
+    Python workers, no outside Spark configuration."""
+    java = java_home()
+    env = dict(os.environ, JAVA_HOME=str(java), SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP=HOST,
+               PYSPARK_PYTHON=sys.executable)
+    env.pop("SPARK_CONF_DIR", None)
+    return java, env
+
+
 def free_port() -> int:
     with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
         s.bind((HOST, 0))
@@ -811,11 +821,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     plan = plan_for(args)
-    java = java_home()
-    home = spark_home()
-    env = dict(os.environ, JAVA_HOME=str(java), SPARK_HOME=str(home), SPARK_LOCAL_IP=HOST,
-               PYSPARK_PYTHON=sys.executable)
-    env.pop("SPARK_CONF_DIR", None)
+    java, env = servers_env()
     machine = machine_info(java)
     load_before = load_average()
     say(f"machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['memory_gib']} GiB; "

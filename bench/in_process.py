@@ -19,14 +19,20 @@ class InProcessGateway:
 
 
 @contextmanager
-def serving(spark: Any, config: Any, catalog: Any = None) -> Iterator[tuple[int, Callable[[str], list[Any]]]]:
+def serving(spark: Any, config: Any, catalog: Any = None,
+            result_cache: bool = False) -> Iterator[tuple[int, Callable[[str], list[Any]]]]:
     """A gateway with `config` on `spark` (its catalog opened from the configuration unless given), on 127.0.0.1
     port 0: yields its port and a function running one statement through PyHive; stopped, its catalog closed, at the
-    end."""
+    end. The result cache is off unless `result_cache`: these benchmarks time Spark's work on the same query run after
+    run, which the cache would answer from memory (bench/result_cache_bench.py measures the cache)."""
+    import dataclasses
+
     from pyhive import hive
 
     from sluicegate.gateway import app
 
+    if not result_cache:
+        config = dataclasses.replace(config, result_cache=dataclasses.replace(config.result_cache, enabled=False))
     running = app.start(config, spark, catalog=catalog, host="127.0.0.1", port=0)
     try:
         cursor = hive.connect("127.0.0.1", running.port, username="bench").cursor()

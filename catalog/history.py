@@ -70,6 +70,7 @@ class HistoryRecord:
     statement_text: str | None
     read_rows: int | None = None     # rows Spark's scans read, where it counted them (gateway/history.py says when)
     read_bytes: int | None = None
+    from_result_cache: bool | None = None   # answered from the result cache, no Spark job (None: not a statement)
 
 
 def _naive_utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -100,7 +101,7 @@ def _record(row: QueryHistoryRow) -> HistoryRecord:
         row.statement_type, row.execution_status, row.error_class, row.sqlstate, row.error_message, start,
         _aware(row.end_time), row.total_duration_ms, row.execution_duration_ms, row.produced_rows, row.modified_rows,
         tuple(json.loads(row.read_tables or "[]")), tuple(json.loads(row.written_tables or "[]")),
-        row.statement_text, row.read_rows, row.read_bytes)
+        row.statement_text, row.read_rows, row.read_bytes, row.from_result_cache)
 
 
 _INSERT = insert(QueryHistoryRow)

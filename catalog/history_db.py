@@ -32,7 +32,8 @@ from sluicegate.catalog.sqlite_engine import one_transaction, open_engine
 log = logging.getLogger(__name__)
 
 # columns added to `query_history` after it first shipped (catalog version 6), with their SQL types
-ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("read_rows", "BIGINT"), ("read_bytes", "BIGINT"))
+ADDED_COLUMNS: tuple[tuple[str, str], ...] = (("read_rows", "BIGINT"), ("read_bytes", "BIGINT"),
+                                              ("from_result_cache", "BOOLEAN"))
 _MOVE_BATCH = 5000
 
 

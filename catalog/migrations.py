@@ -103,6 +103,11 @@ def _v7_history_read_rows(conn: Connection) -> None:
     ensure_table(conn)
 
 
+def _v8_history_from_result_cache(conn: Connection) -> None:
+    """The query history's `from_result_cache` (where the history lives in the catalog's database, as version 7)."""
+    ensure_table(conn)
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
@@ -111,6 +116,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (5, "flows: append flows into streaming tables, each a stream of its own", _v5_flows),
     (6, "query history: one row per statement (system.query.history)", _v6_query_history),
     (7, "query history: rows and bytes read", _v7_history_read_rows),
+    (8, "query history: whether the result cache answered", _v8_history_from_result_cache),
 )
 LATEST = MIGRATIONS[-1][0]
 

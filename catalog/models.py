@@ -5,7 +5,19 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from sqlalchemy import JSON, BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 EVERYONE = "users"  # the principal every user belongs to, as Databricks' `users` group
@@ -169,3 +181,4 @@ class QueryHistoryRow(Base):
     statement_text: Mapped[str | None] = mapped_column(Text)           # redacted (dialect/redaction.py)
     read_rows: Mapped[int | None] = mapped_column(BigInteger)          # version 7: what Spark's scans counted
     read_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    from_result_cache: Mapped[bool | None] = mapped_column(Boolean)    # version 8: answered from the result cache

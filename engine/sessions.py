@@ -4,6 +4,7 @@ registry means no spelling reaches them; the plan checks refuse them as well."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from py4j.java_gateway import JavaClass
@@ -43,3 +44,23 @@ def set_current_user(spark: SparkSession, user: str) -> None:
         cached = (client, JavaClass("org.apache.spark.sql.catalyst.CurrentUserContext", client).CURRENT_USER())
         _CURRENT_USER[id(client)] = cached
     cached[1].set(user)
+
+
+# Jackson's ObjectMapper in the JVM, per py4j gateway client: it writes a session's settings as JSON in one call.
+_JSON_WRITER: dict[int, tuple[Any, Any]] = {}
+
+
+def session_settings(spark: SparkSession) -> dict[str, str]:
+    """Every setting the session (or the context under it) was given, whatever its value: what can make the same query
+    answer differently in two sessions (the result cache keys by it). Two py4j calls: the settings as one Java map,
+    written as JSON by the JVM (reading the map entry by entry would be a call per setting)."""
+    gateway = spark.sparkContext._gateway
+    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
+    client = gateway._gateway_client
+    cached = _JSON_WRITER.get(id(client))
+    if cached is None or cached[0] is not client:
+        mapper = JavaClass("com.fasterxml.jackson.databind.ObjectMapper", client)()
+        cached = (client, mapper)
+        _JSON_WRITER[id(client)] = cached
+    settings = spark.conf._jconf.getAllAsJava()
+    return dict(json.loads(cached[1].writeValueAsString(settings)))

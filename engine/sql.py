@@ -61,6 +61,8 @@ class StatementResult:
     # What the result keeps until its reader is done with it (a query's holds on the Delta versions it reads, whose
     # files are read only as batches are fetched); `close()` runs it once.
     on_close: Callable[[], None] | None = None
+    # Whether the batches are a kept answer of an earlier run (engine/result_cache.py): no Spark job computed them.
+    from_result_cache: bool = False
 
     def close(self) -> None:
         """The reader is done with the result (the operation closed, or never opened it): release what it kept."""

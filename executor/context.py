@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING
 from sluicegate.catalog.names import NameKind, check_name, table_folder
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.statements import TableName
+from sluicegate.engine.results import TEXT, WireTypes
 from sluicegate.executor.binding.session_views import SessionViews
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from sqlglot import exp
 
     from sluicegate.catalog.store import CatalogStore
+    from sluicegate.engine.result_cache import ResultCache
     from sluicegate.engine.streams.protocols import Streams
     from sluicegate.executor.listings.runtime_view import RuntimeView
     from sluicegate.executor.system_work import SystemWork
@@ -39,6 +42,9 @@ class StatementContext:
     runtime: RuntimeView | None = None  # the gateway's live sessions and statements (system.runtime, kill_query)
     system_work: SystemWork | None = None  # records the gateway's own work in the query history (background refreshes)
     notice: Callable[[str], None] = lambda _line: None  # a line for the statement's log (FetchResults' log rows)
+    result_cache: ResultCache | None = None   # the gateway's exact result cache (executor/result_cache.py); None: off
+    result_types: WireTypes = TEXT   # the types the client reads the result in (a cached answer is kept per types)
+    tree: exp.Expr | None = None     # `sql`'s tree as the classifier parsed it (read it, never change it), if known
 
     @property
     def principal(self) -> Principal:

@@ -4,7 +4,9 @@ Statements about objects only Spark's session knows (`USING parquet` tables, fil
 catalog table their queries read bound to a pinned snapshot, so Spark's own tables keep working beside the Delta
 warehouse; temporary views defined by a query are the gateway's (executor/binding/session_views.py). A `CREATE
 TABLE ... USING` anything but delta is such a Spark table (in memory, forgotten on restart), not a catalog one. The
-policy decides every statement once, before either route (policy/decide.py).
+policy decides every statement once, before either route (policy/decide.py). A SELECT the gateway binds itself may
+be answered from the exact result cache (executor/result_cache.py) after that decision, its names resolved with the
+user's rights, and otherwise has its result recorded for the next run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import table_references
 from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
-from sluicegate.executor import catalogs, databases, flows, grants, schedules
+from sluicegate.executor import catalogs, databases, flows, grants, result_cache, schedules
 from sluicegate.executor import streaming_tables as streaming
 from sluicegate.executor.binding.binder import bind, bind_statement
 from sluicegate.executor.binding.explain import explains, with_reads
@@ -194,6 +196,11 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     decide(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
     if _spark_runs(ctx, statement):
         return _run_in_spark(ctx, statement)
+    cached = result_cache.NOT_CACHED
+    if isinstance(statement, st.SelectQuery):
+        cached = result_cache.lookup(ctx, statement.query)   # the names resolved with the user's rights first
+        if cached.result is not None:
+            return cached.result
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
     if isinstance(statement, st.SelectQuery):
         df, binder = bind(ctx, statement.query)
@@ -201,7 +208,7 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
             result = stream_dataframe(ctx.spark, df, ctx.sql, ctx.job_group,
                                       include_stack_trace=ctx.include_stack_trace)
             result.on_close = binder.take_holds()  # its files are read as rows are fetched, after this returns
-            return result
+            return result_cache.recorded(ctx, cached, binder, df, result)
         finally:
             binder.close()
     try:

@@ -18,6 +18,7 @@ from sluicegate.catalog.history import HistorySettings
 from sluicegate.catalog.uris import Location, ObjectLocation, as_location
 from sluicegate.dialect.errors import SqlError
 from sluicegate.engine.maintenance_settings import MaintenanceSettings
+from sluicegate.engine.result_cache import ResultCacheSettings
 from sluicegate.engine.spark import SparkSettings
 from sluicegate.engine.streams.checkpoint_mirror import CheckpointStore
 from sluicegate.engine.streams.settings import StreamSettings
@@ -146,6 +147,7 @@ class GatewayConfig:
     console: ConsoleSettings = field(default_factory=ConsoleSettings)
     history: HistorySettings = field(default_factory=HistorySettings)   # the query history (`[history]`)
     log: LogSettings = field(default_factory=LogSettings)           # `[log]`
+    result_cache: ResultCacheSettings = field(default_factory=ResultCacheSettings)   # `[result_cache]`
 
     @property
     def local_state(self) -> Path:
@@ -370,6 +372,7 @@ def load_config(
                                 jvm_timeout=float(raw["metrics"]["jvm_timeout"])),
         history=_history(raw["history"]),
         log=_log(raw["log"]),
+        result_cache=_result_cache(raw["result_cache"]),
         source=tuple(sources),
         state=state,
         object_store=object_store,
@@ -490,6 +493,15 @@ def _history(raw: dict[str, Any]) -> HistorySettings:
                           f"{days!r} and {rows!r}")
     return HistorySettings(enabled=raw["enabled"], keep_text_whole=raw["keep_text_whole"], max_age_days=float(days),
                            max_rows=rows)
+
+
+def _result_cache(raw: dict[str, Any]) -> ResultCacheSettings:
+    most, largest = raw["max_bytes"], raw["max_entry_bytes"]
+    if not isinstance(most, int) or not isinstance(largest, int) or most < 0 or largest < 0:
+        raise ConfigError(f"result_cache.max_bytes and result_cache.max_entry_bytes must be whole numbers of bytes, "
+                          f"0 or more, got {most!r} and {largest!r}")
+    return ResultCacheSettings(enabled=bool(raw["enabled"]) and most > 0 and largest > 0, max_bytes=most,
+                               max_entry_bytes=largest)
 
 
 def _log(raw: dict[str, Any]) -> LogSettings:

@@ -72,6 +72,7 @@ class _Noted:
     modified_rows: int | None
     spark_context: Any = None      # where the rows a query read are counted (its job group is the statement id)
     classified: Any = None         # (statement, sqlglot tree) as the operation classified it, None if it did not
+    from_result_cache: bool | None = None   # a statement's result was a kept answer (None: no statement)
 
 
 def _address(peer: str | None) -> str | None:
@@ -136,7 +137,8 @@ class HistoryRecorder:
             state=state, error=error, started=operation.started, completed=operation.completed, closed=time.time(),
             rows=operation.rows_fetched if state is OperationState.FINISHED else None,
             modified_rows=modified, spark_context=getattr(getattr(session, "spark", None), "sparkContext", None),
-            classified=getattr(operation, "classified", None)))
+            classified=getattr(operation, "classified", None),
+            from_result_cache=operation.from_result_cache if text is not None else None))
 
     # -- the gateway's own work ---------------------------------------------------------------------------------------
 
@@ -236,7 +238,7 @@ class HistoryRecorder:
             end_time=_utc(noted.closed), total_duration_ms=_ms(noted.started, noted.closed),
             execution_duration_ms=_ms(noted.started, noted.completed), produced_rows=noted.rows,
             modified_rows=noted.modified_rows, read_tables=reads, written_tables=written, statement_text=text,
-            read_rows=read_rows, read_bytes=read_bytes)
+            read_rows=read_rows, read_bytes=read_bytes, from_result_cache=noted.from_result_cache)
 
     # -- life ---------------------------------------------------------------------------------------------------------
 
@@ -315,7 +317,8 @@ def _log_line(record: HistoryRecord) -> None:
               "status": record.execution_status, "duration_ms": record.total_duration_ms,
               "execution_ms": record.execution_duration_ms, "rows": record.produced_rows,
               "modified_rows": record.modified_rows, "error_class": record.error_class,
-              "sqlstate": record.sqlstate, "text": (record.statement_text or "")[:300] or None}
+              "sqlstate": record.sqlstate, "from_result_cache": record.from_result_cache or None,
+              "text": (record.statement_text or "")[:300] or None}
     summary = " ".join(f"{key}={value}" for key, value in fields.items()
                        if value is not None and key not in ("text", "session_id"))
     text = f' text="{fields["text"]}"' if fields["text"] else ""

@@ -25,6 +25,7 @@ from sluicegate.gateway.operation.state import OperationState
 if TYPE_CHECKING:
     from sluicegate.catalog.store import CatalogStore, StreamEntry
     from sluicegate.engine.maintenance import TableMaintenance
+    from sluicegate.engine.result_cache import ResultCache
     from sluicegate.engine.streams.manager import StreamManager
     from sluicegate.gateway.auth.throttle import LoginThrottle
     from sluicegate.gateway.session import SessionManager
@@ -46,6 +47,7 @@ class Watched(Protocol):
     streams: StreamManager
     catalog: CatalogStore
     maintenance: TableMaintenance | None
+    result_cache: ResultCache | None
     spark: Any
 
 
@@ -100,6 +102,24 @@ def _family(kind: type[GaugeMetricFamily | CounterMetricFamily], name: str, docu
     return kind(name, documentation, labels=list(labels))
 
 
+def _result_cache_figures(cache: ResultCache) -> Iterator[Metric]:
+    """The exact result cache's counts (engine/result_cache.py), read as they stand."""
+    counts = cache.counts
+    for name, value, documentation in (
+            ("hits", counts.hits, "Queries answered from the result cache (no Spark job)"),
+            ("misses", counts.misses, "Cacheable queries the result cache had no answer for (computed by Spark)"),
+            ("evictions", counts.evicted, "Kept answers evicted to stay within result_cache.max_bytes"),
+            ("too_large", counts.too_large, "Answers not kept for being larger than result_cache.max_entry_bytes")):
+        counter = _family(CounterMetricFamily, f"sluicegate_result_cache_{name}", documentation)
+        counter.add_metric([], value)
+        yield counter
+    kept = _family(GaugeMetricFamily, "sluicegate_result_cache_bytes", "Arrow bytes of the answers kept now")
+    kept.add_metric([], cache.nbytes)
+    entries = _family(GaugeMetricFamily, "sluicegate_result_cache_entries", "Answers kept now")
+    entries.add_metric([], len(cache))
+    yield from (kept, entries)
+
+
 class GatewayCollector(Collector):
     """The figures read at scrape time (registered on the gateway's own registry by metrics.GatewayMetrics.watch)."""
 
@@ -125,6 +145,8 @@ class GatewayCollector(Collector):
                              "Small-file merges the background compactor committed")
             merges.add_metric([], maintenance.merges_committed)
             yield merges
+        if self._watched.result_cache is not None:
+            yield from _result_cache_figures(self._watched.result_cache)
 
     # -- sessions, operations, connections, logins -----------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluicegate.dialect import catalogs
 from sluicegate.engine.maintenance import TableMaintenance
+from sluicegate.engine.result_cache import ResultCache
 from sluicegate.engine.results import ResultColumn
 from sluicegate.gateway.auth.providers import Authenticator
 from sluicegate.gateway.auth.throttle import LoginThrottle
@@ -168,6 +169,8 @@ class GatewayService:
                                        config.session.max_per_user)
         self.runtime = GatewayRuntime(self.sessions)  # system.runtime's sessions and queries, kill_query
         self.system_work: SystemWork | None = None    # the query history's recorder of the gateway's own work (app.py)
+        # the exact result cache (engine/result_cache.py, executor/result_cache.py); None when `[result_cache]` is off
+        self.result_cache = ResultCache(config.result_cache) if config.result_cache.enabled else None
         self.throttle = LoginThrottle(config.auth.throttle)
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="sluicegate-sweeper", daemon=True)
@@ -242,7 +245,7 @@ class GatewayService:
         operation = ExecuteStatement(session, statement, conf_overlay or {}, self.config.include_stack_trace,
                                      self.catalog, self.config.warehouse, self.policy, self.streams,
                                      result_format=result_format, runtime=self.runtime,
-                                     system_work=self.system_work)
+                                     system_work=self.system_work, result_cache=self.result_cache)
         session.track(operation)
         self.operations.run(operation, run_async, timeout)
         return operation

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 from py4j.java_gateway import JavaClass
 from pyhive import hive
+from spark_work import work_during
 from TCLIService import ttypes as T
 from test_beeline import clean, csv_rows, sections
 from test_metadata import records
@@ -130,27 +131,6 @@ def before_and_now(call: Callable[[], Any]) -> tuple[Any, Any]:
     with as_before():
         before = call()
     return before, call()
-
-
-# -- what the gateway's JVM did -------------------------------------------------------------------------------
-
-
-def spark_work(spark: Any) -> tuple[int, int]:
-    """(Spark jobs submitted, QueryExecutions made) in the JVM so far. Both counters move synchronously, on the
-    thread that submits the job or makes the plan; reading the second takes one id."""
-    jobs = int(spark.sparkContext._jsc.sc().dagScheduler().numTotalJobs())
-    module = getattr(JavaClass("org.apache.spark.sql.execution.QueryExecution$",
-                               spark.sparkContext._gateway._gateway_client), "MODULE$")
-    plans = int(getattr(module, "org$apache$spark$sql$execution$QueryExecution$$nextExecutionId")())
-    return jobs, plans
-
-
-def work_during(spark: Any, call: Callable[[], Any]) -> tuple[int, int, Any]:
-    """(jobs, plans, result) of `call`: what the JVM counted while it ran."""
-    jobs, plans = spark_work(spark)
-    result = call()
-    jobs_after, plans_after = spark_work(spark)
-    return jobs_after - jobs, plans_after - plans - 1, result
 
 
 # -- the catalog ----------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 Position = Callable[[int], "tuple[int, int]"]
 TABLE = "history"
 
-_S, _L, _T, _A = "string", "bigint", "timestamp", "array<string>"
+_S, _L, _T, _A, _B = "string", "bigint", "timestamp", "array<string>", "boolean"
 # Databricks' columns that sluicegate fills (name, type), in its order; `source` says whose work it was
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("statement_id", _S), ("session_id", _S), ("executed_by", _S), ("source", _S), ("client_application", _S),
@@ -35,7 +35,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("error_message", _S), ("start_time", _T), ("end_time", _T), ("total_duration_ms", _L),
     ("execution_duration_ms", _L), ("produced_rows", _L), ("modified_rows", _L), ("read_rows", _L),
     ("read_bytes", _L), ("read_tables", _A),
-    ("written_tables", _A), ("statement_text", _S),
+    ("written_tables", _A), ("statement_text", _S), ("from_result_cache", _B),
 )
 
 
@@ -55,7 +55,8 @@ def visible_records(ctx: StatementContext) -> list[history.HistoryRecord]:
 def _arrow(records: list[history.HistoryRecord]) -> Any:
     import pyarrow as pa
 
-    kinds = {_S: pa.string(), _L: pa.int64(), _T: pa.timestamp("us", tz="UTC"), _A: pa.list_(pa.string())}
+    kinds = {_S: pa.string(), _L: pa.int64(), _T: pa.timestamp("us", tz="UTC"), _A: pa.list_(pa.string()),
+             _B: pa.bool_()}
     schema = pa.schema([pa.field(name, kinds[kind]) for name, kind in COLUMNS])
     values: dict[str, list[Any]] = {name: [] for name, _ in COLUMNS}
     for record in records:

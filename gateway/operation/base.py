@@ -246,6 +246,12 @@ class Operation(ABC):
         `produced_rows`, read at close, and system.runtime.queries' rows)."""
         return self._row_offset
 
+    @property
+    def from_result_cache(self) -> bool:
+        """Whether the result is a kept answer of an earlier run (the query history's `from_result_cache`)."""
+        result = self._result
+        return result is not None and result.from_result_cache
+
     # -- running -------------------------------------------------------------------------------------------------
 
     def mark_pending(self, timeout: float | None) -> None:

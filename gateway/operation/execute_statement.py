@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from sluicegate.catalog.store import CatalogStore
     from sluicegate.dialect.statements import Statement
+    from sluicegate.engine.result_cache import ResultCache
     from sluicegate.engine.streams.manager import StreamManager
     from sluicegate.executor.listings.runtime_view import RuntimeView
     from sluicegate.executor.system_work import SystemWork
@@ -34,9 +35,10 @@ class ExecuteStatement(Operation):
     def __init__(self, session: Session, statement: str, conf_overlay: dict[str, str], include_stack_trace: bool,
                  catalog: CatalogStore, warehouse: Path, policy: Policy, streams: StreamManager | None = None,
                  result_format: ResultFormat = COLUMNS, runtime: RuntimeView | None = None,
-                 system_work: SystemWork | None = None) -> None:
+                 system_work: SystemWork | None = None, result_cache: ResultCache | None = None) -> None:
         """`runtime`: the gateway's live sessions and statements (system.runtime, kill_query); `system_work`: what
-        records the background work a statement starts (the pass of a REFRESH ... ASYNC) in the query history."""
+        records the background work a statement starts (the pass of a REFRESH ... ASYNC) in the query history;
+        `result_cache`: the gateway's exact result cache, None when it is off."""
         super().__init__(session, statement, result_format)
         self._runtime = runtime
         self._system_work = system_work
@@ -47,6 +49,7 @@ class ExecuteStatement(Operation):
         self._warehouse = warehouse
         self._policy = policy
         self._streams = streams
+        self._result_cache = result_cache
 
     def execute(self) -> StatementResult:
         assert self.statement is not None
@@ -68,7 +71,7 @@ class ExecuteStatement(Operation):
             include_stack_trace=self._include_stack_trace,
             streams=self._streams, session_views=self.session.views,
             cancelled=lambda: self.state in TERMINAL, runtime=self._runtime, system_work=self._system_work,
-            notice=self.log.add,
+            notice=self.log.add, result_cache=self._result_cache, result_types=self.result_format.types, tree=tree,
         )
         return execute(context, statement)
 

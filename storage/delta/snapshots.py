@@ -55,6 +55,9 @@ class Snapshot:
     schema: pa.Schema
     partition_columns: tuple[str, ...]
     hidden: tuple[str, ...] = ()       # columns of the files that readers do not see (HIDDEN_FIELD_KEY)
+    # the table's id (Delta's metaData.id): a table dropped and created again at the same place, whose versions
+    # count from 0 again, has another (the result cache keys by it with the version)
+    table_id: str = ""
     # the files' add actions with their statistics (delta-rs' flattened form, in the order of `files`), loaded when
     # first asked for: only a query with predicates needs them (storage/delta/skipping.py)
     add_actions: Callable[[], pa.Table] | None = dataclasses.field(default=None, compare=False, repr=False)
@@ -129,6 +132,7 @@ def _snapshot_of(table: Any, path: str, *, eager: bool) -> Snapshot:
         schema=schema,
         partition_columns=tuple(table.metadata().partition_columns),
         hidden=hidden_columns(schema),
+        table_id=str(table.metadata().id),
         add_actions=add_actions,
     )
 

@@ -1,9 +1,11 @@
 """Where the query history lives (no JVM): a SQLite catalog's history is a file of its own next to it, so that a
 history write never waits for (or holds) the catalog's lock; other catalogs keep it in their own database. Rows an
-earlier version wrote into the catalog are moved once; version 7 gives the table its rows and bytes read."""
+earlier version wrote into the catalog are moved once; version 7 gives the table its rows and bytes read, version 8
+whether the result cache answered."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import sqlite3
 from pathlib import Path
@@ -113,3 +115,25 @@ def test_version_7_gives_an_older_history_table_its_read_columns(tmp_path: Path)
         assert 7 in migrate(conn)
         assert {"read_rows", "read_bytes"} <= {c["name"] for c in inspect(conn).get_columns("query_history")}
     engine.dispose()
+
+
+def test_version_8_gives_an_older_history_its_result_cache_column_which_keeps_each_flag(tmp_path: Path) -> None:
+    store = CatalogStore.for_warehouse(tmp_path)
+    history.append(store, [_record(0)], HistorySettings(), NOW)   # the history's own file made
+    store.close()
+    engine = create_engine(f"sqlite:///{tmp_path / 'catalog.db'}")
+    with engine.begin() as conn:
+        conn.execute(text("ALTER TABLE query_history DROP COLUMN from_result_cache"))
+        conn.execute(text("DELETE FROM schema_version WHERE version >= 8"))
+    with engine.begin() as conn:
+        assert migrate(conn) == [8]
+        assert "from_result_cache" in {c["name"] for c in inspect(conn).get_columns("query_history")}
+    engine.dispose()
+    with sqlite3.connect(tmp_path / "catalog.history.db") as own:   # as a version before the column made it
+        own.execute("ALTER TABLE query_history DROP COLUMN from_result_cache")
+    store = CatalogStore.for_warehouse(tmp_path)   # opening the history file adds it again
+    flags = ((1, True), (2, False), (3, None))
+    records = [dataclasses.replace(_record(n), from_result_cache=flag) for n, flag in flags]
+    history.append(store, records, HistorySettings(), NOW)
+    assert [row.from_result_cache for row in history.read(store, None)] == [None, False, True, None]   # newest first
+    store.close()

@@ -8,9 +8,12 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from sluicegate.engine.result_cache import CachedResult, ResultCache, ResultCacheSettings
+from sluicegate.engine.results import ResultColumn
 from sluicegate.gateway.auth.throttle import LoginThrottle
 from sluicegate.gateway.config import ThrottleSettings, load_config
 from sluicegate.gateway.errors import AuthenticationError, ConfigError
@@ -84,6 +87,16 @@ class _Catalog:
         return []
 
 
+def _kept_answer() -> ResultCache:
+    """A result cache that missed once, then kept one answer and served it once."""
+    cache = ResultCache(ResultCacheSettings())
+    batch = pa.record_batch([pa.array([1, 2], pa.int64())], names=["_c0"])
+    assert cache.get("q") is None
+    cache.put("q", CachedResult((ResultColumn("n", "bigint"),), batch.schema, (batch,), batch.nbytes))
+    assert cache.get("q") is not None
+    return cache
+
+
 def _service(catalog_fails: bool) -> Any:
     metrics = GatewayMetrics()
     spark = SimpleNamespace(_jvm=SimpleNamespace(java=SimpleNamespace(lang=SimpleNamespace(Runtime=SimpleNamespace(
@@ -91,6 +104,7 @@ def _service(catalog_fails: bool) -> Any:
     service = SimpleNamespace(
         config=SimpleNamespace(metrics=SimpleNamespace(enabled=True, require_auth=False)), metrics=metrics,
         streams_restored=True, stopping=False, catalog=_Catalog(catalog_fails), spark=spark, maintenance=None,
+        result_cache=_kept_answer(),
         sessions=SimpleNamespace(list=list), streams=None,
         throttle=SimpleNamespace(failures_total=0, lockouts_total={"user": 0, "address": 0}, refused_total=0))
     metrics.collector = GatewayCollector(service, metrics.connection_counts, metrics.jvm_timeout)
@@ -114,6 +128,10 @@ def test_metrics_parse_with_the_figures_read_at_scrape_time() -> None:
     families = {f.name: f for f in text_string_to_metric_families(answer.body.decode())}
     assert families["sluicegate_jvm_memory_heap_used_bytes"].samples[0].value == 1
     assert families["sluicegate_authentication_failures"].type == "counter"
+    assert [(f, families[f"sluicegate_result_cache_{f}"].samples[0].value) for f in ("hits", "misses", "evictions")] \
+        == [("hits", 1), ("misses", 1), ("evictions", 0)]
+    assert families["sluicegate_result_cache_bytes"].samples[0].value == 16
+    assert families["sluicegate_result_cache_entries"].samples[0].value == 1
 
 
 def test_settings(tmp_path: Any) -> None:
