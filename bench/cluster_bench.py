@@ -35,7 +35,7 @@ def gateway_figures(master: str, folder: Path, load_rows: int, runs: int) -> tup
 
     conf = folder / "sluicegate.toml"
     conf.write_text(f'[spark]\nmaster = "{master}"\nshuffle_partitions = 2\n\n[spark.conf]\n'
-                    '"spark.executor.memory" = "1g"\n', encoding="utf-8")
+                    '"spark.executor.memory" = "1g"\n\n[result_cache]\nenabled = false\n', encoding="utf-8")
     gateway = GatewayProcess(folder / "warehouse", conf, folder / "gateway.log")
     gateway.start()
     try:

@@ -241,7 +241,8 @@ def bench_token(workdir: Path, env: dict[str, str]) -> tuple[Path, str]:
                            "--file", str(tokens)],
                           capture_output=True, text=True, cwd=workdir, env=env, check=True)
     conf = workdir / "bench.toml"
-    conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n')
+    # the result cache off: these figures time Spark's work, run after run (bench/result_cache_bench.py times it)
+    conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n\n[result_cache]\nenabled = false\n')
     return conf, made.stdout.split()[0]
 
 
