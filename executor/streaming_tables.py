@@ -98,14 +98,12 @@ class UnsupportedCdcError(RuntimeQueryError):
 
 def create_auto_cdc(ctx: StatementContext, statement: st.CreateAutoCdc) -> StatementResult:
     """`CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC ...`: a streaming table whose stream applies change
-    events by key (SCD type 1, engine/streams/cdc_sink.py). SCD type 2, APPLY AS TRUNCATE, AUTO CDC flows and
-    expectations are parsed and checked, then refused here until they run (the CDC sink would not judge them)."""
+    events by key (SCD type 1 and 2, engine/streams/cdc_sink.py and cdc_scd2.py). AUTO CDC flows and expectations
+    are parsed and checked, then refused here until they run (the CDC sink would not judge them)."""
     spec = statement.plan.cdc
     assert spec is not None
     line, column = ctx.position_of(statement.flow or statement.table)
     missing = ("CREATE FLOW ... AS AUTO CDC INTO" if statement.flow is not None else
-               "STORED AS SCD TYPE 2" if spec.scd_type == 2 else
-               "APPLY AS TRUNCATE WHEN" if spec.truncate_sql else
                "expectations (CONSTRAINT ... EXPECT)" if statement.plan.expectations else None)
     if missing is not None:
         raise UnsupportedCdcError(f"AUTO CDC with {missing} is not supported by this gateway yet.", line=line,
