@@ -170,7 +170,9 @@ def describe_cdc(spec: CdcSpec) -> str:
     parts += [f"{what} when {condition}" for what, condition in (("delete", spec.delete_sql),
                                                                   ("truncate", spec.truncate_sql)) if condition]
     parts += _listed("columns", spec.columns, spec.except_columns)
-    parts += _listed("track history on", spec.track_history, spec.track_except)
+    if spec.scd_type == 2:
+        parts += (_listed("track history on", spec.track_history, spec.track_except)
+                  or ["track history on every column but the keys"])
     return "; ".join(parts)
 
 
@@ -188,12 +190,19 @@ def analyze_cdc(sql: str, tree: CreateAutoCdcCommand | None = None,
                         refresh=bool(tree.args.get("refresh")), exists=bool(tree.args.get("exists")))
     plan = analyze(sql, table_kind, create=create)
     project = Operator("project", describe_cdc(spec))
+    if spec.scd_type == 2:
+        reason = (f"AUTO CDC, SCD type 2: one row per version of a key, from __START_AT to __END_AT (values of "
+                  f"{spec.sequence_sql}); a change of a tracked column starts a new version")
+        state = ("per key, every change (one per sequence value), from which the versions of a key a batch touches "
+                 "are computed again, so that a change arriving late takes its place in the history")
+    else:
+        reason = f"AUTO CDC: each key's change with the highest {spec.sequence_sql} is applied to the table"
+        state = ("per key, the sequence of its latest change and, for a deleted key, a tombstone (kept out of the "
+                 "table) so that an older change arriving later does not bring the row back"
+                 + ("; and the sequence of the latest truncate" if spec.truncate_sql else ""))
     return StreamingPlan(**{
         **{name: getattr(plan, name) for name in plan.__dataclass_fields__},
-        "output_mode": "append", "keys": spec.keys, "cdc": spec,
-        "mode_reason": f"AUTO CDC: each key's change with the highest {spec.sequence_sql} is applied to the table",
-        "state": ("per key, the sequence of its latest change and, for a deleted key, a tombstone (kept out of the "
-                  "table) so that an older change arriving later does not bring the row back"),
+        "output_mode": "append", "keys": spec.keys, "cdc": spec, "mode_reason": reason, "state": state,
         "operators": (*plan.operators[:-1], project),
     })
 
@@ -263,3 +272,18 @@ def kept_columns(source_columns: list[str], spec: CdcSpec) -> list[str]:
         return [by_name[name.lower()] for name in spec.columns if name.lower() in by_name]
     dropped = {name.lower() for name in spec.except_columns}
     return [name for name in source_columns if name.lower() not in dropped]
+
+
+START_AT, END_AT = "__START_AT", "__END_AT"   # an SCD type 2 table's version columns (Databricks' names)
+
+
+def tracked_columns(kept: list[str], spec: CdcSpec) -> list[str]:
+    """The kept columns whose change starts a new version of an SCD type 2 table: TRACK HISTORY ON's, every kept
+    column but the keys and `* EXCEPT`'s, or (no TRACK HISTORY) every kept column but the keys."""
+    keys = {key.lower() for key in spec.keys}
+    values = [name for name in kept if name.lower() not in keys]
+    if spec.track_history:
+        wanted = {name.lower() for name in spec.track_history}
+        return [name for name in values if name.lower() in wanted]
+    dropped = {name.lower() for name in spec.track_except}
+    return [name for name in values if name.lower() not in dropped]

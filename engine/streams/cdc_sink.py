@@ -1,7 +1,9 @@
-"""The AUTO CDC sink (SCD type 1): each micro-batch of change events is applied to the table by key, in one Delta
-commit carrying txn(stream id, batch id), as every streaming table's batch is.
+"""The AUTO CDC sinks: each micro-batch of change events is applied to the table by key, in one Delta commit carrying
+txn(stream id, batch id), as every streaming table's batch is. `CdcSink` holds what both SCD types share (the batch's
+two commits under the table's lock, ranking, the state table); `Scd1Sink` is SCD type 1, `Scd2Sink`
+(engine/streams/cdc_scd2.py) SCD type 2.
 
-Semantics (Databricks' documented ones; where the docs are silent, chosen as said here and in README.md):
+SCD type 1 (Databricks' documented semantics; where the docs are silent, chosen as said here and in README.md):
 - An event's rank is (sequence, is-delete, tie) where `tie` is the event's kept columns as JSON. Per key the event of
   the highest rank wins, over all batches, whatever order and batching the events arrive in. Events with an equal
   sequence are ordered deterministically: a delete wins over an upsert, and among upserts the one whose kept values
@@ -13,15 +15,21 @@ Semantics (Databricks' documented ones; where the docs are silent, chosen as sai
 - IGNORE NULL UPDATES: a winning upsert keeps the stored value of every column it has NULL. The upserts of one key in
   one batch are applied in rank order (a column takes its last non-NULL value after the batch's last delete of the
   key); an event ranked below what the table already holds is dropped whole, as any late event is.
+- APPLY AS TRUNCATE WHEN: an event matching it (whatever its key, and over APPLY AS DELETE) empties the table as of
+  its sequence T: a key's event of a sequence up to T is as if it never came, one sequenced after T applies. So the
+  table holds, per key, its winning upsert when that one is sequenced after the latest truncate: the same whichever
+  batch, and wherever in a batch, the truncate and the other events arrive (at an equal sequence the truncate comes
+  last). The latest truncate's sequence is kept in the state (a row of its own, never dropped); the rows it removed
+  become tombstones there (dropped after the threshold, the truncate's sequence still holding them off).
 - An event whose sequence is NULL fails the batch (it cannot be ordered).
 
-Where the ranks live: a Delta table of its own inside the table's folder (`_sg_cdc_state/<stream id>/`: one row per
-key, live
-or deleted, with its rank and, for a tombstone, when it was made), which no reader of the table sees and VACUUM of
-the table leaves alone (storage/delta/retention.py). Both tables commit with the same txn(stream id, batch id), the
-table first: the batch's decisions are computed from the state table, which only changes after the table did, so a
-batch replayed after a crash between the two commits decides the same and writes the missing commit only. The whole
-batch runs under the table's lock (several AUTO CDC flows into one table take turns; a compaction waits).
+Where the ranks live: a Delta table of its own inside the table's folder (`_sg_cdc_state/<stream id>/`: SCD 1, one
+row per key, live or deleted, with its rank and, for a tombstone, when it was made; SCD 2, every event), which no
+reader of the table sees and VACUUM of the table leaves alone (storage/delta/retention.py). Both tables commit with
+the same txn(stream id, batch id), the table first: the batch's decisions are computed from the state table, which
+only changes after the table did, so a batch replayed after a crash between the two commits decides the same and
+writes the missing commit only. The whole batch runs under the table's lock (several AUTO CDC flows into one table
+take turns; a compaction waits).
 Flows into one table share one state table, and a batch decides only once no other writer's batch is half
 committed (engine/streams/cdc_flows.py). Expectations judge the events before anything is decided: DROP ROW keeps an
 event out of the ranking (into the quarantine table), FAIL UPDATE fails the batch (engine/streams/cdc_checks.py).
@@ -31,8 +39,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.names import quote_identifier
@@ -49,7 +58,7 @@ from sluicegate.storage.delta.write import AppTransaction, commit_files, committ
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +66,8 @@ TOMBSTONE_PROPERTY = "pipelines.cdc.tombstoneGCThresholdInSeconds"
 DEFAULT_TOMBSTONE_SECONDS = 2 * 24 * 3600
 
 SEQ, DELETE, TIE, FRESH, DELETED_AT = "__sg_seq", "__sg_delete", "__sg_tie", "__sg_fresh", "__sg_deleted_at"
-_STATE_PREFIX = "__sg_state_"
+TRUNCATE, KEEP, WATERMARK = "__sg_truncate", "__sg_keep", "__sg_watermark"
+STATE_PREFIX = "__sg_state_"
 
 
 def state_location(location: str, stream_id: str) -> str:
@@ -73,7 +83,7 @@ def tombstone_seconds(properties: dict[str, str]) -> float:
     return float(DEFAULT_TOMBSTONE_SECONDS)
 
 
-def _q(name: str) -> str:
+def q(name: str) -> str:
     return quote_identifier(name)
 
 
@@ -82,9 +92,32 @@ def _done(location: str, stream_id: str, batch_id: int) -> bool:
     return done is not None and batch_id <= done
 
 
+def same_keys(left: DataFrame, right: DataFrame, keys: Sequence[str], prefix: str) -> list[Column]:
+    """Join conditions matching `left`'s keys with `right`'s (named `prefix` + key), NULL matching NULL."""
+    return [left[q(key)].eqNullSafe(right[q(prefix + key)]) for key in keys]
+
+
+def prefixed(frame: DataFrame, columns: Sequence[str], prefix: str) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return frame.select(*[F.col(q(c)).alias(prefix + c) for c in columns])
+
+
+@dataclass
+class Decided:
+    """What a batch writes, each computed when first asked for (a replayed batch may need only one): `table` the
+    source of the table's MERGE, `state` the rows of the state table's; `truncated`: SCD 1, a new truncate applies."""
+
+    table: Callable[[], pa.Table]
+    state: Callable[[], pa.Table]
+    truncated: bool = False
+
+
 class CdcSink(BatchSink):
     """`foreachBatch` target applying change events to the Delta table at `location` (`columns`: the table's, as
     the source names them, each cast to `types` when the table declared them)."""
+
+    label = ""
 
     def __init__(self, location: str, stream_id: str, spec: CdcSpec, columns: Sequence[str],
                  types: dict[str, str] | None = None, on_batch: Callable[[BatchWritten], None] | None = None,
@@ -106,6 +139,8 @@ class CdcSink(BatchSink):
         self.clock = clock
         by_name = {name.lower(): name for name in self.columns}
         self.keys = tuple(by_name.get(key.lower(), key) for key in spec.keys)
+        key_names = {key.lower() for key in self.keys}
+        self.values = tuple(c for c in self.columns if c.lower() not in key_names)
 
     def _batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
@@ -127,25 +162,35 @@ class CdcSink(BatchSink):
                     check_no_half_batch(self.location, self.state, self.share.others())
                 batch, quality = judging.enter_context(judged(self.checks, batch, batch_id, self.stream_id,
                                                               self.quarantine, quarantine_done, not table_done))
-                changes = self._changes(batch)
-                rows = batch_arrow(changes)
                 txn = AppTransaction(self.stream_id, batch_id)
                 parameters = {"outputMode": "Append", "queryId": self.stream_id, "epochId": str(batch_id),
-                              "autoCdc": "SCD TYPE 1"}
-                if not table_done:
-                    version = self._apply(rows, txn, parameters)
-                if not state_done:
-                    self._remember(changes, rows, txn, parameters)
+                              "autoCdc": self.label}
+                with self._decided(batch) as decided:
+                    if not table_done:
+                        version = self._apply(decided, txn, parameters)
+                    if not state_done:
+                        self._remember(decided, txn, parameters)
         if not replayed:
             commit.notify_committed(self.location)
         if self.on_batch is not None:
             self.on_batch(BatchWritten(batch_id, replayed, version, time.perf_counter() - started,
                                        quality if not table_done else None))
 
-    # -- what a batch changes ------------------------------------------------------------------------------------
+    def _decided(self, batch: DataFrame) -> AbstractContextManager[Decided]:
+        """The batch's `Decided`, for as long as the batch runs (what it cached is released after)."""
+        raise NotImplementedError
+
+    def _apply(self, decided: Decided, txn: AppTransaction, parameters: dict[str, str]) -> int:
+        raise NotImplementedError
+
+    def _remember(self, decided: Decided, txn: AppTransaction, parameters: dict[str, str]) -> None:
+        raise NotImplementedError
+
+    # -- shared steps --------------------------------------------------------------------------------------------
 
     def _ranked(self, batch: DataFrame) -> DataFrame:
-        """The events with their sequence, delete flag and tie, each kept column cast to the table's type."""
+        """The events with their sequence, delete flag (and truncate flag, with APPLY AS TRUNCATE) and tie, each
+        kept column cast to the table's type."""
         from pyspark.sql import functions as F
 
         spec = self.spec
@@ -154,113 +199,268 @@ class CdcSink(BatchSink):
             f"AUTO CDC: an event's SEQUENCE BY value ({spec.sequence_sql}) is NULL, so it cannot be ordered"))) \
             .otherwise(sequence)
         delete = F.coalesce(F.expr(spec.delete_sql), F.lit(False)) if spec.delete_sql else F.lit(False)
+        flags = [delete.alias(DELETE)]
+        if spec.truncate_sql:
+            flags.append(F.coalesce(F.expr(spec.truncate_sql), F.lit(False)).alias(TRUNCATE))
         kept = [self._cast(name) for name in self.columns]
-        return batch.select(*kept, checked.alias(SEQ), delete.alias(DELETE)).withColumn(
-            TIE, F.to_json(F.struct(*[F.col(_q(c)) for c in self.columns])))
+        return batch.select(*kept, checked.alias(SEQ), *flags).withColumn(
+            TIE, F.to_json(F.struct(*[F.col(q(c)) for c in self.columns])))
 
     def _cast(self, name: str) -> Column:
         from pyspark.sql import functions as F
 
-        column = F.col(_q(name))
+        column = F.col(q(name))
         wanted = self.types.get(name.lower())
         return (column.cast(wanted) if wanted else column).alias(name)
 
-    def _winners(self, batch: DataFrame) -> DataFrame:
-        """Per key of the batch: its winning event's rank and kept columns (under IGNORE NULL UPDATES, each column's
-        last non-NULL value after the batch's last delete of the key, and `fresh` when there was such a delete)."""
-        from pyspark.sql import functions as F
-
-        events = self._ranked(batch)
-        rank = F.struct(F.col(SEQ), F.col(DELETE), F.col(TIE))
-        values = [c for c in self.columns if c.lower() not in {k.lower() for k in self.keys}]
-        last = F.max(rank).alias("__sg_rank")
-        if not self.spec.ignore_null_updates:
-            picked = [F.max_by(F.col(_q(c)), rank).alias(c) for c in values]
-            grouped = events.groupBy(*[F.col(_q(k)) for k in self.keys]).agg(last, *picked)
-            return grouped.select(*[F.col(_q(c)) for c in self.columns], F.col("__sg_rank").getField(SEQ).alias(SEQ),
-                                  F.col("__sg_rank").getField(DELETE).alias(DELETE),
-                                  F.col("__sg_rank").getField(TIE).alias(TIE), F.lit(True).alias(FRESH))
-        deletes = events.where(F.col(DELETE)).groupBy(*[F.col(_q(k)) for k in self.keys]) \
-            .agg(F.max(rank).alias("__sg_last_delete"))
-        joined = events.join(deletes, on=[events[_q(k)].eqNullSafe(deletes[_q(k)]) for k in self.keys], how="left") \
-            .select(events["*"], deletes["__sg_last_delete"])
-        after = F.col("__sg_last_delete").isNull() | (rank > F.col("__sg_last_delete"))
-        picked = [F.max_by(F.col(_q(c)), F.when(F.col(_q(c)).isNotNull() & after, rank)).alias(c) for c in values]
-        grouped = joined.groupBy(*[F.col(_q(k)) for k in self.keys]).agg(
-            last, F.max("__sg_last_delete").isNotNull().alias(FRESH), *picked)
-        return grouped.select(*[F.col(_q(c)) for c in self.columns], F.col("__sg_rank").getField(SEQ).alias(SEQ),
-                              F.col("__sg_rank").getField(DELETE).alias(DELETE),
-                              F.col("__sg_rank").getField(TIE).alias(TIE), F.col(FRESH))
-
-    def _changes(self, batch: DataFrame) -> DataFrame:
-        """The batch's winners that outrank what the state table holds for their key (or whose key it lacks)."""
-        from pyspark.sql import functions as F
-
+    def _stored(self, session: SparkSession) -> DataFrame | None:
+        """The state table as it is (None before the stream's first batch)."""
         from sluicegate.storage.delta.read import snapshot_dataframe
         from sluicegate.storage.delta.snapshots import load_snapshot
 
-        winners = self._winners(batch)
         if not is_delta_table(self.state):
-            return winners
-        state = snapshot_dataframe(batch.sparkSession, load_snapshot(self.state))
-        state = state.select(*[F.col(_q(c)).alias(_STATE_PREFIX + c) for c in (*self.keys, SEQ, DELETE, TIE)])
-        joined = winners.join(state, on=[winners[_q(k)].eqNullSafe(state[_q(_STATE_PREFIX + k)]) for k in self.keys],
-                              how="left")
-        stored = F.struct(*[F.col(_q(_STATE_PREFIX + c)) for c in (SEQ, DELETE, TIE)])
-        mine = F.struct(F.col(SEQ), F.col(DELETE), F.col(TIE))
-        newer = F.col(_q(_STATE_PREFIX + SEQ)).isNull() | (mine > stored)
-        return joined.where(newer).select(*winners.columns)
+            return None
+        return snapshot_dataframe(session, load_snapshot(self.state))
 
-    # -- the two commits -----------------------------------------------------------------------------------------
-
-    def _apply(self, rows: pa.Table, txn: AppTransaction, parameters: dict[str, str]) -> int:
-        """The table's one commit: deletes, updates and inserts of the winning events."""
+    def _merge(self, rows: pa.Table, keys: Sequence[str], txn: AppTransaction, parameters: dict[str, str],
+               truncate: bool = False) -> int:
+        """The table's one commit: a MERGE of `rows` on `keys` (the table's names): a row flagged DELETE deletes
+        its match, another updates or inserts it (every column of the table, through `self._updates`); a row
+        flagged KEEP (when `rows` has that column) leaves its match alone; with `truncate`, every row no source
+        row matches is deleted. No rows: an empty commit, still carrying the txn."""
         import pyarrow as pa
 
         table = open_table(self.location)
         if rows.num_rows == 0:
+            if truncate:   # nothing the batch writes or keeps: the truncate empties the table
+                before = table.version()
+                table.delete(commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+                table = open_table(self.location)
+                if table.version() != before:
+                    return int(table.version())
             return commit.commit_actions(table, [], "append", OPERATION, parameters, txn)
         names = [field.name for field in table.schema().to_arrow()]
         by_name = {name.lower(): name for name in names}
         renamed = rows.rename_columns([by_name.get(name.lower(), name) for name in rows.column_names])
-        keys = [by_name.get(key.lower(), key) for key in self.keys]
+        keys = [by_name.get(key.lower(), key) for key in keys]
         source = pa.table({name: renamed.column(name) for name in renamed.column_names})
-        values = {}
-        for name in names:
-            new = f"s.{_q(name)}"
-            if self.spec.ignore_null_updates and name not in keys:
-                values[_q(name)] = f"CASE WHEN s.{FRESH} THEN {new} ELSE coalesce({new}, t.{_q(name)}) END"
-            else:
-                values[_q(name)] = new
-        inserted = {_q(name): f"s.{_q(name)}" for name in names}
+        writes = f"NOT s.{DELETE}" + (f" AND NOT s.{KEEP}" if KEEP in source.column_names else "")
+        inserted = {q(name): f"s.{q(name)}" for name in names}
         merger = table.merge(source, merge_predicate(keys, source), source_alias="s", target_alias="t",
                              streamed_exec=False,
                              commit_properties=commit.commit_properties(OPERATION, parameters, txn))
-        merger = (merger.when_matched_delete(f"s.{DELETE}").when_matched_update(values, f"NOT s.{DELETE}")
-                  .when_not_matched_insert(inserted, f"NOT s.{DELETE}"))
+        merger = (merger.when_matched_delete(f"s.{DELETE}" + (f" AND NOT s.{KEEP}" if KEEP in source.column_names
+                                                              else ""))
+                  .when_matched_update(self._updates(names, keys), writes)
+                  .when_not_matched_insert(inserted, writes))
+        if truncate:
+            merger = merger.when_not_matched_by_source_delete()
         merger.execute()
         return int(open_table(self.location).version())
 
-    def _remember(self, changes: DataFrame, rows: pa.Table, txn: AppTransaction, parameters: dict[str, str]) -> None:
-        """The state table's commit: each changed key's rank (a tombstone for a delete), and tombstones older than
-        the threshold dropped."""
+    def _updates(self, names: Sequence[str], keys: Sequence[str]) -> dict[str, str]:
+        """What a matched row's columns become (`names`: the table's; `keys`: the ones the MERGE matches on)."""
+        return {q(name): f"s.{q(name)}" for name in names}
+
+    def _commit_state(self, rows: pa.Table, keys: Sequence[str], txn: AppTransaction, parameters: dict[str, str],
+                      description: str, gc: str | None = None) -> None:
+        """The state table's commit: `rows` replace the rows they match on `keys` (NULL matching NULL), or are
+        added; `gc`: a predicate on the state's rows no batch row matches that deletes them (tombstones past the
+        threshold). The table is made at the stream's first batch, with `rows`' schema."""
+        if not is_delta_table(self.state):
+            commit_files(self.state, [], rows.schema, "append", create=True, name=CDC_STATE_FOLDER,
+                         description=description)
+        state = open_table(self.state)
+        if rows.num_rows == 0:
+            commit.commit_actions(state, [], "append", OPERATION, parameters, txn)
+            return
+        merger = state.merge(rows, merge_predicate(keys, rows), source_alias="s", target_alias="t",
+                             streamed_exec=False,
+                             commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+        merger = merger.when_matched_update_all().when_not_matched_insert_all()
+        if gc is not None:
+            merger = merger.when_not_matched_by_source_delete(gc)
+        merger.execute()
+
+
+class Scd1Sink(CdcSink):
+    """SCD type 1: per key the row of its winning event (see the module's docstring)."""
+
+    label = "SCD TYPE 1"
+
+    def _winners(self, events: DataFrame) -> DataFrame:
+        """Per key of the batch: its winning event's rank and kept columns (under IGNORE NULL UPDATES, each column's
+        last non-NULL value after the batch's last delete of the key, and `fresh` when there was such a delete)."""
+        from pyspark.sql import functions as F
+
+        rank = F.struct(F.col(SEQ), F.col(DELETE), F.col(TIE))
+        last = F.max(rank).alias("__sg_rank")
+        if not self.spec.ignore_null_updates:
+            picked = [F.max_by(F.col(q(c)), rank).alias(c) for c in self.values]
+            grouped = events.groupBy(*[F.col(q(k)) for k in self.keys]).agg(last, *picked)
+            return grouped.select(*[F.col(q(c)) for c in self.columns], F.col("__sg_rank").getField(SEQ).alias(SEQ),
+                                  F.col("__sg_rank").getField(DELETE).alias(DELETE),
+                                  F.col("__sg_rank").getField(TIE).alias(TIE), F.lit(True).alias(FRESH))
+        deletes = events.where(F.col(DELETE)).groupBy(*[F.col(q(k)) for k in self.keys]) \
+            .agg(F.max(rank).alias("__sg_last_delete"))
+        joined = events.join(deletes, on=[events[q(k)].eqNullSafe(deletes[q(k)]) for k in self.keys], how="left") \
+            .select(events["*"], deletes["__sg_last_delete"])
+        after = F.col("__sg_last_delete").isNull() | (rank > F.col("__sg_last_delete"))
+        picked = [F.max_by(F.col(q(c)), F.when(F.col(q(c)).isNotNull() & after, rank)).alias(c) for c in self.values]
+        grouped = joined.groupBy(*[F.col(q(k)) for k in self.keys]).agg(
+            last, F.max("__sg_last_delete").isNotNull().alias(FRESH), *picked)
+        return grouped.select(*[F.col(q(c)) for c in self.columns], F.col("__sg_rank").getField(SEQ).alias(SEQ),
+                              F.col("__sg_rank").getField(DELETE).alias(DELETE),
+                              F.col("__sg_rank").getField(TIE).alias(TIE), F.col(FRESH))
+
+    @contextmanager
+    def _decided(self, batch: DataFrame) -> Iterator[Decided]:
+        events = self._ranked(batch)
+        if not self.spec.truncate_sql:
+            rows = batch_arrow(self._changes(events, self._stored(batch.sparkSession)))
+            yield Decided(table=lambda: rows, state=lambda: self._state_rows(rows))
+            return
+        events = events.persist()   # read by several jobs: the watermark, the changes, what a truncate keeps
+        try:
+            yield self._truncating(events, self._stored(batch.sparkSession))
+        finally:
+            events.unpersist()
+
+    def _changes(self, events: DataFrame, stored: DataFrame | None, watermark: DataFrame | None = None,
+                 truncated: bool = False) -> DataFrame:
+        """The batch's winners that outrank what the state table holds for their key (or whose key it lacks);
+        with `watermark` (one row: the latest truncate's sequence), only events sequenced after it, and with
+        `truncated` (that truncate is new) a key whose stored row it removed starts afresh."""
+        from pyspark.sql import functions as F
+
+        if watermark is not None:
+            events = events.where(~F.col(TRUNCATE)).crossJoin(watermark) \
+                .where(F.col(WATERMARK).isNull() | (F.col(SEQ) > F.col(WATERMARK))).drop(WATERMARK, TRUNCATE)
+        winners = self._winners(events)
+        if stored is None:
+            return winners
+        if TRUNCATE in stored.columns:
+            stored = stored.where(~F.col(TRUNCATE))
+        state = prefixed(stored, (*self.keys, SEQ, DELETE, TIE), STATE_PREFIX)
+        joined = winners.join(state, on=same_keys(winners, state, self.keys, STATE_PREFIX), how="left")
+        kept = F.struct(*[F.col(q(STATE_PREFIX + c)) for c in (SEQ, DELETE, TIE)])
+        mine = F.struct(F.col(SEQ), F.col(DELETE), F.col(TIE))
+        newer = F.col(q(STATE_PREFIX + SEQ)).isNull() | (mine > kept)
+        if truncated and watermark is not None:   # the stored row is gone with the truncate: nothing to keep of it
+            joined = joined.crossJoin(watermark).withColumn(
+                FRESH, F.col(FRESH) | F.coalesce(F.col(q(STATE_PREFIX + SEQ)) <= F.col(WATERMARK), F.lit(False)))
+        return joined.where(newer).select(*[F.col(q(c)) for c in winners.columns])
+
+    def _truncating(self, events: DataFrame, stored: DataFrame | None) -> Decided:
+        """A batch under APPLY AS TRUNCATE: the latest truncate's sequence (the batch's or the stored one) holds
+        off every event sequenced up to it; when the batch brings a later one than the state holds, the table's
+        rows of keys whose winning event is not sequenced after it go (the MERGE deletes every row the batch
+        neither changes nor keeps), and they become tombstones in the state."""
+        from pyspark.sql import functions as F
+
+        marks = events.where(F.col(TRUNCATE)).select(F.col(SEQ), F.lit(True).alias("__sg_new"))
+        if stored is not None:
+            marks = marks.unionByName(stored.where(F.col(TRUNCATE)).select(F.col(SEQ), F.lit(False).alias("__sg_new")))
+        latest = marks.agg(F.max(SEQ).alias(WATERMARK),
+                           F.max(F.when(~F.col("__sg_new"), F.col(SEQ))).alias("__sg_stored")).persist()
+        try:
+            newer = latest.select((F.col(WATERMARK).isNotNull() & (
+                F.col("__sg_stored").isNull() | (F.col(WATERMARK) > F.col("__sg_stored")))).alias("t")).first()
+            truncated = bool(newer is not None and newer[0])
+            watermark = latest.select(WATERMARK)
+            changes = self._changes(events, stored, watermark, truncated)
+            rows = batch_arrow(changes.withColumn(KEEP, F.lit(False)))
+            keep = tombstones = marker = None
+            if truncated:
+                marker = batch_arrow(watermark.select(*[F.lit(None).cast(self._key_type(events, k)).alias(k)
+                                                        for k in self.keys], F.col(WATERMARK).alias(SEQ)))
+                if stored is not None:
+                    live = stored.where(~F.col(TRUNCATE) & ~F.col(DELETE)).crossJoin(watermark)
+                    changed = prefixed(changes, self.keys, STATE_PREFIX)
+                    untouched = live.join(changed, on=same_keys(live, changed, self.keys, STATE_PREFIX),
+                                          how="left_anti")
+                    keep = batch_arrow(untouched.where(F.col(SEQ) > F.col(WATERMARK))
+                                       .select(*[F.col(q(k)) for k in self.keys], F.lit(True).alias(KEEP)))
+                    tombstones = batch_arrow(untouched.where(F.col(SEQ) <= F.col(WATERMARK))
+                                             .select(*[F.col(q(k)) for k in self.keys], F.col(SEQ), F.col(TIE)))
+        finally:
+            latest.unpersist()
+        table = _concat(rows, keep) if keep is not None else rows
+
+        def state() -> pa.Table:
+            return self._state_rows(rows, tombstones, marker)
+
+        return Decided(table=lambda: table, state=state, truncated=truncated)
+
+    @staticmethod
+    def _key_type(events: DataFrame, key: str) -> Any:
+        return events.schema[key].dataType
+
+    def _updates(self, names: Sequence[str], keys: Sequence[str]) -> dict[str, str]:
+        values = {}
+        for name in names:
+            new = f"s.{q(name)}"
+            if self.spec.ignore_null_updates and name not in keys:
+                values[q(name)] = f"CASE WHEN s.{FRESH} THEN {new} ELSE coalesce({new}, t.{q(name)}) END"
+            else:
+                values[q(name)] = new
+        return values
+
+    def _apply(self, decided: Decided, txn: AppTransaction, parameters: dict[str, str]) -> int:
+        """The table's one commit: deletes, updates and inserts of the winning events (and, after a new truncate,
+        the removal of every row it empties)."""
+        return self._merge(decided.table(), self.keys, txn, parameters, truncate=decided.truncated)
+
+    def _state_rows(self, rows: pa.Table, tombstones: pa.Table | None = None,
+                    marker: pa.Table | None = None) -> pa.Table:
+        """Each changed key's rank (a tombstone for a delete); with APPLY AS TRUNCATE, the keys a new truncate
+        removed as tombstones, and the truncate's sequence in a row of its own (its keys NULL)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        now_ms = int(self.clock() * 1000)
+        now = pa.scalar(int(self.clock() * 1000), pa.int64())
         state_rows = rows.select([*self.keys, SEQ, DELETE, TIE])
-        deleted_at = pc.if_else(rows.column(DELETE), pa.scalar(now_ms, pa.int64()), pa.scalar(None, pa.int64()))
+        deleted_at = pc.if_else(rows.column(DELETE), now, pa.scalar(None, pa.int64()))
         state_rows = state_rows.append_column(DELETED_AT, deleted_at)
-        if not is_delta_table(self.state):
-            commit_files(self.state, [], state_rows.schema, "append", create=True, name=CDC_STATE_FOLDER,
-                         description="AUTO CDC: the rank of every key's latest change, and tombstones")
-        state = open_table(self.state)
-        if state_rows.num_rows == 0:
-            commit.commit_actions(state, [], "append", OPERATION, parameters, txn)
-            return
-        cutoff = now_ms - int(self.tombstone_seconds * 1000)
-        merger = state.merge(state_rows, merge_predicate(self.keys, state_rows), source_alias="s", target_alias="t",
-                             streamed_exec=False,
-                             commit_properties=commit.commit_properties(OPERATION, parameters, txn))
-        merger.when_matched_update_all().when_not_matched_insert_all() \
-            .when_not_matched_by_source_delete(f"t.{DELETE} AND t.{DELETED_AT} < {cutoff}").execute()
+        if not self.spec.truncate_sql:
+            return state_rows
+        state_rows = state_rows.append_column(TRUNCATE, pa.array([False] * state_rows.num_rows, pa.bool_()))
+        parts = [state_rows]
+        if tombstones is not None and tombstones.num_rows:
+            count = tombstones.num_rows
+            parts.append(pa.table({**{k: tombstones.column(k) for k in self.keys}, SEQ: tombstones.column(SEQ),
+                                   DELETE: pa.array([True] * count), TIE: tombstones.column(TIE),
+                                   DELETED_AT: pa.array([now.as_py()] * count, pa.int64()),
+                                   TRUNCATE: pa.array([False] * count)}))
+        if marker is not None and marker.num_rows:
+            parts.append(pa.table({**{k: marker.column(k) for k in self.keys}, SEQ: marker.column(SEQ),
+                                   DELETE: pa.array([False]), TIE: pa.array([None], pa.string()),
+                                   DELETED_AT: pa.array([None], pa.int64()), TRUNCATE: pa.array([True])}))
+        return _concat(*parts)
+
+    def _remember(self, decided: Decided, txn: AppTransaction, parameters: dict[str, str]) -> None:
+        """The state table's commit: each changed key's rank (a tombstone for a delete), and tombstones older than
+        the threshold dropped (with APPLY AS TRUNCATE, the latest truncate's row too)."""
+        cutoff = int(self.clock() * 1000) - int(self.tombstone_seconds * 1000)
+        keys = [*self.keys, TRUNCATE] if self.spec.truncate_sql else list(self.keys)
+        self._commit_state(decided.state(), keys, txn, parameters,
+                           "AUTO CDC: the rank of every key's latest change, and tombstones",
+                           gc=f"t.{DELETE} AND t.{DELETED_AT} < {cutoff}")
+
+
+def _concat(*tables: pa.Table) -> pa.Table:
+    """Tables of the same columns (some may lack a few: NULL there) as one, in the first's schema order."""
+    import pyarrow as pa
+
+    first = tables[0]
+    names = list(first.column_names)
+    for table in tables[1:]:
+        names += [n for n in table.column_names if n not in names]
+    types: dict[str, pa.DataType] = {}
+    for table in tables:
+        for field in table.schema:
+            if field.name not in types or pa.types.is_null(types[field.name]):
+                types[field.name] = field.type
+    filled = [pa.table({n: (t.column(n).cast(types[n]) if n in t.column_names
+                            else pa.nulls(t.num_rows, types[n])) for n in names}) for t in tables]
+    return pa.concat_tables(filled)

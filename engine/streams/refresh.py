@@ -38,6 +38,9 @@ def decide(stored: StreamingPlan, new: StreamingPlan, same_schema: bool) -> Refr
     if tuple(p.lower() for p in new.partition_by) != tuple(p.lower() for p in stored.partition_by):
         return RefreshDecision(FULL, "the partitioning changed: the table is written again in the new layout, the "
                                      "stream reading its sources from the start")
+    if new.cdc != stored.cdc:
+        return RefreshDecision(FULL, "the AUTO CDC clause changed: the table is emptied and its change events "
+                                     "applied again from the start of the sources")
     if sources_same and query_same and new.output_mode == stored.output_mode:
         return RefreshDecision(UNCHANGED, "the query is unchanged; the stream goes on from its checkpoint")
     changed = [part for part, same in (("sources", sources_same), ("query", query_same),

@@ -12,12 +12,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
-from sluicegate.dialect.streaming.cdc import kept_columns
+from sluicegate.dialect.streaming.cdc import END_AT, START_AT, kept_columns
 from sluicegate.dialect.streaming.expectations import needs_quarantine, quarantine_name
 from sluicegate.dialect.streaming.plan import StreamingPlan, skips_change_commits
 from sluicegate.engine.declared_schema import declared_schema
 from sluicegate.engine.streams.cdc_flows import CdcShare
-from sluicegate.engine.streams.cdc_sink import CdcSink, tombstone_seconds
+from sluicegate.engine.streams.cdc_scd2 import Scd2Sink
+from sluicegate.engine.streams.cdc_sink import Scd1Sink, tombstone_seconds
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamDefinitionError
 from sluicegate.engine.streams.expectations import BatchChecks, check_against
 from sluicegate.engine.streams.sink import BatchWritten, DeltaSink
@@ -26,7 +27,7 @@ from sluicegate.engine.streams.sources import TableLocations, capped_python_sour
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import DataType, StructType
 
 STOP_TIMEOUT_MS = 15_000
 
@@ -124,21 +125,33 @@ def build(session: SparkSession, plan: StreamingPlan, tables: TableLocations,
         for frame in cached:
             frame.unpersist()
         raise
-    table = cdc_table_schema(result.schema, plan) if plan.cdc is not None else result.schema
+    table = (cdc_table_schema(result.schema, plan, _sequence_type(result, plan)) if plan.cdc is not None
+             else result.schema)
     return BuiltStream(session, result, cached, versions, declared_schema(plan.columns, table), checkpoint)
 
 
-def cdc_table_schema(events: StructType, plan: StreamingPlan) -> StructType:
-    """An AUTO CDC table's schema: the events' columns it keeps, cast to the column list's types when it has one."""
-    from pyspark.sql.types import StructType
+def cdc_table_schema(events: StructType, plan: StreamingPlan, sequence: DataType | None = None) -> StructType:
+    """An AUTO CDC table's schema: the events' columns it keeps, cast to the column list's types when it has one;
+    SCD type 2 adds `__START_AT` and `__END_AT` of the SEQUENCE BY type (`sequence`), or as the column list
+    declares them (a column list may leave them out: they are added at its end)."""
+    from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 
     assert plan.cdc is not None
     kept = kept_columns(events.fieldNames(), plan.cdc)
+    versions = (START_AT, END_AT) if plan.cdc.scd_type == 2 else ()
+    clashing = [name for name in kept if name.lower() in {v.lower() for v in versions}]
+    if clashing:
+        raise StreamDefinitionError(
+            f"The AUTO CDC events of `{plan.name}` have a column `{clashing[0]}`, which an SCD type 2 table holds "
+            "itself (the start and end of each version).",
+            hint=f"leave it out with COLUMNS * EXCEPT ({clashing[0]}), or rename it in the source")
+    added = [StructField(name, sequence, True) for name in versions] if sequence is not None else []
     if not plan.columns:
-        return StructType([events[name] for name in kept])
+        return StructType([events[name] for name in kept] + added)
     declared = {column.name.lower() for column in plan.columns}
     extra = [name for name in kept if name.lower() not in declared]
-    missing = [c.name for c in plan.columns if c.name.lower() not in {name.lower() for name in kept}]
+    missing = [c.name for c in plan.columns
+               if c.name.lower() not in {name.lower() for name in (*kept, *versions)}]
     if extra or missing:
         problems = ([f"keeps {', '.join(f'`{n}`' for n in extra)}, which the column list does not declare"]
                     if extra else []) + ([f"declares {', '.join(f'`{n}`' for n in missing)}, which the events "
@@ -146,9 +159,17 @@ def cdc_table_schema(events: StructType, plan: StreamingPlan) -> StructType:
         raise StreamDefinitionError(
             f"The column list of `{plan.name}` does not match the AUTO CDC events: it {' and '.join(problems)}.",
             hint="declare the columns the table keeps, or choose them with COLUMNS a, b or COLUMNS * EXCEPT (...)")
-    from pyspark.sql.types import StructField, _parse_datatype_string
+    fields = [StructField(c.name, _parse_datatype_string(c.type), True) for c in plan.columns]
+    return StructType(fields + [field for field in added if field.name.lower() not in declared])
 
-    return StructType([StructField(c.name, _parse_datatype_string(c.type), True) for c in plan.columns])
+
+def _sequence_type(result: DataFrame, plan: StreamingPlan) -> DataType | None:
+    """The type of an SCD type 2 table's `__START_AT` and `__END_AT`: SEQUENCE BY's over the events (None: SCD 1)."""
+    from pyspark.sql import functions as F
+
+    if plan.cdc is None or plan.cdc.scd_type != 2:
+        return None
+    return result.select(F.expr(plan.cdc.sequence_sql)).schema.fields[0].dataType
 
 
 def start(result: DataFrame, plan: StreamingPlan, target: StreamTarget, trigger_seconds: float,
@@ -186,9 +207,9 @@ def _start_cdc(result: DataFrame, plan: StreamingPlan, target: StreamTarget, tri
     assert plan.cdc is not None
     columns = kept_columns(result.columns, plan.cdc)
     types = {column.name.lower(): column.type for column in plan.columns}
-    sink = CdcSink(target.location, target.stream_id, plan.cdc, columns, types, on_batch, before_batch,
-                   tombstone_seconds(plan.properties), share=target.cdc_share, checks=checks,
-                   quarantine=target.quarantine)
+    sink = (Scd2Sink if plan.cdc.scd_type == 2 else Scd1Sink)(
+        target.location, target.stream_id, plan.cdc, columns, types, on_batch, before_batch,
+        tombstone_seconds(plan.properties), share=target.cdc_share, checks=checks, quarantine=target.quarantine)
     writer = (result.writeStream.foreachBatch(sink).outputMode("append")
               .option("checkpointLocation", target.checkpoint).queryName(target.query_name))
     RAISED_IN_BATCH.take(target.stream_id)

@@ -49,7 +49,7 @@ __all__ = [
 
 LOG_FOLDER = "_delta_log"
 # A Delta table of its own inside a table's folder, which the table's log does not know and retention of the table
-# never touches: an AUTO CDC table's keys, ranks and tombstones (engine/streams/cdc_sink.py).
+# never touches: an AUTO CDC table's keys, ranks and tombstones, or SCD type 2's events (engine/streams/cdc_sink.py).
 CDC_STATE_FOLDER = "_sg_cdc_state"
 # Automatic retention never deletes a file the log does not know that is younger than this, whatever the table's
 # retention: a write in flight has its files on disk before its commit, for as long as the write takes.

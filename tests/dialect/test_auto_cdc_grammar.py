@@ -10,7 +10,7 @@ from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.parse import parse
-from sluicegate.dialect.streaming.cdc import check_agrees, check_cdc_source, kept_columns
+from sluicegate.dialect.streaming.cdc import check_agrees, check_cdc_source, describe_cdc, kept_columns, tracked_columns
 from sluicegate.dialect.streaming.plan import CdcSpec, StreamingPlan
 
 FULL = ("CREATE OR REFRESH STREAMING TABLE IF NOT EXISTS db.customers (id INT, name STRING) COMMENT 'mirror' "
@@ -136,3 +136,41 @@ def test_a_flow_agrees_with_the_tables_other_writers_on_keys_and_scd_type() -> N
                                         scd_type=2), "the flow `us`")
     assert raised.value.error_class == "INVALID_AUTO_CDC_CLAUSE" and "SCD TYPE 2" in str(raised.value.hint)
     assert raised.value.line == 1
+
+
+def test_tracked_columns_and_what_describe_shows_of_them() -> None:
+    spec = CdcSpec(keys=("id",), sequence_sql="ts", sequence_columns=("ts",), scd_type=2)
+    kept = ["id", "name", "city", "ts"]
+    assert tracked_columns(kept, spec) == ["name", "city", "ts"]
+    assert "track history on every column but the keys" in describe_cdc(spec)
+    only = CdcSpec(**{**spec.__dict__, "track_history": ("CITY",)})
+    assert tracked_columns(kept, only) == ["city"] and "track history on CITY" in describe_cdc(only)
+    but = CdcSpec(**{**spec.__dict__, "track_except": ("ts",)})
+    assert tracked_columns(kept, but) == ["name", "city"] and "track history on * except (ts)" in describe_cdc(but)
+    assert "track history" not in describe_cdc(CdcSpec(keys=("id",), sequence_sql="ts", sequence_columns=("ts",)))
+
+
+def test_explain_of_scd_type_2_and_truncate() -> None:
+    statement = classify("EXPLAIN CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM(src) KEYS (id) SEQUENCE BY ts "
+                         "STORED AS SCD TYPE 2 TRACK HISTORY ON name")
+    assert isinstance(statement, st.ExplainStreamingTable)
+    assert any("SCD type 2; track history on name" in op.text for op in statement.plan.operators)
+    assert "__START_AT" in statement.plan.mode_reason and "every change" in statement.plan.state
+    statement = classify("EXPLAIN CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM(src) KEYS (id) "
+                         "APPLY AS TRUNCATE WHEN op = 'T' SEQUENCE BY ts")
+    assert isinstance(statement, st.ExplainStreamingTable)
+    assert "latest truncate" in statement.plan.state
+
+
+def test_a_changed_auto_cdc_clause_refreshes_the_table_fully() -> None:
+    from sluicegate.engine.streams import refresh
+
+    def plan(sql: str) -> StreamingPlan:
+        statement = classify(sql)
+        assert isinstance(statement, st.CreateAutoCdc)
+        return statement.plan
+
+    base = "CREATE OR REFRESH STREAMING TABLE t FLOW AUTO CDC FROM STREAM(src) KEYS (id) SEQUENCE BY ts"
+    assert refresh.decide(plan(base), plan(base), True).kind == refresh.UNCHANGED
+    for changed in (" STORED AS SCD TYPE 2", " COLUMNS * EXCEPT (op)"):
+        assert refresh.decide(plan(base), plan(base + changed), True).kind == refresh.FULL

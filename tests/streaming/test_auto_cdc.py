@@ -1,9 +1,11 @@
-"""AUTO CDC into a streaming table (issue 29), SCD type 1, through PyHive against a real gateway: change events land
-as JSON files, one micro-batch each, and after every batch the table must equal a plain batch SQL query over every
-event seen so far, written here independently of the sink (engine/streams/cdc_sink.py).
+"""AUTO CDC into a streaming table (issue 29), SCD type 1 (with APPLY AS TRUNCATE) and SCD type 2, through PyHive
+against a real gateway: change events land as JSON files, one micro-batch each, and after every batch the table must
+equal a plain batch SQL query over every event seen so far, written here independently of the sinks
+(engine/streams/cdc_sink.py, engine/streams/cdc_scd2.py).
 
-The randomized test runs `SLUICEGATE_CDC_ROUNDS` rounds (3 in CI) of random keys, upserts and deletes, shuffled
-across micro-batches (late events), with exact duplicates, equal sequences and NULL values in updates.
+The randomized tests run `SLUICEGATE_CDC_ROUNDS` rounds each (3 in CI) of random keys, upserts and deletes, shuffled
+across micro-batches (late events), with exact duplicates, equal sequences and NULL values in updates; SCD type 2's
+rounds take turns among three ways of keeping and tracking columns (one with IGNORE NULL UPDATES).
 """
 
 from __future__ import annotations
@@ -28,19 +30,22 @@ def _create(cur: Any, table: str, folder: Path, extra: str = "") -> None:
                 "STORED AS SCD TYPE 1")
 
 
-def _reference(cur: Any, folder: Path, *more: Path) -> list[tuple[Any, ...]]:
+def _reference(cur: Any, folder: Path, *more: Path, truncates: bool = False) -> list[tuple[Any, ...]]:
     """Per id over the events of every folder, the event with the highest seq wins (a delete over an upsert at an
     equal seq, then the upsert whose values as JSON sort last); the id is in the table when that event is an
-    upsert."""
+    upsert. With `truncates`, events of op 'T' are truncates: the others count, and a winner only when sequenced
+    after the latest truncate."""
     events = " UNION ALL ".join(f"SELECT id, op, seq, name, amount FROM {_files(f)}" for f in (folder, *more))
+    others = " WHERE op <> 'T'" if truncates else ""
+    after = f" AND seq > coalesce((SELECT max(seq) FROM ({events}) WHERE op = 'T'), -1)" if truncates else ""
     return sorted_rows(cur, f"""
         SELECT id, seq, name, amount FROM (
           SELECT *, row_number() OVER (
             PARTITION BY id ORDER BY seq DESC, CASE WHEN op = 'D' THEN 1 ELSE 0 END DESC,
                                      to_json(named_struct('id', id, 'seq', seq, 'name', name, 'amount', amount)) DESC
           ) AS position
-          FROM ({events}))
-        WHERE position = 1 AND op <> 'D'""")
+          FROM ({events}){others})
+        WHERE position = 1 AND op <> 'D'{after}""")
 
 
 def test_changes_apply_by_key_with_the_highest_sequence(stream_cursor, streams, tmp_path, land):
@@ -114,10 +119,7 @@ def test_create_checks_keys_and_sequence_against_the_source(stream_cursor, tmp_p
     status = error_status(cur, f"CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
                                "APPLY AS TRUNCATE WHEN op = 'T' SEQUENCE BY seq STORED AS SCD TYPE 2")
     assert status.sqlState == "42000" and "INVALID_AUTO_CDC_CLAUSE" in status.errorMessage
-    status = error_status(cur, f"CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
-                               "SEQUENCE BY seq STORED AS SCD TYPE 2")
-    assert status.sqlState == "0A000" and "UNSUPPORTED_FEATURE.AUTO_CDC" in status.errorMessage
-    # an expectation over what the events lack is refused at CREATE (they run: tests/streaming/test_auto_cdc_flows.py)
+    # an expectation over what the events lack is refused at CREATE (they run: test_auto_cdc_expectations.py)
     status = error_status(cur, "CREATE STREAMING TABLE t (id INT, seq BIGINT, name STRING, amount INT, "
                                "CONSTRAINT positive EXPECT (price > 0)) FLOW AUTO CDC FROM STREAM "
                                f"{_files(folder)} KEYS (id) SEQUENCE BY seq COLUMNS id, seq, name, amount")
@@ -164,3 +166,169 @@ def test_randomized_changes_equal_the_batch_reference(stream_cursor, streams, tm
             assert sorted_rows(cur, f"SELECT * FROM {table}") == _reference(cur, folder), \
                 f"round {round_number} batch {number}"
         cur.execute(f"DROP TABLE {table}")
+
+
+# -- SCD type 2 -------------------------------------------------------------------------------------------------------
+
+def _create_scd2(cur: Any, table: str, folder: Path, columns: str = "* EXCEPT (op, _rescued_data)",
+                 track: str = "TRACK HISTORY ON name", extra: str = "") -> None:
+    cur.execute(f"CREATE OR REFRESH STREAMING TABLE {table} FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
+                f"{extra}APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS {columns} STORED AS SCD TYPE 2 "
+                f"{track}")
+
+
+def _scd2_reference(cur: Any, folder: Path, values: tuple[str, ...] = ("seq", "name", "amount"),
+                    tracked: tuple[str, ...] = ("name",), ignore_nulls: bool = False) -> list[tuple[Any, ...]]:
+    """The versions of each id, by window functions over all its events: one event per (id, seq) (a delete over an
+    upsert, then the upsert whose kept values as JSON sort last); with `ignore_nulls`, an upsert's NULL takes the
+    column's last non-NULL value since the id's last delete; an upsert opens a version after nothing, after a delete
+    or when a `tracked` column differs from the event before; a version ends at the sequence of the event after its
+    last one (LEAD), and holds its last upsert's values."""
+    kept = ("id", *values)
+    tie = "to_json(named_struct(" + ", ".join(f"'{c}', {c}" for c in kept) + "))"
+    cleaned = ", ".join(f"last({c}, true) OVER (PARTITION BY id, deletes ORDER BY seq ROWS BETWEEN UNBOUNDED "
+                        f"PRECEDING AND CURRENT ROW) AS {c}" if ignore_nulls and c != "seq" else c for c in values)
+    if "seq" not in values:
+        cleaned += ", seq"
+    differs = " OR ".join(f"NOT ({c} <=> lag({c}) OVER w)" for c in tracked) or "false"
+    last = "max_by(named_struct(" + ", ".join(f"'{c}', {c}" for c in values) + "), seq)"
+    return sorted_rows(cur, f"""
+        WITH chosen AS (
+          SELECT id, seq, name, amount, op = 'D' AS is_delete, row_number() OVER (
+            PARTITION BY id, seq ORDER BY CASE WHEN op = 'D' THEN 1 ELSE 0 END DESC, {tie} DESC) AS position
+          FROM {_files(folder)}),
+        counted AS (
+          SELECT *, sum(CASE WHEN is_delete THEN 1 ELSE 0 END) OVER (PARTITION BY id ORDER BY seq) AS deletes
+          FROM chosen WHERE position = 1),
+        filled AS (SELECT id, is_delete, {cleaned} FROM counted),
+        opened AS (
+          SELECT *, CASE WHEN NOT is_delete AND (lag(seq) OVER w IS NULL OR lag(is_delete) OVER w OR {differs})
+                         THEN 1 ELSE 0 END AS opens,
+                    lead(seq) OVER w AS next_seq
+          FROM filled WINDOW w AS (PARTITION BY id ORDER BY seq)),
+        numbered AS (SELECT *, sum(opens) OVER (PARTITION BY id ORDER BY seq) AS version FROM opened)
+        SELECT id, {", ".join(f"last_values.{c}" for c in values)}, start_at, end_at FROM (
+          SELECT id, {last} AS last_values, min(seq) AS start_at, max_by(next_seq, seq) AS end_at
+          FROM numbered WHERE NOT is_delete GROUP BY id, version)""")
+
+
+def test_scd2_versions_by_hand(stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    folder = tmp_path / "changes"
+    # amount and seq are not tracked: id 1's second event updates its version in place; id 2's event comes twice;
+    # id 3 has two upserts of one sequence, of which the one whose values as JSON sort last ("cz") counts
+    land(folder, [{"id": 1, "op": "U", "seq": 1, "name": "ann", "amount": 10},
+                  {"id": 1, "op": "U", "seq": 3, "name": "ann", "amount": 13},
+                  {"id": 2, "op": "U", "seq": 1, "name": "bob", "amount": 20},
+                  {"id": 2, "op": "U", "seq": 1, "name": "bob", "amount": 20},
+                  {"id": 3, "op": "U", "seq": 2, "name": "cy", "amount": 1},
+                  {"id": 3, "op": "U", "seq": 2, "name": "cz", "amount": 2}])
+    _create_scd2(cur, "dim", folder)
+    assert sorted_rows(cur, "SELECT * FROM dim") == [(1, 3, "ann", 13, 1, None), (2, 1, "bob", 20, 1, None),
+                                                     (3, 2, "cz", 2, 2, None)]
+    cur.execute("DESCRIBE TABLE dim")
+    described = [(row[0], row[1]) for row in cur.fetchall()][:6]
+    assert described == [("id", "int"), ("seq", "bigint"), ("name", "string"), ("amount", "int"),
+                         ("__START_AT", "bigint"), ("__END_AT", "bigint")]
+
+    # a tracked change opens a version; one arriving late (seq 2) splits id 1's first version; a delete closes id 2's
+    land(folder, [{"id": 1, "op": "U", "seq": 5, "name": "ann5", "amount": 15},
+                  {"id": 1, "op": "U", "seq": 2, "name": "zed", "amount": 12},
+                  {"id": 2, "op": "D", "seq": 4, "name": None, "amount": None}])
+    streams.wait_for(cur.database, "dim")
+    assert sorted_rows(cur, "SELECT * FROM dim") == [
+        (1, 1, "ann", 10, 1, 2), (1, 2, "zed", 12, 2, 3), (1, 3, "ann", 13, 3, 5), (1, 5, "ann5", 15, 5, None),
+        (2, 1, "bob", 20, 1, 4), (3, 2, "cz", 2, 2, None)]
+
+    # id 2 comes back in a new version (its delete again, a duplicate, changes nothing); id 3: an upsert losing the
+    # tie changes nothing, a delete of the same sequence wins over the upsert, which leaves id 3 no version at all
+    land(folder, [{"id": 2, "op": "U", "seq": 6, "name": "bob", "amount": 26},
+                  {"id": 2, "op": "D", "seq": 4, "name": None, "amount": None},
+                  {"id": 3, "op": "U", "seq": 2, "name": "ca", "amount": 0}])
+    streams.wait_for(cur.database, "dim")
+    assert (3, 2, "cz", 2, 2, None) in sorted_rows(cur, "SELECT * FROM dim")
+    land(folder, [{"id": 3, "op": "D", "seq": 2, "name": None, "amount": None}])
+    streams.wait_for(cur.database, "dim")
+    assert sorted_rows(cur, "SELECT * FROM dim") == [
+        (1, 1, "ann", 10, 1, 2), (1, 2, "zed", 12, 2, 3), (1, 3, "ann", 13, 3, 5), (1, 5, "ann5", 15, 5, None),
+        (2, 1, "bob", 20, 1, 4), (2, 6, "bob", 26, 6, None)]
+    assert sorted_rows(cur, "SELECT * FROM dim") == _scd2_reference(cur, folder)
+
+    cur.execute("DESCRIBE STREAMING TABLE dim")
+    described = {row[0]: row[1] for row in cur.fetchall()}
+    assert "SCD type 2" in described["Auto CDC"] and "track history on name" in described["Auto CDC"]
+
+    def progress() -> Any:
+        cur.execute("SELECT count(*), sum(get_json_object(details, '$.flow_progress.metrics.num_upserted_rows')) "
+                    "FROM event_log(TABLE(dim)) WHERE event_type = 'flow_progress'")
+        count, upserted = cur.fetchall()[0]
+        return count >= 4 and upserted
+
+    poll_until(progress, "a flow_progress event per batch, counting the versions written")
+
+
+_SCD2_WAYS = (  # (COLUMNS, TRACK HISTORY, extra clause, the kept values, the tracked ones, IGNORE NULL UPDATES)
+    ("* EXCEPT (op, _rescued_data)", "TRACK HISTORY ON name", "", ("seq", "name", "amount"), ("name",), False),
+    ("* EXCEPT (op, seq, _rescued_data)", "", "", ("name", "amount"), ("name", "amount"), False),
+    ("* EXCEPT (op, _rescued_data)", "TRACK HISTORY ON * EXCEPT (seq)", "IGNORE NULL UPDATES ",
+     ("seq", "name", "amount"), ("name", "amount"), True),
+)
+
+
+def test_randomized_scd2_equals_the_batch_reference(stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    rounds = int(os.environ.get("SLUICEGATE_CDC_ROUNDS", "3"))
+    for round_number in range(rounds):
+        rng = random.Random(1000 + round_number)
+        columns, track, extra, values, tracked, ignore_nulls = _SCD2_WAYS[round_number % len(_SCD2_WAYS)]
+        folder = tmp_path / f"round{round_number}"
+        events = _events(rng, keys=5, count=50)
+        rng.shuffle(events)
+        cuts = sorted(rng.sample(range(1, len(events)), 3))
+        batches = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)], strict=True)]
+        table = f"scd2_round{round_number}"
+        land(folder, batches[0])
+        _create_scd2(cur, table, folder, columns, track, extra)
+        for number, batch in enumerate(batches):
+            if number:
+                land(folder, batch)
+                streams.wait_for(cur.database, table)
+            assert sorted_rows(cur, f"SELECT * FROM {table}") == \
+                _scd2_reference(cur, folder, values, tracked, ignore_nulls), f"round {round_number} batch {number}"
+        cur.execute(f"DROP TABLE {table}")
+
+
+# -- APPLY AS TRUNCATE (SCD type 1) ----------------------------------------------------------------------------------
+
+def test_apply_as_truncate(stream_cursor, streams, tmp_path, land):
+    cur = stream_cursor
+    folder = tmp_path / "changes"
+
+    def row(key: int | None, op: str, seq: int, name: str | None = None) -> dict[str, Any]:
+        return {"id": key, "op": op, "seq": seq, "name": name, "amount": seq}
+
+    # within one batch: the truncate at 4 removes what is sequenced up to it (id 6's upsert at 4 too), not after
+    land(folder, [row(1, "U", 1, "a"), row(2, "U", 2, "b"), row(3, "U", 6, "c"), row(None, "T", 4),
+                  row(4, "U", 5, "d"), row(5, "U", 3, "e"), row(6, "U", 4, "f")])
+    cur.execute(f"CREATE OR REFRESH STREAMING TABLE mirror FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
+                "APPLY AS DELETE WHEN op = 'D' APPLY AS TRUNCATE WHEN op = 'T' SEQUENCE BY seq "
+                "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1")
+    assert sorted_rows(cur, "SELECT * FROM mirror") == [(3, 6, "c", 6), (4, 5, "d", 5)]
+
+    # late events sequenced before the truncate stay out, a known key's or a new one's; later ones apply
+    land(folder, [row(1, "U", 3, "a3"), row(7, "U", 2, "g"), row(8, "U", 7, "h"), row(3, "D", 8)])
+    streams.wait_for(cur.database, "mirror")
+    assert sorted_rows(cur, "SELECT * FROM mirror") == [(4, 5, "d", 5), (8, 7, "h", 7)]
+
+    # across batches: a later truncate empties the table (id 8's upsert of its sequence with it)
+    land(folder, [row(None, "T", 9), row(8, "U", 9, "h9")])
+    streams.wait_for(cur.database, "mirror")
+    assert sorted_rows(cur, "SELECT * FROM mirror") == []
+
+    # an older truncate arriving late changes nothing; the latest one still holds older events off
+    land(folder, [row(None, "T", 7), row(10, "U", 8, "j"), row(9, "U", 11, "i11"), row(9, "U", 10, "i")])
+    streams.wait_for(cur.database, "mirror")
+    assert sorted_rows(cur, "SELECT * FROM mirror") == [(9, 11, "i11", 11)]
+    assert sorted_rows(cur, "SELECT * FROM mirror") == _reference(cur, folder, truncates=True)
+    cur.execute("DESCRIBE STREAMING TABLE mirror")
+    assert "truncate when op = 'T'" in {row[0]: row[1] for row in cur.fetchall()}["Auto CDC"]
