@@ -293,3 +293,25 @@ def test_delete_correlated_on_the_targets_full_name(dbx: tuple[Any, Run], hive: 
     # an alias replaces the name, as in Spark: the full name no longer resolves
     _fails(run, f"DELETE FROM {target} AS k WHERE {target}.id = 2", "UNRESOLVED_COLUMN")
 
+
+def test_a_query_names_columns_by_their_tables_full_name(dbx: tuple[Any, Run], hive: Any) -> None:
+    """`SELECT main.s.t.id FROM main.s.t` and `SELECT s.t.id FROM s.t`, as Spark and Databricks resolve them, in a
+    query, a join, a view's definition and a CTAS; through PyHive too. An alias still replaces the name."""
+    _, run = dbx
+    t, u = f"`main`.`{SCHEMA}`.`named`", f"`main`.`{SCHEMA}`.`named_too`"
+    run(f"CREATE OR REPLACE TABLE {t} (id BIGINT, msg STRING)", f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')",
+        f"CREATE OR REPLACE TABLE {u} (id BIGINT, tag STRING)", f"INSERT INTO {u} VALUES (2, 'x')")
+    assert sorted(run(f"SELECT main.{SCHEMA}.named.id, {t}.msg FROM {t}")) == [(1, "a"), (2, "b")]
+    assert run(f"SELECT {SCHEMA}.named.id FROM {SCHEMA}.named WHERE {SCHEMA}.named.msg = 'b'") == [(2,)]
+    assert run(f"SELECT {t}.msg, {u}.tag FROM {t} JOIN {u} ON {t}.id = {u}.id") == [("b", "x")]
+    run(f"CREATE OR REPLACE VIEW main.{SCHEMA}.named_v AS SELECT {SCHEMA}.named.msg FROM {SCHEMA}.named",
+        f"CREATE OR REPLACE TABLE main.{SCHEMA}.named_ctas AS SELECT main.{SCHEMA}.named.id * 10 AS id "
+        f"FROM main.{SCHEMA}.named")
+    assert sorted(run(f"SELECT * FROM main.{SCHEMA}.named_v")) == [("a",), ("b",)]
+    assert sorted(run(f"SELECT * FROM main.{SCHEMA}.named_ctas")) == [(10,), (20,)]
+    _fails(run, f"SELECT {t}.id FROM {t} AS n", "UNRESOLVED_COLUMN")
+
+    hive.execute(f"SELECT main.{SCHEMA}.named.msg, {SCHEMA}.named.id FROM main.{SCHEMA}.named ORDER BY 2")
+    assert hive.fetchall() == [("a", 1), ("b", 2)]
+    hive.execute(f"SELECT {SCHEMA}.named.id FROM {SCHEMA}.named WHERE {SCHEMA}.named.id > 1")
+    assert hive.fetchall() == [(2,)]
