@@ -217,6 +217,9 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
         return _altered_table(sql, tree)
     if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "VIEW":
         return _altered_view(tree)
+    if isinstance(tree, exp.Alter) and tree.args.get("kind") in ("MATERIALIZED VIEW", "STREAMING TABLE"):
+        (action,) = tree.args["actions"]  # the dialect reads only CLUSTER BY into an exp.Alter of these kinds
+        return _clustering(sql, table_name(tree.this), action, tree.args["kind"])
     if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() == "COLUMN":
         return _column_comment(sql, tree)
     if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() == "TABLE":
@@ -598,13 +601,13 @@ def _dropped_columns(sql: str, table: TableName, action: exp.Drop) -> DropColumn
     return DropColumns(table, _column_names(sql, nodes, "DROP COLUMNS"), bool(action.args.get("exists")))
 
 
-def _clustering(sql: str, table: TableName, action: exp.ClusterProperty) -> SetClustering:
-    """`CLUSTER BY (c, ...)`, `CLUSTER BY NONE` or `CLUSTER BY AUTO`."""
+def _clustering(sql: str, table: TableName, action: exp.ClusterProperty, kind: str = "TABLE") -> SetClustering:
+    """`ALTER <kind> t CLUSTER BY (c, ...)`, `CLUSTER BY NONE` or `CLUSTER BY AUTO`."""
     word = action.this.name.upper() if isinstance(action.this, exp.Expression) else str(action.this or "").upper()
     if not action.expressions and word not in ("NONE", "AUTO"):
         raise error_at(sql, action, "CLUSTER BY needs its columns, NONE or AUTO",
-                       "write ALTER TABLE t CLUSTER BY (column, ...), CLUSTER BY NONE or CLUSTER BY AUTO")
-    return SetClustering(table, _column_names(sql, list(action.expressions), "CLUSTER BY"), word == "AUTO")
+                       f"write ALTER {kind} t CLUSTER BY (column, ...), CLUSTER BY NONE or CLUSTER BY AUTO")
+    return SetClustering(table, _column_names(sql, list(action.expressions), "CLUSTER BY"), word == "AUTO", kind)
 
 
 def _added_constraint(sql: str, table: TableName, action: exp.AddConstraint) -> AddConstraint | None:

@@ -210,8 +210,9 @@ class StreamingSpark(Databricks):
 
         # sqlglot declares `Alter | Command`, but its only caller (STATEMENT_PARSERS) takes any statement node
         def _parse_alter(self) -> exp.Alter | exp.Command | AlterScheduleCommand:  # type: ignore[override]
-            """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule> | DROP SCHEDULE`; any other
-            ALTER is sqlglot's."""
+            """`ALTER {STREAMING TABLE | MATERIALIZED VIEW} t {ADD | ALTER} <schedule> | DROP SCHEDULE`, or `... CLUSTER
+            BY (c, ...) | NONE | AUTO` (an exp.Alter of that kind, as sqlglot reads ALTER TABLE's); any other ALTER
+            is sqlglot's."""
             for words in (("STREAMING", "TABLE"), ("MATERIALIZED", "VIEW")):
                 if self._match_text_seq(*words):
                     break
@@ -219,10 +220,12 @@ class StreamingSpark(Databricks):
                 return super()._parse_alter()
             kind = " ".join(words)
             table = self._parse_table_parts()
+            if self._match(TokenType.CLUSTER_BY):
+                return self.expression(exp.Alter(this=table, kind=kind, actions=[self._parse_cluster_property()]))
             if self._match_text_seq("DROP", "SCHEDULE"):
                 return self.expression(AlterScheduleCommand(this=table, kind=kind, action="DROP"))
             if not self._match_texts(("ADD", "ALTER")):
-                self.raise_error(f"Expected ADD, ALTER or DROP SCHEDULE after ALTER {kind} name")
+                self.raise_error(f"Expected ADD, ALTER, DROP SCHEDULE or CLUSTER BY after ALTER {kind} name")
             action = self._prev.text.upper()
             if self._match_text_seq("SCHEDULE"):
                 schedule = self._parse_refresh_schedule()

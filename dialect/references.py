@@ -19,6 +19,7 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.parse import parse
 from sluicegate.dialect.positions import line_column, start_of
+from sluicegate.dialect.qualified_columns import qualified_columns
 
 
 class TimeTravelSpecError(DialectError):
@@ -146,6 +147,21 @@ def current_catalog_calls(sql: str, tree: exp.Expr) -> list[TableReference]:
         end = after_parentheses(sql, call.meta.get("end", start) + 1)
         found.append(TableReference(None, "current_catalog()", start, end, node=call,
                                     needs_alias=isinstance(call.parent, exp.Select)))
+    return sorted(found, key=lambda ref: ref.start)
+
+
+def column_qualifiers(tree: exp.Expr) -> list[TableReference]:
+    """The `catalog.schema.` or `schema.` before the table part of each column the statement names by its table's
+    full name (dialect/qualified_columns.py), to be cut out: the binder reads each table as `<view> AS <name>`, where
+    only `name.column` resolves."""
+    found = []
+    for column in qualified_columns(tree):
+        parts = [column.args.get(key) for key in ("catalog", "db")]
+        starts = [part.meta.get("start") for part in parts if part is not None]
+        end = column.args["table"].meta.get("start")
+        if end is None or None in starts or not starts:
+            continue  # not from the text
+        found.append(TableReference(None, column.table, min(starts), end, needs_alias=False))
     return sorted(found, key=lambda ref: ref.start)
 
 

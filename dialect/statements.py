@@ -160,12 +160,14 @@ class DropColumns:
 
 @dataclass(frozen=True)
 class SetClustering:
-    """`ALTER TABLE t CLUSTER BY (c, ...)` (liquid clustering's columns), `CLUSTER BY NONE` (none: `columns` empty,
-    `auto` False) or `CLUSTER BY AUTO` (`auto`: the columns are left as they are)."""
+    """`ALTER {TABLE | MATERIALIZED VIEW | STREAMING TABLE} t CLUSTER BY (c, ...)` (liquid clustering's columns),
+    `CLUSTER BY NONE` (none: `columns` empty, `auto` False) or `CLUSTER BY AUTO` (`auto`: the columns are left as
+    they are). `kind` as written: each form alters only objects of its kind, as on Databricks."""
 
     table: TableName
     columns: tuple[ColumnName, ...]
     auto: bool = False
+    kind: str = "TABLE"
 
 
 @dataclass(frozen=True)

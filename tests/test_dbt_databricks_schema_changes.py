@@ -112,6 +112,52 @@ def test_alter_table_cluster_by_sets_the_columns_dbt_reads_and_optimize_uses(dbx
     assert sorted(run(f"SELECT id FROM {table}")) == [(0,), (1,), (2,), (3,), (4,), (5,), (7,)]
 
 
+def test_alter_materialized_view_and_streaming_table_cluster_by(dbx: tuple[Any, Run]) -> None:
+    """Databricks changes a materialized view's or streaming table's clustering with its own ALTER (dbt-databricks'
+    `apply_liquid_clustered_cols` writes `ALTER <the relation's type> ... CLUSTER BY`), not ALTER TABLE: the columns
+    as for a table, kept by a refresh, used by OPTIMIZE; each form refuses the other kinds, naming the right one."""
+    _, run = dbx
+    source, mv, st = (f"`main`.`{SCHEMA}`.`{name}`" for name in ("mv_src", "clustered_mv", "clustered_st"))
+    run(f"CREATE OR REPLACE TABLE {source} (id BIGINT, msg STRING, m MAP<STRING, INT>)",
+        f"INSERT INTO {source} VALUES (1, 'a', map('k', 1))", f"INSERT INTO {source} VALUES (2, 'b', map('k', 2))",
+        f"CREATE OR REPLACE MATERIALIZED VIEW {mv} AS SELECT id, msg, m FROM {source}",
+        f"CREATE STREAMING TABLE {st} (id BIGINT, m MAP<STRING, INT>)")
+
+    run(f"ALTER MATERIALIZED VIEW {mv} CLUSTER BY (msg, ID)")
+    assert _properties(run, mv)["clusteringColumns"] == '[["msg"],["id"]]'
+    run(f"INSERT INTO {source} VALUES (3, 'c', map('k', 3))", f"REFRESH MATERIALIZED VIEW {mv}")
+    assert _properties(run, mv)["clusteringColumns"] == '[["msg"],["id"]]'   # the refresh keeps it
+    run(f"OPTIMIZE {mv}")
+    parameters = json.loads(run(f"DESCRIBE HISTORY {mv}")[0][5])           # OPTIMIZE's: z-ordered by them
+    assert json.loads(parameters["zOrderBy"]) == ["msg", "id"]
+    assert sorted(run(f"SELECT id, msg FROM {mv}")) == [(1, "a"), (2, "b"), (3, "c")]
+    run(f"ALTER MATERIALIZED VIEW {mv} CLUSTER BY AUTO")
+    assert _properties(run, mv)["clusterByAuto"] == "true"
+    run(f"ALTER MATERIALIZED VIEW {mv} CLUSTER BY NONE")
+    assert _properties(run, mv)["clusteringColumns"] == "[]" and "clusterByAuto" not in _properties(run, mv)
+
+    run(f"alter streaming table {st} cluster by (id)")
+    assert _properties(run, st)["clusteringColumns"] == '[["id"]]'
+    (detail,) = run(f"DESCRIBE DETAIL {st}")
+    assert json.loads(detail[8]) == ["id"]
+    _fails(run, f"ALTER STREAMING TABLE {st} CLUSTER BY (m)", "DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED")
+    _fails(run, f"ALTER STREAMING TABLE {st} CLUSTER BY (nope)", "UNRESOLVED_COLUMN")
+
+    # each form alters its own kind only, as on Databricks
+    assert "ALTER MATERIALIZED VIEW" in _fails(run, f"ALTER TABLE {mv} CLUSTER BY (id)", "EXPECT_TABLE_NOT_VIEW")
+    assert "ALTER TABLE" in _fails(run, f"ALTER MATERIALIZED VIEW {source} CLUSTER BY (id)",
+                                   "EXPECT_MATERIALIZED_VIEW")
+    _fails(run, f"ALTER STREAMING TABLE {mv} CLUSTER BY (id)", "EXPECT_STREAMING_TABLE")
+    _fails(run, f"ALTER MATERIALIZED VIEW {st} CLUSTER BY (id)", "EXPECT_MATERIALIZED_VIEW")
+    _fails(run, f"ALTER MATERIALIZED VIEW `main`.`{SCHEMA}`.`nothing` CLUSTER BY (id)", "TABLE_OR_VIEW_NOT_FOUND")
+    run(f"CREATE OR REPLACE MATERIALIZED VIEW main.{SCHEMA}.parted_mv PARTITIONED BY (msg) AS "
+        f"SELECT id, msg FROM {source}")
+    _fails(run, f"ALTER MATERIALIZED VIEW main.{SCHEMA}.parted_mv CLUSTER BY (id)",
+           "DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED")
+    assert _properties(run, st)["clusteringColumns"] == '[["id"]]'
+    run(f"DROP MATERIALIZED VIEW {mv}", f"DROP MATERIALIZED VIEW main.{SCHEMA}.parted_mv", f"DROP TABLE {st}")
+
+
 def test_cluster_by_refuses_what_delta_refuses(dbx: tuple[Any, Run]) -> None:
     _, run = dbx
     run(f"CREATE OR REPLACE TABLE main.{SCHEMA}.parted (id BIGINT, day STRING, m MAP<STRING, INT>, a BIGINT, "
@@ -246,3 +292,26 @@ def test_delete_correlated_on_the_targets_full_name(dbx: tuple[Any, Run], hive: 
     assert hive.fetchall() == [(2, "red", "seen")]
     # an alias replaces the name, as in Spark: the full name no longer resolves
     _fails(run, f"DELETE FROM {target} AS k WHERE {target}.id = 2", "UNRESOLVED_COLUMN")
+
+
+def test_a_query_names_columns_by_their_tables_full_name(dbx: tuple[Any, Run], hive: Any) -> None:
+    """`SELECT main.s.t.id FROM main.s.t` and `SELECT s.t.id FROM s.t`, as Spark and Databricks resolve them, in a
+    query, a join, a view's definition and a CTAS; through PyHive too. An alias still replaces the name."""
+    _, run = dbx
+    t, u = f"`main`.`{SCHEMA}`.`named`", f"`main`.`{SCHEMA}`.`named_too`"
+    run(f"CREATE OR REPLACE TABLE {t} (id BIGINT, msg STRING)", f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')",
+        f"CREATE OR REPLACE TABLE {u} (id BIGINT, tag STRING)", f"INSERT INTO {u} VALUES (2, 'x')")
+    assert sorted(run(f"SELECT main.{SCHEMA}.named.id, {t}.msg FROM {t}")) == [(1, "a"), (2, "b")]
+    assert run(f"SELECT {SCHEMA}.named.id FROM {SCHEMA}.named WHERE {SCHEMA}.named.msg = 'b'") == [(2,)]
+    assert run(f"SELECT {t}.msg, {u}.tag FROM {t} JOIN {u} ON {t}.id = {u}.id") == [("b", "x")]
+    run(f"CREATE OR REPLACE VIEW main.{SCHEMA}.named_v AS SELECT {SCHEMA}.named.msg FROM {SCHEMA}.named",
+        f"CREATE OR REPLACE TABLE main.{SCHEMA}.named_ctas AS SELECT main.{SCHEMA}.named.id * 10 AS id "
+        f"FROM main.{SCHEMA}.named")
+    assert sorted(run(f"SELECT * FROM main.{SCHEMA}.named_v")) == [("a",), ("b",)]
+    assert sorted(run(f"SELECT * FROM main.{SCHEMA}.named_ctas")) == [(10,), (20,)]
+    _fails(run, f"SELECT {t}.id FROM {t} AS n", "UNRESOLVED_COLUMN")
+
+    hive.execute(f"SELECT main.{SCHEMA}.named.msg, {SCHEMA}.named.id FROM main.{SCHEMA}.named ORDER BY 2")
+    assert hive.fetchall() == [("a", 1), ("b", 2)]
+    hive.execute(f"SELECT {SCHEMA}.named.id FROM {SCHEMA}.named WHERE {SCHEMA}.named.id > 1")
+    assert hive.fetchall() == [(2,)]

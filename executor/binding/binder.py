@@ -33,6 +33,7 @@ from sluicegate.dialect.filters import Predicate, table_predicates
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import (
     TableReference,
+    column_qualifiers,
     current_catalog_calls,
     file_reads,
     parse,
@@ -320,6 +321,8 @@ class Binder:
                     ref, query)))
         for ref in current_catalog_calls(query.sql, tree):
             replacements.append((ref, quote_string(catalogs.current().name)))
+        # `main.s.t.id` / `s.t.id` of a table read as `<view> AS t`: only `t.id` resolves there, as Spark resolves it
+        replacements += [(ref, "") for ref in column_qualifiers(tree)]
         if not replacements:  # nothing to rewrite: Spark reads the text as typed
             return query.sql, _identity
         spliced = splice(query.sql, replacements)

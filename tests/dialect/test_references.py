@@ -6,7 +6,7 @@ import pytest
 
 from sluicegate.dialect.errors import StatementSyntaxError
 from sluicegate.dialect.parse import parse
-from sluicegate.dialect.references import TimeTravelSpecError, splice, table_references
+from sluicegate.dialect.references import TimeTravelSpecError, column_qualifiers, splice, table_references
 
 QUERY = """WITH c AS (SELECT * FROM sales.orders VERSION AS OF 3)
 SELECT o.id, u.name FROM c o JOIN `default`.`users` TIMESTAMP AS OF '2024-01-01' u ON o.uid = u.id
@@ -68,3 +68,23 @@ def test_syntax_error_has_a_position():
         table_references("SELECT * FROM (((")
     assert raised.value.sqlstate == "42601"
     assert raised.value.line == 1 and raised.value.column is not None
+
+
+@pytest.mark.parametrize(("sql", "bound"), [
+    ("SELECT main.s.t.id, `s`.`t`.name, t.v FROM main.s.t WHERE main.s.t.id > 1",
+     "SELECT t.id, `t`.name, t.v FROM v1 AS `t` WHERE t.id > 1"),
+    ("SELECT s.t.id FROM s.t JOIN s.u ON s.t.id = s.u.id", "SELECT t.id FROM v1 AS `t` JOIN v2 AS `u` ON t.id = u.id"),
+    # an alias replaces the name; another catalog, or the same name in two schemas: left for Spark to judge
+    ("SELECT s.t.id FROM s.t AS x", "SELECT s.t.id FROM v1 AS x"),
+    ("SELECT other.s.t.id FROM s.t", "SELECT other.s.t.id FROM v1 AS `t`"),
+    ("SELECT s.t.id FROM s.t JOIN o.t ON true", "SELECT s.t.id FROM v1 AS `t` JOIN v2 AS `t` ON true"),
+])
+def test_a_column_named_by_its_tables_full_name_is_bound_as_table_dot_column(sql: str, bound: str) -> None:
+    """The binder reads each table as `<view> AS <name>`, where Spark resolves `name.column` only: the qualifier
+    before the table part is cut out of the text (and nothing else), positions still mapping into the original."""
+    tree = parse(sql)
+    views = [(ref, f"v{index}") for index, ref in enumerate(table_references(sql, tree), 1)]
+    spliced = splice(sql, views + [(ref, "") for ref in column_qualifiers(tree)])
+    assert spliced.sql == bound
+    if "main.s.t.id" in sql:
+        assert spliced.to_original(bound.index("t.id")) == sql.index("t.id")

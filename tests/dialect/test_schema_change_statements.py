@@ -1,6 +1,7 @@
-"""The schema and layout statements dbt-databricks sends, in the dialect, without a JVM: ALTER TABLE ... CLUSTER BY
-(columns, NONE, AUTO), ALTER TABLE ... DROP COLUMN(S), MERGE WITH SCHEMA EVOLUTION, and DELETE / UPDATE / MERGE
-naming columns by their table's full name, which read as the table's short name where Databricks resolves them."""
+"""The schema and layout statements dbt-databricks sends, in the dialect, without a JVM: ALTER {TABLE | MATERIALIZED
+VIEW | STREAMING TABLE} ... CLUSTER BY (columns, NONE, AUTO), ALTER TABLE ... DROP COLUMN(S), MERGE WITH SCHEMA
+EVOLUTION, and DELETE / UPDATE / MERGE naming columns by their table's full name, which read as the table's short
+name where Databricks resolves them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from sluicegate.dialect.classify import classify
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.statement_types import statement_type
-from sluicegate.dialect.statements import ColumnName, Delete, DropColumns, Merge, SetClustering, TableName, Update
+from sluicegate.dialect.statements import (
+    AlterSchedule,
+    ColumnName,
+    Delete,
+    DropColumns,
+    Merge,
+    SetClustering,
+    TableName,
+    Update,
+)
 
 
 def _names(columns: tuple[ColumnName, ...]) -> list[str]:
@@ -28,7 +38,31 @@ def test_cluster_by_columns_none_and_auto() -> None:
     assert statement_type(stmt) == "ALTER_TABLE"
 
 
-@pytest.mark.parametrize("sql", ["ALTER TABLE t CLUSTER BY (a.b)", "ALTER TABLE t CLUSTER BY ()"])
+@pytest.mark.parametrize("kind", ["MATERIALIZED VIEW", "STREAMING TABLE"])
+def test_cluster_by_of_a_materialized_view_or_streaming_table(kind: str) -> None:
+    """Databricks changes their clustering with their own ALTER (not ALTER TABLE): the same forms, the kind kept."""
+    sql = f"ALTER {kind} `main`.`s`.`mv` CLUSTER BY (id, ts)"
+    stmt = classify(sql)
+    assert stmt == SetClustering(TableName("s", "mv"), (ColumnName("id"), ColumnName("ts")), kind=kind)
+    assert stmt.columns[1].offset == sql.index("ts)")
+    assert classify(f"alter {kind.lower()} mv cluster by none") == SetClustering(TableName(None, "mv"), (), kind=kind)
+    assert classify(f"ALTER {kind} mv CLUSTER BY AUTO") == SetClustering(TableName(None, "mv"), (), True, kind)
+    assert classify("ALTER TABLE t CLUSTER BY (a)").kind == "TABLE"
+    assert isinstance(classify(f"ALTER {kind} mv DROP SCHEDULE"), AlterSchedule)  # still its own
+
+
+@pytest.mark.parametrize("sql", ["ALTER MATERIALIZED VIEW mv CLUSTER BY (a) ZORDER",
+                                 "ALTER STREAMING TABLE st CLUSTER", "ALTER MATERIALIZED VIEW mv RENAME TO x"])
+def test_alter_of_a_materialized_view_or_streaming_table_is_a_syntax_error_otherwise(sql: str) -> None:
+    """These ALTERs are the gateway's: what else follows the name is a syntax error, not Spark's to guess at."""
+    with pytest.raises(DialectError) as raised:
+        classify(sql)
+    assert raised.value.error_class == "PARSE_SYNTAX_ERROR"
+
+
+@pytest.mark.parametrize("sql", ["ALTER TABLE t CLUSTER BY (a.b)", "ALTER TABLE t CLUSTER BY ()",
+                                 "ALTER MATERIALIZED VIEW mv CLUSTER BY (a.b)",
+                                 "ALTER STREAMING TABLE st CLUSTER BY ()"])
 def test_cluster_by_refuses_what_names_no_top_level_column(sql: str) -> None:
     with pytest.raises(DialectError) as raised:
         classify(sql)

@@ -1,8 +1,8 @@
-"""A table's columns and layout are its owner's: ALTER TABLE ... DROP COLUMNS, ALTER TABLE ... CLUSTER BY and
-MERGE WITH SCHEMA EVOLUTION (which may add columns) need the table's ownership, as ADD COLUMNS does here; MODIFY
-lets a user change rows, not the schema. A refused statement leaves the table as it was: no Delta version, the same
-schema and properties in the catalog (nothing reached Spark or the files before the refusal). The owner's statements
-work; a plain MERGE stays MODIFY's."""
+"""A table's columns and layout are its owner's: ALTER TABLE ... DROP COLUMNS, ALTER {TABLE | MATERIALIZED VIEW |
+STREAMING TABLE} ... CLUSTER BY and MERGE WITH SCHEMA EVOLUTION (which may add columns) need the table's ownership,
+as ADD COLUMNS does here; MODIFY lets a user change rows, not the schema. A refused statement leaves the table as it
+was: no Delta version, the same schema and properties in the catalog (nothing reached Spark or the files before the
+refusal). The owner's statements work; a plain MERGE stays MODIFY's."""
 
 from __future__ import annotations
 
@@ -57,4 +57,33 @@ def test_schema_and_layout_changes_need_ownership(as_user: Callable[[str], Any],
     alice.execute(f"ALTER TABLE {schema}.t CLUSTER BY (id)")
     alice.execute(f"ALTER TABLE {schema}.t DROP COLUMN secret")
     assert sorted_rows(alice, f"SELECT * FROM {schema}.t") == [(1, None), (2, "x")]
+    alice.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_the_clustering_of_a_materialized_view_or_streaming_table_is_its_owners(as_user: Callable[[str], Any],
+                                                                                 streams: Any) -> None:
+    """As the schedule of either (test_schedule_owner.py): SELECT and MODIFY on it are not enough; the refusal comes
+    before anything changes (the same Delta version and catalog properties), and the owner's ALTER works."""
+    alice, bob = as_user("alice"), as_user("bob")
+    schema = secret_schema(alice, "cluster_owner")
+    alice.execute(f"CREATE MATERIALIZED VIEW {schema}.mv AS SELECT id, secret FROM {schema}.t")
+    alice.execute(f"CREATE STREAMING TABLE {schema}.st (id BIGINT, secret STRING)")  # no query: no stream to wait for
+    for name in ("mv", "st"):
+        alice.execute(f"GRANT SELECT, MODIFY ON TABLE {schema}.{name} TO bob")
+
+    def state(name: str) -> tuple[int, dict[str, str]]:
+        entry = streams.store.get_table(schema, name)
+        return open_table(entry.location).version(), dict(entry.properties or {})
+
+    before = {name: state(name) for name in ("mv", "st")}
+    for kind, name in (("MATERIALIZED VIEW", "mv"), ("STREAMING TABLE", "st")):
+        for clause in ("(id)", "NONE", "AUTO"):
+            message = refused(bob, f"ALTER {kind} {schema}.{name} CLUSTER BY {clause}", "INSUFFICIENT_PERMISSIONS")
+            assert "owner" in message and "hint:" in message
+    assert {name: state(name) for name in ("mv", "st")} == before
+    still_serves(bob)
+
+    alice.execute(f"ALTER MATERIALIZED VIEW {schema}.mv CLUSTER BY (id)")
+    alice.execute(f"ALTER STREAMING TABLE {schema}.st CLUSTER BY (secret)")
+    assert state("mv")[1]["clusteringColumns"] == '["id"]' and state("st")[1]["clusteringColumns"] == '["secret"]'
     alice.execute(f"DROP SCHEMA {schema} CASCADE")
