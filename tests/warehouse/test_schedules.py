@@ -154,7 +154,8 @@ def test_alter_errors_on_other_objects_and_bad_clauses(cursor: Any) -> None:
                                   "AT TIME ZONE 'Mars/Olympus'")
     assert "[INVALID_TIME_ZONE]" in status.errorMessage
     status = error_status(cursor, "ALTER STREAMING TABLE plain_t SET TAGS ('a' = 'b')")
-    assert "PARSE_SYNTAX_ERROR" in status.errorMessage and "ADD, ALTER or DROP SCHEDULE" in status.errorMessage
+    assert "PARSE_SYNTAX_ERROR" in status.errorMessage, status.errorMessage
+    assert "ADD, ALTER, DROP SCHEDULE or CLUSTER BY" in status.errorMessage, status.errorMessage
 
 
 def test_create_with_a_bad_schedule_creates_nothing(cursor: Any, landing_root: Path) -> None:
