@@ -469,13 +469,14 @@ def _maintenance(raw: dict[str, Any]) -> MaintenanceSettings:
         raise ConfigError(f"compaction.fan_in must be 2 or more (files merged into one), got {raw['fan_in']}")
     if raw["cpu_share"] > 1:
         raise ConfigError(f"compaction.cpu_share is a share of one core, at most 1, got {raw['cpu_share']}")
-    for key in ("delay", "retention_interval"):
+    for key in ("delay", "settle", "retention_interval"):
         if raw[key] < 0:
             raise ConfigError(f"compaction.{key} must be 0 or more seconds, got {raw[key]}")
     policy = CompactionPolicy(target_size=int(raw["target_file_size"]), fan_in=int(raw["fan_in"]),
                               base_size=int(raw["small_file_size"]))
     return MaintenanceSettings(enabled=bool(raw["enabled"]), policy=policy, delay=float(raw["delay"]),
-                               cpu_share=float(raw["cpu_share"]), retention_interval=float(raw["retention_interval"]))
+                               cpu_share=float(raw["cpu_share"]), settle=float(raw["settle"]),
+                               retention_interval=float(raw["retention_interval"]))
 
 
 def _events(raw: dict[str, Any]) -> EventRetention:

@@ -47,10 +47,11 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError
 from sluicegate.engine.streams.expectations import TOTALS, BatchChecks, Counts
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.kept import KeptTable, latest_version
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.not_null import check_not_null, not_null_columns
 from sluicegate.storage.delta.tables import open_table
-from sluicegate.storage.delta.write import AppTransaction, committed_version
+from sluicegate.storage.delta.write import AppTransaction
 from sluicegate.storage.observations import observable
 from sluicegate.storage.spark_errors import from_spark
 
@@ -103,11 +104,12 @@ def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:
     return " AND ".join(terms)
 
 
-def _done(location: str | None, stream_id: str, batch_id: int) -> bool:
-    """Whether the table at `location` (None: no such table to write) already has this batch's commit."""
-    if location is None:
+def _done(kept: KeptTable | None, stream_id: str, batch_id: int) -> bool:
+    """Whether the kept table (None: no such table to write) already has this batch's commit."""
+    if kept is None:
         return True
-    done = committed_version(location, stream_id)
+    table = kept.latest()
+    done = None if table is None else table.transaction_version(stream_id)
     return done is not None and batch_id <= done
 
 
@@ -167,13 +169,17 @@ class DeltaSink(BatchSink):
         self.before_batch = before_batch
         self.table = table or location
         self._not_null: tuple[str, ...] | None = None   # read off the table's log at the first write
+        # the table and the quarantine kept open between batches: opening one from its checkpoint costs more the
+        # longer the stream runs (storage/delta/kept.py)
+        self._kept = KeptTable(location)
+        self._kept_quarantine = KeptTable(self.quarantine) if self.quarantine is not None else None
 
     def _batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
         if self.before_batch is not None:
             self.before_batch()
-        table_done = _done(self.location, self.stream_id, batch_id)
-        quarantine_done = _done(self.quarantine, self.stream_id, batch_id)
+        table_done = _done(self._kept, self.stream_id, batch_id)
+        quarantine_done = _done(self._kept_quarantine, self.stream_id, batch_id)
         quality = None
         if table_done and quarantine_done:
             batch.write.format("noop").mode("overwrite").save()
@@ -214,9 +220,9 @@ class DeltaSink(BatchSink):
         parameters = self._parameters(batch_id)
         batch = self._checked(batch)
         if self.mode == "append":
-            return commit.append(self.location, batch, OPERATION, parameters, txn)
+            return commit.append(self.location, batch, OPERATION, parameters, txn, table=self._kept.latest())
         if self.mode == "complete" or not self.keys:
-            return commit.overwrite(self.location, batch, OPERATION, parameters, txn)
+            return commit.overwrite(self.location, batch, OPERATION, parameters, txn, table=self._kept.latest())
         return self._merge(batch, txn, parameters)
 
     def _merge(self, batch: DataFrame, txn: AppTransaction, parameters: dict[str, str],
@@ -225,7 +231,8 @@ class DeltaSink(BatchSink):
         kept is deleted from the table instead of updated, and not inserted."""
         rows = batch_arrow(self._checked(batch)) if rows is None else rows
         if rows.num_rows == 0:  # nothing changed: still one commit, so the batch is known as done
-            return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn)
+            return commit.append(self.location, batch.limit(0), OPERATION, parameters, txn,
+                                 table=self._kept.latest())
         # under the table's lock from the snapshot it reads to its commit: a compaction cannot land in between
         with table_lock(self.location):
             version = self._merge_rows(rows, txn, parameters, keep)
@@ -233,7 +240,9 @@ class DeltaSink(BatchSink):
         return version
 
     def _merge_rows(self, rows: pa.Table, txn: AppTransaction, parameters: dict[str, str], keep: str | None) -> int:
-        table = open_table(self.location)
+        table = self._kept.latest()
+        if table is None:
+            table = open_table(self.location)  # raises the missing table's error
         # streamed_exec=False: the batch is already in memory, and delta-rs derives its file pruning from the
         # source's key ranges only when the source is not streamed
         merger = table.merge(rows, merge_predicate(self.keys, rows), source_alias="s", target_alias="t",
@@ -246,8 +255,13 @@ class DeltaSink(BatchSink):
             values = {_quoted((name,)): f"s.{_quoted((name,))}" for name in rows.column_names if name != keep}
             merger = (merger.when_matched_delete(f"NOT {kept}").when_matched_update(values, kept)
                       .when_not_matched_insert(values, kept))
-        merger.execute()
-        return open_table(self.location).version()
+        try:
+            merger.execute()
+        except Exception:
+            self._kept.forget()  # the MERGE may have moved the kept table part of the way
+            raise
+        # under the table's lock: the latest version is this MERGE's commit
+        return latest_version(self.location, int(table.version()))
 
     # -- with expectations -------------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from sluicegate.catalog.uris import as_location, is_object_uri
 from sluicegate.storage.delta.changes import table_change
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import WrittenFile, list_written_files
+from sluicegate.storage.delta.kept import latest_version, table_location
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.object_write import write_arrow_files
 from sluicegate.storage.delta.tables import open_table
@@ -73,15 +74,17 @@ def _adds(files: Sequence[WrittenFile]) -> list[Any]:
 
 def commit_actions(table: Any, actions: list[Any], mode: str, operation: str, parameters: dict[str, str] | None,
                    app_transaction: AppTransaction | None = None, *, announce: bool = True,
-                   schema: Any = None) -> int:
+                   schema: Any = None, latest: Callable[[], Any] | None = None) -> int:
     """Commit `actions` against `table`'s version under the table's lock, first held against what landed since
     (`_rebased`); returns the new version. `announce`: tell the commit listeners (a compaction's own commit, which
     changes no row, does not). `schema` (a deltalake Schema; an overwrite only): the table's schema from this
-    commit on, written in the same commit as its files."""
+    commit on, written in the same commit as its files. `latest`: how to get the table at its latest version when
+    the check needs it (a kept table's; by default the table is opened)."""
     from deltalake.exceptions import CommitFailedError
 
-    with table_lock(table.table_uri):
-        table = _rebased(table, actions, mode)
+    location = table_location(table)
+    with table_lock(location):
+        table = _rebased(table, location, actions, mode, latest or (lambda: open_table(location)))
         metadata = table.metadata()
         try:
             table.create_write_transaction(
@@ -94,9 +97,10 @@ def commit_actions(table: Any, actions: list[Any], mode: str, operation: str, pa
                 f"another writer committed to the table first: {exc}",
                 hint="run the statement again; it reads the new version",
             ) from exc
-        version = open_table(table.table_uri).version()
+        # under the lock every later commit of the gateway waits: the latest version is this commit's
+        version = latest_version(location, int(table.version()))
     if announce:
-        notify_committed(str(as_location(table.table_uri)))
+        notify_committed(str(as_location(location)))
     return int(version)
 
 
@@ -106,23 +110,26 @@ def live_paths(table: Any) -> set[str]:
     return {unquote(path) for path in actions.column("path").to_pylist()} if actions.num_rows else set()
 
 
-def _rebased(table: Any, actions: list[Any], mode: str) -> Any:
+def _rebased(table: Any, location: str, actions: list[Any], mode: str, latest: Callable[[], Any]) -> Any:
     """The table object to commit `actions` with, under the table's lock: `table` itself when nothing landed since
     its version; the latest version for an overwrite when only compactions landed (it replaces what is there now).
-    Raises DeltaCommitConflictError when a file the commit removes is no longer in the table."""
+    Raises DeltaCommitConflictError when a file the commit removes is no longer in the table. A plain append (no
+    file removed) is never held against anything: it reads nothing."""
     from deltalake.transaction import RemoveAction
 
-    latest = open_table(table.table_uri)
-    if mode == "overwrite":
-        if latest.version() == table.version():
-            return table
-        change = table_change(str(as_location(table.table_uri)), table.version(), latest.version())
-        # a data change since the read: delta-rs's own check judges the commit against it
-        return latest if change is not None and change.empty else table
     # remove actions name files decoded, as `live_paths` does (decoding again would turn `%25` into `%`)
     removed = {action.path for action in actions if isinstance(action, RemoveAction)}
+    if mode != "overwrite" and not removed:
+        return table
+    newest = latest_version(location, int(table.version()))
+    if mode == "overwrite":
+        if newest == table.version():
+            return table
+        change = table_change(str(as_location(location)), table.version(), newest)
+        # a data change since the read: delta-rs's own check judges the commit against it
+        return latest() if change is not None and change.empty else table
     # checked even when nothing landed since `table`'s version: delta-rs accepts removing a file already gone
-    gone = removed - live_paths(latest) if removed else set()
+    gone = removed - live_paths(table if newest == table.version() else latest())
     if gone:
         raise DeltaCommitConflictError(
             f"another writer rewrote {len(gone)} of the files this statement replaces (for example "
@@ -132,19 +139,22 @@ def _rebased(table: Any, actions: list[Any], mode: str) -> Any:
 
 
 def append(location: str, df: DataFrame, operation: str = "WRITE",
-           parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
-    """Add `df`'s rows (already in the table's schema) as one commit; returns the new version."""
+           parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None,
+           table: Any = None) -> int:
+    """Add `df`'s rows (already in the table's schema) as one commit; returns the new version. `table`: the table
+    at its latest version when the caller keeps it (storage/delta/kept.py), else it is opened."""
 
-    table = open_table(location)
+    table = open_table(location) if table is None else table
     files = write_files(df, location, table.metadata().partition_columns)
     return commit_actions(table, _adds(files), "append", operation, parameters or {"mode": "Append"}, app_transaction)
 
 
 def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
-              parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None) -> int:
-    """Replace every row of the table by `df`'s as one commit."""
+              parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None,
+              table: Any = None) -> int:
+    """Replace every row of the table by `df`'s as one commit (`table`: as for `append`)."""
 
-    table = open_table(location)
+    table = open_table(location) if table is None else table
     files = write_files(df, location, table.metadata().partition_columns)
     return commit_actions(table, _adds(files), "overwrite", operation, parameters or {"mode": "Overwrite"},
                           app_transaction)

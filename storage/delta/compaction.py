@@ -10,6 +10,10 @@ of each row over a table's life, a few MiB per merge at most). Never once per co
 `fan_in` files per class, so the file count stays bounded (about `fan_in` times the number of classes up to
 `target_size`) however long the stream runs. Files of `target_size` or more are never touched.
 
+A table that stays quiet (no commit for `settle` seconds, engine/maintenance.py) is settled: the small files a
+partition still holds across its size classes are merged into one (`settle_candidates`), so a stream that stopped, or
+a table written in bursts, is read as few files as a compacted copy.
+
 The merged file is written before the commit (invisible until then, like any write) and committed with
 `dataChange = false` on both its add and the removes, so a downstream `STREAM(t)` or an incremental materialized view
 sees no change. The commit runs under the table's lock (storage/delta/locks.py) after checking that every file it
@@ -22,13 +26,13 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from sluicegate.storage.delta.commit import commit_actions
-from sluicegate.storage.delta.compaction_policy import AUTO_COMPACT_PROPERTY, CompactionPolicy
+from sluicegate.storage.delta.compaction_policy import CompactionPolicy
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import metadata_stats
 from sluicegate.storage.delta.tables import open_table
@@ -86,40 +90,68 @@ def merge_candidates(files: Sequence[LiveFile], policy: CompactionPolicy) -> lis
             continue
         key = (json.dumps(file.partition_values, sort_keys=True), policy.size_class(file.size))
         classes.setdefault(key, []).append(file)
+    return [group for members in classes.values() if len(members) >= policy.fan_in
+            if len(group := _oldest_under_target(members, policy)) > 1]
+
+
+def _oldest_under_target(members: Sequence[LiveFile], policy: CompactionPolicy) -> list[LiveFile]:
+    """The first of `members` (the oldest), as many as stay under `target_size` together."""
+    group: list[LiveFile] = []
+    total = 0
+    for file in members:
+        if group and total + file.size > policy.target_size:
+            break
+        group.append(file)
+        total += file.size
+    return group
+
+
+def settle_candidates(files: Sequence[LiveFile], policy: CompactionPolicy) -> list[list[LiveFile]]:
+    """The group per partition that makes a quiet table's partition one file where that is cheap: its files below
+    `target_size`, smallest first, each taken while it is at most `fan_in` times the size of those taken before it
+    and all stay under `target_size` together (so a big file is rewritten only when the small ones add an eighth
+    of it, and a byte is rewritten a bounded number of times however often the table goes quiet); in log order."""
+    partitions: dict[str, list[LiveFile]] = {}
+    for file in files:
+        if file.size < policy.target_size:
+            partitions.setdefault(json.dumps(file.partition_values, sort_keys=True), []).append(file)
     groups = []
-    for members in classes.values():
-        if len(members) < policy.fan_in:
-            continue
-        group: list[LiveFile] = []
+    for members in partitions.values():
+        taken: set[str] = set()
         total = 0
-        for file in members:
-            if group and total + file.size > policy.target_size:
+        for file in sorted(members, key=lambda member: member.size):
+            if taken and (file.size > policy.fan_in * total or total + file.size > policy.target_size):
                 break
-            group.append(file)
+            taken.add(file.path)
             total += file.size
-        if len(group) > 1:
-            groups.append(group)
+        if len(taken) > 1:
+            groups.append([file for file in members if file.path in taken])
     return groups
 
 
-def needs_compaction(location: str, policy: CompactionPolicy) -> bool:
-    return bool(merge_candidates(live_files(open_table(location)), policy))
+def candidates(files: Sequence[LiveFile], policy: CompactionPolicy, settle: bool) -> list[list[LiveFile]]:
+    return settle_candidates(files, policy) if settle else merge_candidates(files, policy)
 
 
-def compact(location: str, policy: CompactionPolicy, max_merges: int | None = None) -> list[Compacted]:
-    """Merge every group `merge_candidates` names now (at most `max_merges`), one commit each."""
-    table = open_table(location)
-    if "deletionVectors" in (table.protocol().reader_features or ()):
+def compact(location: str, policy: CompactionPolicy, max_merges: int | None = None, *, settle: bool = False,
+            latest: Callable[[], Any] | None = None) -> list[Compacted]:
+    """Merge every group `merge_candidates` names now (`settle`: `settle_candidates`, for a table that has been
+    quiet), at most `max_merges`, one commit each. `latest`: the table at its latest version when the caller keeps
+    it (storage/delta/kept.py), else it is opened."""
+    table = latest() if latest is not None else open_table(location)
+    if table is None or "deletionVectors" in (table.protocol().reader_features or ()):
         return []  # a file's deleted rows live beside it: rewriting the file whole would bring them back
     done = []
-    for group in merge_candidates(live_files(table), policy)[:max_merges]:
-        done.append(merge_files(location, table.version(), group))
+    for group in candidates(live_files(table), policy, settle)[:max_merges]:
+        done.append(merge_files(location, table.version(), group, latest=latest))
     return done
 
 
 def merge_files(location: str, read_version: int, group: Sequence[LiveFile],
-                parameters: dict[str, str] | None = None) -> Compacted:
-    """Rewrite the files of `group` (one partition) as one file and commit the swap; see the module's docstring."""
+                parameters: dict[str, str] | None = None, latest: Callable[[], Any] | None = None) -> Compacted:
+    """Rewrite the files of `group` (one partition) as one file and commit the swap; see the module's docstring.
+    `latest`: as for `compact`."""
+    latest = latest or (lambda: open_table(location))
     fs, root = filesystem(location)
     rows = _read(fs, root, group)
     folder = _partition_folder(group[0].path)
@@ -133,9 +165,9 @@ def merge_files(location: str, read_version: int, group: Sequence[LiveFile],
     actions.append(AddAction(relative, size, group[0].partition_values, now, False, stats))
     try:
         # held against the latest version: a merge's files are either all still live, or a rewrite won
-        version = commit_actions(open_table(location), actions, "append", OPERATION,
+        version = commit_actions(latest(), actions, "append", OPERATION,
                                  {"auto": "true", "readVersion": str(read_version), **(parameters or {})},
-                                 announce=False)
+                                 announce=False, latest=latest)
     except DeltaCommitConflictError:
         fs.delete_file(f"{root}/{relative}")   # a concurrent rewrite won; this merge is moot
         return Compacted(len(group), removed_bytes, 1, size, None)
@@ -178,10 +210,3 @@ def _partition_folder(path: str) -> str:
     parts = path.split("/")[:-1]
     folders = [part for part in parts if "=" in part]
     return "".join(f"{folder}/" for folder in folders)
-
-
-def auto_compaction_enabled(location: str) -> bool:
-    """Whether the table lets the background compactor merge its files: yes unless its Delta log configuration says
-    `delta.autoOptimize.autoCompact` = false."""
-    configuration = open_table(location).metadata().configuration or {}
-    return str(configuration.get(AUTO_COMPACT_PROPERTY, "true")).strip().lower() != "false"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from sluicegate.storage.delta.errors import (
     DeltaUnsupportedFeatureError,
     DeltaVersionNotFoundError,
 )
+from sluicegate.storage.delta.kept import Fingerprint, bring_forward, fingerprint
 from sluicegate.storage.delta.locks import table_key
 from sluicegate.storage.delta.tables import is_delta_table, open_table
 
@@ -41,10 +41,8 @@ HIDDEN_FIELD_KEY = "sluicegate.hidden"
 # Reader features whose files Spark's plain Parquet reader reads correctly.
 SUPPORTED_READER_FEATURES = frozenset({"timestampNtz", "vacuumProtocolCheck", "v2Checkpoint", "typeWidening"})
 
-# How many tables' latest snapshots are kept, and how far behind a kept one may be before the table is opened anew
-# from its checkpoint rather than brought forward commit by commit.
+# How many tables' latest snapshots are kept (storage/delta/kept.py brings each forward).
 KEPT_TABLES = 256
-MAX_COMMITS_TO_CATCH_UP = 50
 
 
 @dataclass(frozen=True)
@@ -137,24 +135,11 @@ def _snapshot_of(table: Any, path: str, *, eager: bool) -> Snapshot:
     )
 
 
-def _commit_file(path: str, version: int) -> str:
-    return os.path.join(path[len("file://"):] if path.startswith("file://") else path, "_delta_log",
-                        f"{version:020d}.json")
-
-
-def _fingerprint(path: str, version: int) -> tuple[int, int, int] | None:
-    try:
-        stat = os.stat(_commit_file(path, version))
-    except OSError:
-        return None
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
-
-
 @dataclass
 class _Kept:
     table: Any                     # the delta-rs table, loaded at `snapshot.version`
     snapshot: Snapshot
-    fingerprint: tuple[int, int, int] | None
+    fingerprint: Fingerprint | None
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
@@ -182,7 +167,7 @@ class _LatestSnapshots:
         table = _open(path)
         snapshot = _snapshot_of(table, path, eager=True)
         with self._guard:
-            self._kept[key] = _Kept(table, snapshot, _fingerprint(path, snapshot.version))
+            self._kept[key] = _Kept(table, snapshot, fingerprint(path, snapshot.version))
             self._kept.move_to_end(key)
             while len(self._kept) > KEPT_TABLES:
                 self._kept.popitem(last=False)
@@ -191,21 +176,15 @@ class _LatestSnapshots:
     def _bring_forward(self, kept: _Kept, path: str) -> Snapshot | None:
         """`kept`'s snapshot moved to the latest version, or None when the table must be opened anew."""
         version = kept.snapshot.version
-        if kept.fingerprint is None or _fingerprint(path, version) != kept.fingerprint:
-            return None        # dropped and created again, or its log cleaned up to past this version
-        latest = version
-        while os.path.exists(_commit_file(path, latest + 1)):
-            latest += 1
-            if latest - version > MAX_COMMITS_TO_CATCH_UP:
-                return None    # far behind: the last checkpoint is the shorter way
-        if latest == version:
+        if not bring_forward(kept.table, path, version, kept.fingerprint):
+            return None
+        if kept.table.version() == version:
             return kept.snapshot
         try:
-            kept.table.load_as_version(latest)
             snapshot = _snapshot_of(kept.table, path, eager=True)
         except Exception:  # noqa: BLE001 - any failure to bring it forward: open the table the ordinary way
             return None
-        kept.snapshot, kept.fingerprint = snapshot, _fingerprint(path, latest)
+        kept.snapshot, kept.fingerprint = snapshot, fingerprint(path, snapshot.version)
         return snapshot
 
 

@@ -15,7 +15,14 @@ from deltalake import DeltaTable, write_deltalake
 
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.changes import table_change
-from sluicegate.storage.delta.compaction import LiveFile, compact, live_files, merge_candidates, merge_files
+from sluicegate.storage.delta.compaction import (
+    LiveFile,
+    compact,
+    live_files,
+    merge_candidates,
+    merge_files,
+    settle_candidates,
+)
 from sluicegate.storage.delta.compaction_policy import CompactionPolicy
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 
@@ -51,6 +58,33 @@ def test_size_classes_merge_once_full_and_leave_big_files() -> None:
     assert [[file.path for file in group] for group in groups] == [["f0", "f1", "f3"], ["f2", "f4", "f6"]]
     assert merge_candidates(files[:2], policy) == []            # a class below fan_in waits
     assert policy.size_class(5) == 0 and policy.size_class(10) == 1 and policy.size_class(30) == 2
+
+
+def test_settling_merges_the_small_files_across_classes_but_not_a_big_file_alone() -> None:
+    policy = CompactionPolicy(target_size=1000, fan_in=3, base_size=10)
+    files = [LiveFile(f"f{i}", size, {}) for i, size in enumerate([50, 5, 5, 2000, 20])]
+    (group,) = settle_candidates(files, policy)
+    assert [file.path for file in group] == ["f0", "f1", "f2", "f4"]      # log order; the file of target size stays
+    big = [LiveFile("big", 900, {}), LiveFile("a", 5, {}), LiveFile("b", 5, {})]
+    (group,) = settle_candidates(big, policy)
+    assert [file.path for file in group] == ["a", "b"]      # 900 > 3 * 10: not rewritten for 10 bytes
+    assert settle_candidates([LiveFile("one", 5, {})], policy) == []
+    split = [LiveFile("a", 5, {"k": "1"}), LiveFile("b", 5, {"k": "2"}), LiveFile("c", 5, {"k": "1"})]
+    assert [[file.path for file in group] for group in settle_candidates(split, policy)] == [["a", "c"]]
+
+
+def test_settling_makes_one_file_of_a_quiet_table(tmp_path: Path) -> None:
+    location = _table(tmp_path / "t", 5)
+    assert compact(location, SMALL) != []                    # the 5 merged, their class being full ...
+    for index in range(2):
+        write_deltalake(location, _batch(100 + index * 10), mode="append")
+    before = _rows(location)
+    assert len(DeltaTable(location).file_uris()) == 3
+    assert compact(location, SMALL) == []                    # ... and the new ones wait for their class to fill
+    (settled,) = compact(location, SMALL, settle=True)
+    assert settled.version is not None and settled.files_removed == 3
+    assert len(DeltaTable(location).file_uris()) == 1 and _rows(location) == before
+    assert compact(location, SMALL, settle=True) == []
 
 
 def test_a_merge_stays_under_the_target_size() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
-from sluicegate.storage.delta import snapshots
+from sluicegate.storage.delta import kept
 from sluicegate.storage.delta.compaction import compact
 from sluicegate.storage.delta.compaction_policy import CompactionPolicy
 from sluicegate.storage.delta.snapshots import Snapshot, load_snapshot
@@ -83,7 +83,7 @@ def test_a_table_far_behind_is_opened_from_its_checkpoint(tmp_path: Path) -> Non
     path = tmp_path / "t"
     _append(path, 0)
     load_snapshot(str(path))
-    for batch in range(1, snapshots.MAX_COMMITS_TO_CATCH_UP + 5):
+    for batch in range(1, kept.MAX_COMMITS_TO_CATCH_UP + 5):
         _append(path, batch * 10, rows=1)
     assert _seen(load_snapshot(str(path))) == _fresh(path)
 

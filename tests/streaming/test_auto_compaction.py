@@ -163,3 +163,31 @@ def test_retention_deletes_what_compaction_removed_once_past_the_tables_window(
     assert result is not None and result.files_deleted == len(on_disk - live)
     assert set(Path(location).rglob("*.parquet")) == live
     assert _ids(cur, "short_lived") == list(range(FAN_IN + 1))
+
+
+def test_a_quiet_table_settles_into_one_file(gateway: Any, stream_cursor: Any, landing_root: Path, streams: Any,
+                                             land: Any) -> None:
+    """A stream's table keeps files below fan_in per size class while it commits; once it has been quiet for
+    `settle` seconds the compactor merges the rest, and readers see the same rows in one file."""
+    settling = TableMaintenance(gateway.service.catalog,
+                                MaintenanceSettings(policy=POLICY, delay=0.0, cpu_share=1.0, settle=1.0)).start()
+    try:
+        cur, database = stream_cursor, stream_cursor.database
+        folder = landing_root / f"{database}_in"
+        land(folder, [{"id": 0}])
+        cur.execute(f"CREATE STREAMING TABLE quiet AS SELECT id FROM STREAM read_files('{folder}', format => 'json', "
+                    "schema => 'id INT')")
+        for batch in range(1, FAN_IN - 1):
+            land(folder, [{"id": batch}])
+            cur.execute("REFRESH STREAMING TABLE quiet")
+        location = _location(streams, database, "quiet")
+        assert not settling.pending(location) and _live_files(location) == FAN_IN - 1   # no class is full
+        poll_until(lambda: _live_files(location) == 1, "the quiet table to settle into one file", timeout=60)
+        assert _ids(cur, "quiet") == list(range(FAN_IN - 1))
+        assert delta_log_operations(location).count("OPTIMIZE") == 1
+        land(folder, [{"id": 100}])                     # a commit after settling: one more small file, settled too
+        cur.execute("REFRESH STREAMING TABLE quiet")
+        poll_until(lambda: _live_files(location) == 1, "the table to settle again", timeout=60)
+        assert _ids(cur, "quiet") == [*range(FAN_IN - 1), 100]
+    finally:
+        settling.close()
