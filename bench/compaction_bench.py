@@ -34,6 +34,8 @@ the same N micro-batches and commits, K streams committing side by side, sooner 
                sampled from the stream's last progress at each poll
   size         the table's live files (its snapshot), Parquet files on disk, and the `_delta_log`: bytes, commit
                entries, checkpoints
+  settling     with compaction on, the reads wait until the stopped stream's table has settled into one file
+               (`[compaction] settle`, 60 s of quiet, then the merge); the seconds it took are reported
 
 Compaction: when this build's conf/sluicegate.toml has a `[compaction]` section with `enabled`, the stream runs
 twice, one gateway after the other on the same Spark and warehouse, with `enabled = false` and `enabled = true`
@@ -303,6 +305,22 @@ def table_size(gw: Gateway, name: str) -> dict[str, int]:
             "log_checkpoints": sum(1 for p in files if ".checkpoint" in p.name)}
 
 
+def wait_settled(gw: Gateway, name: str, compacting: bool, timeout: float = 600.0) -> float | None:
+    """With compaction on: seconds from the stream's stop until the compactor has settled the quiet table (its
+    partition one file; `[compaction] settle` seconds of quiet, 60 by default, then the merges), None when it did
+    not within `timeout`. The reads then measure what a dashboard over a stopped stream's table pays."""
+    if not compacting:
+        return None
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        if table_size(gw, name)["live_files"] <= 1:
+            say(f"  settled into one file {time.perf_counter() - started:.0f} s after the stop")
+            return time.perf_counter() - started
+        time.sleep(2.0)
+    say(f"  not settled within {timeout:.0f} s: {table_size(gw, name)['live_files']} live files")
+    return None
+
+
 def check_exact(gw: Gateway, name: str, plan: Plan) -> None:
     """Every id once: the count, the distinct count, the ends and the sum."""
     found = tuple(gw.run(f"SELECT count(*), count(DISTINCT id), min(id), max(id), sum(id) FROM {name}")[0])
@@ -409,6 +427,7 @@ def one_run(spark: Any, work: Path, folders: list[Path], plan: Plan, compaction:
         check_commits(commits, plan)
         check_exact(gw, TABLE, plan)
         commits_figures = commit_figures(plan, batch_events(gw), commits, feed_s, phases)
+        settled_s = wait_settled(gw, TABLE, compaction == "on")
         size = table_size(gw, TABLE)        # after the stop: what a background compaction finished meanwhile
         gw.run(COPY_SQL.format(copy=COPY, table=TABLE))
         check_exact(gw, COPY, plan)
@@ -418,7 +437,7 @@ def one_run(spark: Any, work: Path, folders: list[Path], plan: Plan, compaction:
         gw.run(f"DROP TABLE {COPY}")
         gw.run(f"DROP TABLE {TABLE}")
     return {"label": label, "compaction": compaction, "commits": commits_figures, "size_at_last_batch": size_at_end,
-            "size": size, "copy_size": copy_size, "reads": reads}
+            "settled_s": settled_s, "size": size, "copy_size": copy_size, "reads": reads}
 
 
 # -- the report ----------------------------------------------------------------------------------------------------
@@ -457,6 +476,9 @@ def report(plan: Plan, available: bool, results: list[dict[str, Any]]) -> str:
         lambda r: f"{r['commits']['first_batches_per_s']:.2f} / {r['commits']['last_batches_per_s']:.2f}")
     add("live files at the last batch / at the reads",
         lambda r: f"{r['size_at_last_batch']['live_files']:,} / {r['size']['live_files']:,}")
+    add("settled into one file, after the stop",
+        lambda r: "not waited (compaction off)" if r["compaction"] != "on" else
+        (f"{r['settled_s']:.0f} s" if r.get("settled_s") is not None else "NOT within the timeout"))
     add("Parquet files on disk", lambda r: f"{r['size']['parquet_files_on_disk']:,}")
     add("_delta_log: bytes, entries, checkpoints",
         lambda r: f"{r['size']['log_bytes']:,} B, {r['size']['log_entries']:,}, {r['size']['log_checkpoints']}")
