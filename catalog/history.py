@@ -3,8 +3,9 @@
 in a SQLite file of its own next to a SQLite catalog, so that its writes never hold the catalog's lock
 (catalog/history_db.py).
 
-The gateway's writer (gateway/history.py) appends records in batches from a thread of its own and trims the table to
-its retention (conf `[history]`: an age and a row count) as it writes, as stream events are trimmed; the reader
+The gateway's writer (gateway/history.py) appends records in batches from a thread of its own (on SQLite one raw
+executemany of plain rows per batch, written as SQLAlchemy writes them; elsewhere SQLAlchemy's insert) and trims the
+table to its retention (conf `[history]`: an age and a row count) as it writes, as stream events are trimmed; the reader
 (`system.query.history`, executor/listings/query_history.py) reads a user's own rows, or every row for an admin. The
 statement text arrives already redacted (dialect/redaction.py): nothing here sees a literal the operator did not
 choose to keep.
