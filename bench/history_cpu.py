@@ -137,12 +137,13 @@ def main() -> None:
     statements.setLevel(logging.INFO)
     statements.propagate = False
     statements.addHandler(logging.NullHandler())
-    store = CatalogStore.for_warehouse(Path(tempfile.mkdtemp(prefix="history-cpu-")))
-    try:
-        for distinct in (False, True):
-            _measure(store, args.n, distinct, args.batch, args.profile)
-    finally:
-        store.close()
+    with tempfile.TemporaryDirectory(prefix="history-cpu-") as warehouse:
+        store = CatalogStore.for_warehouse(Path(warehouse))
+        try:
+            for distinct in (False, True):
+                _measure(store, args.n, distinct, args.batch, args.profile)
+        finally:
+            store.close()
 
 
 if __name__ == "__main__":
