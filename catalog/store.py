@@ -399,7 +399,7 @@ class CatalogStore:
             table = self._require(session, entry.database, entry.name)
             for key, value in table_changes.items():
                 setattr(table, key, dict(value) if key == "properties" else list(value) if key == "partition_by"
-                        else value)
+                        else [k.as_json() for k in value] if key == "keys" else value)
             if table_changes:
                 table.updated_at = utc_now()
             row = self._stream_row(session, table, entry.flow)
