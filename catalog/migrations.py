@@ -108,6 +108,13 @@ def _v8_history_from_result_cache(conn: Connection) -> None:
     ensure_table(conn)
 
 
+def _v9_table_keys(conn: Connection) -> None:
+    """Tables keep their informational PRIMARY KEY / FOREIGN KEY constraints (JSON), which information_schema lists,
+    as Unity Catalog does."""
+    if inspect(conn).has_table("tables") and "keys" not in {c["name"] for c in inspect(conn).get_columns("tables")}:
+        conn.execute(text("ALTER TABLE tables ADD COLUMN keys JSON"))
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
@@ -117,6 +124,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (6, "query history: one row per statement (system.query.history)", _v6_query_history),
     (7, "query history: rows and bytes read", _v7_history_read_rows),
     (8, "query history: whether the result cache answered", _v8_history_from_result_cache),
+    (9, "tables: informational primary and foreign keys", _v9_table_keys),
 )
 LATEST = MIGRATIONS[-1][0]
 

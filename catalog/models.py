@@ -65,6 +65,7 @@ class TableRow(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
     schedule: Mapped[str | None] = mapped_column(Text)  # a dialect.schedule.Schedule as JSON; None: no schedule
+    keys: Mapped[list | None] = mapped_column(JSON, default=list)  # informational PRIMARY / FOREIGN KEYs (v9)
 
 
 class _StreamColumns:

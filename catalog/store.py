@@ -52,6 +52,7 @@ from sluicegate.catalog.migrations import migrate
 from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableKind, TableRow
 from sluicegate.catalog.names import NameKind, check_name
 from sluicegate.catalog.sqlite_engine import one_transaction, open_engine
+from sluicegate.dialect.constraints import KeyConstraint
 
 _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
                                     "MATERIALIZED_VIEW": "materialized view"}
@@ -80,6 +81,7 @@ class TableEntry:
     created_at: dt.datetime | None = None
     updated_at: dt.datetime | None = None
     schedule: str | None = None        # a dialect.schedule.Schedule as JSON (streaming tables, materialized views)
+    keys: tuple[KeyConstraint, ...] = field(default=(), hash=False)  # informational PRIMARY / FOREIGN KEYs, named
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,8 @@ def _database_entry(row: DatabaseRow) -> DatabaseEntry:
 def _table_entry(row: TableRow) -> TableEntry:
     return TableEntry(row.database, row.name, row.kind, row.location, row.schema_json,
                       row.definition, dict(row.properties or {}), tuple(row.partition_by or ()), row.comment,
-                      row.owner, row.created_at, row.updated_at, row.schedule)
+                      row.owner, row.created_at, row.updated_at, row.schedule,
+                      tuple(KeyConstraint.from_json(k) for k in row.keys or ()))
 
 
 def _stream_entry(table: TableRow, row: StreamRow | FlowRow) -> StreamEntry:
@@ -145,7 +148,8 @@ def _stream_entry(table: TableRow, row: StreamRow | FlowRow) -> StreamEntry:
 
 
 _STREAM_FIELDS = {f.name for f in fields(StreamEntry)} - {"database", "name", "updated_at", "flow"}
-_TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definition", "partition_by", "schedule"}
+_TABLE_CHANGES = {"schema_json", "properties", "location", "comment", "definition", "partition_by", "schedule",
+                  "keys"}
 
 
 def _copy_stream_fields(entry: StreamEntry, row: StreamRow | FlowRow) -> None:
@@ -288,6 +292,7 @@ class CatalogStore:
                                schema_json=entry.schema_json, definition=entry.definition,
                                properties=dict(entry.properties), partition_by=list(entry.partition_by),
                                comment=entry.comment, owner=entry.owner, schedule=entry.schedule,
+                               keys=[k.as_json() for k in entry.keys],
                                created_at=now if existing is None or not replace else existing.created_at,
                                updated_at=now)
                 session.add(row)
@@ -367,6 +372,8 @@ class CatalogStore:
                     setattr(row, key, list(value))
                 elif key == "properties":
                     setattr(row, key, dict(value))
+                elif key == "keys":
+                    setattr(row, key, [k.as_json() for k in value])
                 else:
                     setattr(row, key, value)
             row.updated_at = utc_now()
@@ -392,7 +399,7 @@ class CatalogStore:
             table = self._require(session, entry.database, entry.name)
             for key, value in table_changes.items():
                 setattr(table, key, dict(value) if key == "properties" else list(value) if key == "partition_by"
-                        else value)
+                        else [k.as_json() for k in value] if key == "keys" else value)
             if table_changes:
                 table.updated_at = utc_now()
             row = self._stream_row(session, table, entry.flow)

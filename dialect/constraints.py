@@ -11,7 +11,7 @@ table's own columns, without a query, a table, an aggregate, a window, a non-det
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sqlglot
 from sqlglot import exp
@@ -21,6 +21,8 @@ from sqlglot.tokens import Token, TokenType
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
 
+PRIMARY_KEY = "PRIMARY KEY"
+FOREIGN_KEY = "FOREIGN KEY"
 PROPERTY_PREFIX = "delta.constraints."   # Delta's table property of a CHECK constraint: prefix + lower-cased name
 
 # Function names a CHECK may not call (sqlglot knows most of them only as names): reflection reaches the JVM; the
@@ -68,13 +70,46 @@ class CheckConstraint:
 @dataclass(frozen=True)
 class KeyConstraint:
     """An informational PRIMARY KEY or FOREIGN KEY: its name (None when not written) and its text, as Databricks'
-    DESCRIBE TABLE EXTENDED lists it (`PRIMARY KEY (`id`)`)."""
+    DESCRIBE TABLE EXTENDED lists it (`PRIMARY KEY (`id`)`); its `kind` (PRIMARY KEY | FOREIGN KEY), its `columns`,
+    and a foreign key's `references` (the parts of the table name as written) and `referenced_columns`, which
+    information_schema's table_constraints, key_column_usage and referential_constraints list (as Unity Catalog)."""
 
     name: str | None
     text: str
+    kind: str = PRIMARY_KEY
+    columns: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    referenced_columns: tuple[str, ...] = ()
+
+    def named(self, table: str, ordinal: int) -> KeyConstraint:
+        """The key with a name: its own, else one made from the table's (`<table>_pk`, `<table>_fk_<n>`), since
+        information_schema lists a constraint by name."""
+        if self.name:
+            return self
+        made = f"{table}_pk" if self.kind == PRIMARY_KEY else f"{table}_fk_{ordinal}"
+        return replace(self, name=made)
+
+    def as_json(self) -> dict[str, object]:
+        return {"name": self.name, "text": self.text, "kind": self.kind, "columns": list(self.columns),
+                "references": list(self.references), "referenced_columns": list(self.referenced_columns)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> KeyConstraint:
+        def names(key: str) -> tuple[str, ...]:
+            value = data.get(key) or []
+            return tuple(str(v) for v in value) if isinstance(value, list) else ()
+        name = data.get("name")
+        return cls(str(name) if name else None, str(data.get("text") or ""), str(data.get("kind") or PRIMARY_KEY),
+                   names("columns"), names("references"), names("referenced_columns"))
 
 
 Constraint = CheckConstraint | KeyConstraint
+
+
+def named_keys(constraints: Iterable[Constraint], table: str) -> tuple[KeyConstraint, ...]:
+    """The key constraints among `constraints`, each named (`KeyConstraint.named`), as a table keeps them."""
+    keys = [c for c in constraints if isinstance(c, KeyConstraint)]
+    return tuple(key.named(table, at) for at, key in enumerate(keys, start=1))
 
 
 def _wrapped(text: str) -> bool:
@@ -217,7 +252,23 @@ def key_constraint(node: exp.Expression) -> KeyConstraint:
     """The informational key a `[CONSTRAINT name] PRIMARY KEY (...)` / `FOREIGN KEY (...) REFERENCES ...` declares."""
     name = node.name if isinstance(node, exp.Constraint) and node.name else None
     parts = node.expressions if isinstance(node, exp.Constraint) else [node]
-    return KeyConstraint(name, " ".join(part.sql(StreamingSpark) for part in parts))
+    text = " ".join(part.sql(StreamingSpark) for part in parts)
+    key = next((p for p in parts if isinstance(p, (exp.PrimaryKey, exp.ForeignKey))), None)
+    if key is None:
+        return KeyConstraint(name, text)
+    columns = tuple(_column_name(c) for c in key.expressions)
+    if isinstance(key, exp.PrimaryKey):
+        return KeyConstraint(name, text, PRIMARY_KEY, columns)
+    reference = key.args.get("reference")
+    target = reference.this if reference is not None else None
+    table = target.this if isinstance(target, exp.Schema) else target
+    references = tuple(p.name for p in table.parts) if isinstance(table, exp.Table) else ()
+    referenced = tuple(_column_name(c) for c in target.expressions) if isinstance(target, exp.Schema) else ()
+    return KeyConstraint(name, text, FOREIGN_KEY, columns, references, referenced)
+
+
+def _column_name(node: exp.Expression) -> str:
+    return node.name if isinstance(node, (exp.Identifier, exp.Column)) else node.sql(StreamingSpark)
 
 
 def raise_if_reserved(name: str) -> None:

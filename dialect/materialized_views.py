@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sluicegate.dialect.constraints import KeyConstraint, key_constraint
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.expressions import RefreshPolicy
 from sluicegate.dialect.schedule import create_schedule
@@ -75,4 +76,20 @@ def create_materialized_view(sql: str, tree: exp.Create) -> CreateMaterializedVi
         columns=view_columns(tree.this), partition_by=partition_by, comment=comment, properties=properties,
         refresh_policy=policies[0] if policies else "AUTO", schedule=create_schedule(sql, tree),
         not_null=tuple(c.name for c in column_specs(tree.this) if not c.nullable)
-        if isinstance(tree.this, exp.Schema) else ())
+        if isinstance(tree.this, exp.Schema) else (), keys=_keys(tree.this))
+
+
+def _keys(target: exp.Expr) -> tuple[KeyConstraint, ...]:
+    """The informational PRIMARY KEY / FOREIGN KEY of the view's column list (`CONSTRAINT pk PRIMARY KEY (id)`
+    beside the columns, or a column's own `PRIMARY KEY`), which Databricks keeps and information_schema lists."""
+    if not isinstance(target, exp.Schema):
+        return ()
+    found = []
+    for item in target.expressions:
+        if is_key_constraint(item):
+            found.append(key_constraint(item))
+        elif isinstance(item, exp.ColumnDef) and any(
+                isinstance(c.args.get("kind"), exp.PrimaryKeyColumnConstraint)
+                for c in item.args.get("constraints") or []):
+            found.append(key_constraint(exp.PrimaryKey(expressions=[item.this.copy()])))
+    return tuple(found)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sluicegate.dialect.columns import ColumnSpec
-from sluicegate.dialect.constraints import CheckConstraint, Constraint
+from sluicegate.dialect.constraints import CheckConstraint, Constraint, KeyConstraint
 from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.plan import StreamingPlan
 
@@ -495,6 +495,7 @@ class CreateMaterializedView:
     refresh_policy: str = "AUTO"
     schedule: Schedule | None = None
     not_null: tuple[str, ...] = ()
+    keys: tuple[KeyConstraint, ...] = ()     # informational PRIMARY KEY / FOREIGN KEY of the column list
 
 
 @dataclass(frozen=True)

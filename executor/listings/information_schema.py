@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.errors import TableNotFoundError
 from sluicegate.dialect import catalogs
+from sluicegate.dialect.constraints import FOREIGN_KEY, PRIMARY_KEY, KeyConstraint
 from sluicegate.dialect.references import TableReference
 from sluicegate.executor.listings.catalog_view import CatalogView
 
@@ -109,6 +110,7 @@ class TableFacts:
     definition: str | None = None
     partition_by: tuple[str, ...] = ()
     columns: tuple[ColumnFacts, ...] = ()
+    keys: tuple[KeyConstraint, ...] = ()   # informational PRIMARY / FOREIGN KEYs, named
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,54 @@ def rows(view: str, catalog: str, schemas: Sequence[SchemaFacts], tables: Sequen
                 for t in tables if t.kind in ("VIEW", "MATERIALIZED_VIEW")]
     if view == "columns":
         return [_column_row(catalog, t, position, c) for t in tables for position, c in enumerate(t.columns)]
-    return []  # row filters, column masks, constraints, tags: none exist here
+    if view in _KEY_VIEWS:
+        return _key_rows(view, catalog, tables)
+    return []  # row filters, column masks, CHECK constraints, tags: none listed here
+
+
+_KEY_VIEWS = ("table_constraints", "key_column_usage", "referential_constraints", "constraint_column_usage")
+
+
+def _key_rows(view: str, catalog: str, tables: Sequence[TableFacts]) -> list[tuple]:
+    """The rows of a constraint view: each informational PRIMARY KEY / FOREIGN KEY of the tables the user may read,
+    as Unity Catalog lists them (never enforced, so `enforced` is NO; a foreign key's unique constraint is the
+    primary key of the table it references, when that table has one the user may read)."""
+    primary = {(t.database.lower(), t.name.lower()): k for t in tables for k in t.keys if k.kind == PRIMARY_KEY}
+    found: list[tuple] = []
+    for table in tables:
+        for key in table.keys:
+            named = (catalog, table.database, key.name)
+            at = (catalog, table.database, table.name)
+            if view == "table_constraints":
+                found.append((*named, *at, key.kind, "YES", "NO", "NO", None))   # Databricks' fixed values
+            elif view == "constraint_column_usage":
+                found.extend((*at, column, *named) for column in key.columns)
+            elif view == "key_column_usage":
+                unique = _referenced_key(table, key, primary)
+                for position, column in enumerate(key.columns, start=1):
+                    in_unique = None
+                    if unique is not None and position <= len(key.referenced_columns):
+                        wanted = key.referenced_columns[position - 1].lower()
+                        matches = [i for i, c in enumerate(unique.columns, start=1) if c.lower() == wanted]
+                        in_unique = matches[0] if matches else None
+                    found.append((*named, *at, column, position, in_unique))
+            elif view == "referential_constraints" and key.kind == FOREIGN_KEY:
+                unique = _referenced_key(table, key, primary)
+                database = _referenced_table(table, key)[0]
+                found.append((*named, catalog if unique else None, database if unique else None,
+                              unique.name if unique else None, "FULL", "NO ACTION", "NO ACTION", None))
+    return found
+
+
+def _referenced_table(table: TableFacts, key: KeyConstraint) -> tuple[str, str]:
+    """The (database, table) a foreign key references: its last two parts, the table's own database if one."""
+    parts = key.references or ("",)
+    return (parts[-2] if len(parts) > 1 else table.database).lower(), parts[-1].lower()
+
+
+def _referenced_key(table: TableFacts, key: KeyConstraint,
+                    primary: dict[tuple[str, str], KeyConstraint]) -> KeyConstraint | None:
+    return primary.get(_referenced_table(table, key)) if key.kind == FOREIGN_KEY else None
 
 
 def _column_row(catalog: str, table: TableFacts, position: int, column: ColumnFacts) -> tuple:
@@ -196,7 +245,7 @@ def _tables(ctx: StatementContext, view: CatalogView, schemas: Iterable[SchemaFa
             if entry is not None:
                 found.append(TableFacts(info.database, info.name, entry.kind, entry.comment, entry.owner,
                                         entry.created_at, entry.updated_at, entry.kind != "VIEW", entry.definition,
-                                        tuple(entry.partition_by), columns))
+                                        tuple(entry.partition_by), columns, entry.keys))
             else:
                 found.append(TableFacts(info.database, info.name, info.kind.replace(" ", "_"), info.comment,
                                         columns=columns))
@@ -222,8 +271,8 @@ def view_dataframe(ctx: StatementContext, view: str) -> DataFrame:
     """The rows of `information_schema.<view>` for the session's user, as a DataFrame."""
     catalog = CatalogView(ctx.spark, ctx.store)
     schemas = _schemas(ctx, catalog)
-    tables = (_tables(ctx, catalog, schemas, with_columns=view == "columns") if view in ("tables", "views", "columns")
-              else [])
+    tables = (_tables(ctx, catalog, schemas, with_columns=view == "columns")
+              if view in ("tables", "views", "columns", *_KEY_VIEWS) else [])
     data = rows(view, catalogs.current().name, schemas, tables)
     columns = [name for name, _ in VIEWS[view]]
     return ctx.spark.createDataFrame(_arrow(view, data)).select(*columns)

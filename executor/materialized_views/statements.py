@@ -18,6 +18,7 @@ from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect import incremental_views
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.columns import ColumnSpec
+from sluicegate.dialect.constraints import named_keys
 from sluicegate.engine.declared_schema import declared_schema
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.binding.binder import bind
@@ -139,7 +140,7 @@ def _entry(ctx: StatementContext, stmt: st.CreateMaterializedView, database: str
            schedule: str | None) -> TableEntry:
     return TableEntry(database=database, name=name, kind=KIND, location=location, schema_json=None,
                       definition=None, properties=dict(stmt.properties), partition_by=tuple(stmt.partition_by),
-                      comment=stmt.comment, owner=ctx.user, schedule=schedule)
+                      comment=stmt.comment, owner=ctx.user, schedule=schedule, keys=named_keys(stmt.keys, name))
 
 
 def _analysed(ctx: StatementContext, stmt: st.CreateMaterializedView) -> tuple[StructType, str]:

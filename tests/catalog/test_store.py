@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import multiprocessing
 from pathlib import Path
@@ -19,6 +20,7 @@ from sluicegate.catalog.errors import (
 from sluicegate.catalog.migrations import MIGRATIONS
 from sluicegate.catalog.models import SchemaVersion
 from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
+from sluicegate.dialect.constraints import KeyConstraint
 
 
 @pytest.fixture()
@@ -116,6 +118,20 @@ def test_streams_upsert_update_events_and_go_with_their_table(store):
     store.drop_table("default", "clicks")
     assert store.list_streams() == []
     assert store.get_stream("default", "clicks") is None
+
+
+def test_a_tables_informational_keys_round_trip(tmp_path):
+    """Version 9: the keys information_schema lists, kept across a reopening and changed by update_table."""
+    pk = KeyConstraint("t_pk", "PRIMARY KEY (id)", "PRIMARY KEY", ("id",))
+    fk = KeyConstraint("t_fk_1", "FOREIGN KEY (u) REFERENCES s.u (id)", "FOREIGN KEY", ("u",), ("s", "u"), ("id",))
+    first = CatalogStore.for_warehouse(tmp_path)
+    first.create_table(dataclasses.replace(table("default", "t"), keys=(pk, fk)))
+    assert first.require_table("default", "t").keys == (pk, fk)
+    first.close()
+    second = CatalogStore.for_warehouse(tmp_path)
+    assert second.require_table("default", "t").keys == (pk, fk)
+    assert second.update_table("default", "t", keys=(fk,)).keys == (fk,)
+    assert second.create_table(table("default", "plain")).keys == ()
 
 
 def test_reopening_keeps_everything_and_migrates_once(tmp_path):

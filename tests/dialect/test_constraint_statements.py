@@ -33,10 +33,15 @@ def test_add_constraint_check_keeps_the_expression_as_typed() -> None:
 
 def test_informational_keys_and_drop_constraint() -> None:
     pk = classify("ALTER TABLE t ADD CONSTRAINT pk PRIMARY KEY (id)")
-    assert pk == AddConstraint(TableName(None, "t"), KeyConstraint("pk", "PRIMARY KEY (id)"))
-    fk = classify("ALTER TABLE main.s.t ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES main.s.u(id)")
+    assert pk == AddConstraint(TableName(None, "t"), KeyConstraint("pk", "PRIMARY KEY (id)", "PRIMARY KEY", ("id",)))
+    fk = classify("ALTER TABLE main.s.t ADD CONSTRAINT fk FOREIGN KEY (a, b) REFERENCES main.s.u(id, n)")
     assert isinstance(fk, AddConstraint) and isinstance(fk.constraint, KeyConstraint)
-    assert fk.constraint.text.startswith("FOREIGN KEY (a) REFERENCES")
+    assert fk.constraint.text.startswith("FOREIGN KEY (a, b) REFERENCES")
+    key = fk.constraint   # what information_schema lists of it
+    assert (key.kind, key.columns, key.references[-2:], key.referenced_columns) == (
+        "FOREIGN KEY", ("a", "b"), ("s", "u"), ("id", "n"))
+    assert KeyConstraint.from_json(key.as_json()) == key
+    assert KeyConstraint(None, "PRIMARY KEY (id)").named("t", 1).name == "t_pk"
     assert classify("ALTER TABLE t DROP CONSTRAINT IF EXISTS pos") == DropConstraint(TableName(None, "t"), "pos", True)
     assert classify("ALTER TABLE s.t DROP CONSTRAINT pos") == DropConstraint(TableName("s", "t"), "pos", False)
     assert isinstance(classify("ALTER TABLE t ADD CONSTRAINT u UNIQUE (a)"), Passthrough)  # not Delta's: Spark's

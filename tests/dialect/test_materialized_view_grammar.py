@@ -78,6 +78,10 @@ def test_key_constraints_in_the_column_list_are_informational_not_columns() -> N
     found = classify(sql)
     assert isinstance(found, CreateMaterializedView)
     assert found.columns == (("id", "the key"), ("value", None))
+    assert [(k.name, k.kind, k.columns, k.references, k.referenced_columns) for k in found.keys] == [
+        (None, "PRIMARY KEY", ("id",), (), ()), ("fk", "FOREIGN KEY", ("value",), ("other",), ("id",))]  # kept
+    own = classify("CREATE MATERIALIZED VIEW mv (id bigint PRIMARY KEY, v int) AS SELECT 1 AS id, 2 AS v")
+    assert isinstance(own, CreateMaterializedView) and [k.columns for k in own.keys] == [("id",)]
     check = "CREATE MATERIALIZED VIEW mv (a, CONSTRAINT positive CHECK (a > 0)) AS SELECT 1 AS a"
     with pytest.raises(SqlError) as raised:
         classify(check)

@@ -50,7 +50,13 @@ def test_information_schema_shows_only_what_the_user_may_read(as_user: Any, alic
     assert alice.fetchall() == [("t", "MANAGED", "alice")]
     alice.execute(columns)
     assert alice.fetchall() == [("secret", "YES")]
-    for sql in (tables, columns):
+    alice.execute(f"ALTER TABLE main.{schema}.t ADD CONSTRAINT t_pk PRIMARY KEY (secret)")  # informational, kept
+    keys = (f"SELECT constraint_name, column_name FROM main.information_schema.key_column_usage "
+            f"WHERE table_schema = '{schema}'")
+    alice.execute(keys)
+    assert alice.fetchall() == [("t_pk", "secret")]
+    for sql in (tables, columns, keys, "SELECT * FROM main.information_schema.table_constraints "
+                                       f"WHERE table_schema = '{schema}'"):
         bob.execute(sql)
         assert bob.fetchall() == [], sql  # not even that the table exists
     alice.execute(f"GRANT SELECT ON TABLE {schema}.t TO bob")

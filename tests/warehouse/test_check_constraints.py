@@ -1,8 +1,9 @@
 """Delta CHECK constraints through real clients: ALTER TABLE ADD CONSTRAINT checks the rows first, then every write
 of the gateway (INSERT, INSERT OVERWRITE, UPDATE, MERGE) enforces it with Delta's error and SQLSTATE and commits
 nothing; DROP CONSTRAINT lifts it; CREATE TABLE keeps its column list's CHECKs and accepts informational keys; the
-constraints show in SHOW TBLPROPERTIES and DESCRIBE TABLE EXTENDED as Delta shows them. PyHive, and the Databricks
-SQL connector where dbt-databricks sends the statements."""
+constraints show in SHOW TBLPROPERTIES and DESCRIBE TABLE EXTENDED as Delta shows them; the informational keys of
+tables and materialized views (never enforced) are listed by information_schema as Unity Catalog lists them. PyHive,
+and the Databricks SQL connector where dbt-databricks sends the statements."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 from pyhive_helpers import database_cursor, error_status, sorted_rows
+from test_catalogs import FOREIGN_KEYS, PRIMARY_KEY
 
 from sluicegate.storage.delta.tables import open_table
 
@@ -113,7 +115,7 @@ def test_create_table_keeps_its_checks_and_accepts_keys(cursor: Any) -> None:
     assert "CHECK constraint small (v < 10) violated" in message
     _fails(cursor, "INSERT INTO c VALUES (0, 1)", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", "23001")
     cursor.execute("INSERT INTO c VALUES (1, 1), (1, 2)")  # keys are informational: a duplicate id is accepted
-    cursor.execute("ALTER TABLE c ADD CONSTRAINT c_fk FOREIGN KEY (v) REFERENCES parent (id)")  # accepted, kept nowhere
+    cursor.execute("ALTER TABLE c ADD CONSTRAINT c_fk FOREIGN KEY (v) REFERENCES parent (id)")  # kept, not enforced
     assert sorted_rows(cursor, "SELECT * FROM c") == [(1, 1), (1, 2)]
 
 
@@ -199,3 +201,51 @@ def test_constraints_through_the_databricks_connector(dbx: Any, cursor: Any) -> 
     assert failed.value.message.startswith("[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for "
                                            f"column: amount of `{DB}`.`x`. SQLSTATE: 23502")
     dbx_cursor.execute(f"INSERT INTO main.{DB}.x VALUES (3, -1)")  # the CHECK is gone
+
+
+def _keys_query(template: str, table: str) -> str:
+    """dbt-databricks' query of a table's primary or foreign keys (tests/test_catalogs.py holds them, for m_incr)."""
+    return template.format(schema=DB).replace("'m_incr'", f"'{table}'")
+
+
+def test_keys_are_listed_in_information_schema_through_the_connector(dbx: Any, cursor: Any) -> None:
+    """dbt-databricks' materialized view with a contract (its suite's test_basic.py) and its queries of a table's
+    keys: Unity Catalog keeps a PRIMARY KEY / FOREIGN KEY of a column list or of ADD CONSTRAINT (never enforced) and
+    lists it in table_constraints and key_column_usage; DROP CONSTRAINT removes it; CREATE OR REPLACE keeps only
+    those it declares."""
+    dbx_cursor, _ = dbx
+
+    def rows(template: str, table: str) -> list[tuple]:
+        dbx_cursor.execute(_keys_query(template, table))
+        return [tuple(row) for row in dbx_cursor.fetchall()]
+
+    cursor.execute("CREATE TABLE k_src (id BIGINT, value BIGINT)")
+    cursor.execute("INSERT INTO k_src VALUES (1, 10), (2, 20)")
+    dbx_cursor.execute(
+        f"create or replace materialized view `main`.`{DB}`.`k_mv`\n    (`id` bigint NOT NULL COMMENT 'The key', "
+        f"`value` bigint, constraint k_mv_pk primary key (id))\n    COMMENT 'Bob''s view'\n  as\n    "
+        f"select id, value from `main`.`{DB}`.`k_src`")
+    assert rows(PRIMARY_KEY, "k_mv") == [("k_mv_pk", "id")]
+    assert rows(FOREIGN_KEYS, "k_mv") == []
+    dbx_cursor.execute(f"SELECT count(*) FROM main.{DB}.k_mv")
+    assert dbx_cursor.fetchall()[0][0] == 2
+
+    dbx_cursor.execute(f"CREATE TABLE main.{DB}.k_child (id BIGINT NOT NULL PRIMARY KEY, mv_id BIGINT, "
+                       f"CONSTRAINT k_child_mv FOREIGN KEY (mv_id) REFERENCES main.{DB}.k_mv (id))")
+    assert rows(PRIMARY_KEY, "k_child") == [("k_child_pk", "id")]  # an unnamed key gets the table's name
+    assert rows(FOREIGN_KEYS, "k_child") == [("k_child_mv", "mv_id", "main", DB, "k_mv", "id")]
+    dbx_cursor.execute("SELECT constraint_type, is_deferrable, initially_deferred, enforced "
+                       f"FROM main.information_schema.table_constraints WHERE table_schema = '{DB}' "
+                       "AND table_name = 'k_child' ORDER BY constraint_name")
+    assert [tuple(r) for r in dbx_cursor.fetchall()] == [("FOREIGN KEY", "YES", "NO", "NO"),
+                                                        ("PRIMARY KEY", "YES", "NO", "NO")]
+    dbx_cursor.execute(f"INSERT INTO main.{DB}.k_child VALUES (1, 7), (1, 8)")  # informational: not enforced
+
+    dbx_cursor.execute(f"alter table `main`.`{DB}`.`k_child` drop constraint k_child_pk cascade")
+    assert rows(PRIMARY_KEY, "k_child") == []
+    dbx_cursor.execute(f"alter table `main`.`{DB}`.`k_child` add constraint k_child_key primary key(id, mv_id)")
+    assert rows(PRIMARY_KEY, "k_child") == [("k_child_key", "id"), ("k_child_key", "mv_id")]
+    _fails(cursor, "ALTER TABLE k_child ADD CONSTRAINT k_child_mv FOREIGN KEY (id) REFERENCES k_mv (id)",
+           "DELTA_CONSTRAINT_ALREADY_EXISTS", "42710")
+    dbx_cursor.execute(f"CREATE OR REPLACE TABLE main.{DB}.k_child (id BIGINT)")
+    assert rows(PRIMARY_KEY, "k_child") == [] and rows(FOREIGN_KEYS, "k_child") == []
