@@ -24,7 +24,8 @@ def streams_of(ctx: StatementContext) -> Streams:
 
 
 def table_kind(ctx: StatementContext) -> TableKindLookup:
-    """How a catalog table changes, for the rule that refuses to stream a table rewritten in place."""
+    """How a catalog table changes, for the rule that refuses to stream a table rewritten in place
+    (dialect/streaming/rules.py `check_sources_append_only`)."""
     def kind(database: str | None, name: str) -> str | None:
         entry = ctx.store.get_table((database or ctx.current_database).lower(), name.lower())
         if entry is None:
@@ -32,8 +33,15 @@ def table_kind(ctx: StatementContext) -> TableKindLookup:
         if entry.kind != "STREAMING_TABLE":
             return "append" if entry.kind == "TABLE" else None
         stream = ctx.store.get_stream(entry.database, entry.name)
-        # a table without a query of its own is filled by append flows
-        return StreamingPlan.from_json(stream.plan_json).output_mode if stream is not None else "append"
+        # an AUTO CDC table updates and deletes rows by key (its own FLOW AUTO CDC or its AUTO CDC flows: a table
+        # declared with columns is filled either by them or by append flows, never both); its plan's output mode
+        # says "append" only because the events are read that way
+        writers = [stream] if stream is not None else [f.stream for f in ctx.store.list_flows(entry.database,
+                                                                                                entry.name)]
+        plans = [StreamingPlan.from_json(writer.plan_json) for writer in writers]
+        if any(plan.cdc is not None for plan in plans):
+            return "auto_cdc"
+        return plans[0].output_mode if stream is not None else "append"
     return kind
 
 

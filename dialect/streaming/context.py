@@ -16,7 +16,8 @@ from sluicegate.dialect.streaming.errors import StreamingQueryError
 from sluicegate.dialect.streaming.sources import FoundSource, cte_names
 
 # Tells the analysis how a catalog table changes: "append" (rows only added), or "complete" / "update" /
-# "overwritten" (rows rewritten in place); None when the table is unknown. Supplied by the runtime.
+# "overwritten" / "auto_cdc" (rows rewritten in place; "auto_cdc": updated and deleted by key by AUTO CDC); None
+# when the table is unknown. Supplied by the runtime.
 TableKindLookup = Callable[[str | None, str], str | None]
 
 OUTPUT_MODE_KEY = "sluicegate.output_mode"

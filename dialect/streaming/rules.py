@@ -69,7 +69,7 @@ _NON_DETERMINISTIC_CLASSES = tuple(
     getattr(exp, name) for name in ("Rand", "Randn", "Uuid", "CurrentTimestamp", "CurrentDate", "CurrentTime",
                                     "Localtimestamp", "CurrentDatetime") if hasattr(exp, name)
 )
-REWRITTEN_KINDS = ("complete", "update", "overwritten")
+REWRITTEN_KINDS = ("complete", "update", "overwritten", "auto_cdc")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\s*$",
                        re.I)
 _UNIT_SECONDS = {"ms": 0.001, "millisecond": 0.001, "s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0,
@@ -176,13 +176,22 @@ def check_sources_append_only(ctx: Context) -> None:
         if source.function_name() is not None:
             continue
         kind = ctx.table_kind(source.target.db or None, source.target.name)
-        if kind in REWRITTEN_KINDS:
+        if kind not in REWRITTEN_KINDS:
+            continue
+        name = source.target.sql("spark")
+        skip = "or set TBLPROPERTIES ('skipChangeCommits' = 'true') to read only the commits that append"
+        if kind == "auto_cdc":   # Databricks refuses a streaming read of an AUTO CDC target alike
             raise ctx.error(RewrittenSourceError,
-                            f"Cannot stream from {source.target.sql('spark')}: its rows are rewritten in place "
-                            f"({kind}), so a stream would see them again as new rows.", source.target,
-                            "read it without STREAM (a stream-static join), stream from the append-only table it "
-                            "is computed from, or set TBLPROPERTIES ('skipChangeCommits' = 'true') to read only "
-                            "the commits that append", keyword=("STREAM",))
+                            f"Cannot stream from {name}: it is an AUTO CDC table, whose commits update and delete "
+                            "rows by key, so a stream would see changes it cannot apply.", source.target,
+                            f"read it in a materialized view (CREATE MATERIALIZED VIEW v AS SELECT ... FROM {name}), "
+                            "which follows its updates and deletes, stream from the change events it applies, "
+                            f"{skip} (rows of new keys only)", keyword=("STREAM",))
+        raise ctx.error(RewrittenSourceError,
+                        f"Cannot stream from {name}: its rows are rewritten in place ({kind}), so a stream would "
+                        "see them again as new rows.", source.target,
+                        f"read it without STREAM (a stream-static join), stream from the append-only table it is "
+                        f"computed from, {skip}", keyword=("STREAM",))
 
 
 def non_deterministic(tree: exp.Expr) -> exp.Func | None:

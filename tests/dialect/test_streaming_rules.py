@@ -29,7 +29,8 @@ HEAD = "CREATE STREAMING TABLE t AS "
 APPEND = "CREATE STREAMING TABLE t TBLPROPERTIES ('sluicegate.output_mode' = 'append') AS "
 COMPLETE = "CREATE STREAMING TABLE t TBLPROPERTIES ('sluicegate.output_mode' = 'complete') AS "
 UPDATE = "CREATE STREAMING TABLE t TBLPROPERTIES ('sluicegate.output_mode' = 'update') AS "
-SELF_REWRITTEN: TableKindLookup = lambda _db, name: {"gold": "complete", "raw": "append"}.get(name)  # noqa: E731
+KINDS = {"gold": "complete", "raw": "append", "mirror": "auto_cdc"}
+SELF_REWRITTEN: TableKindLookup = lambda _db, name: KINDS.get(name)  # noqa: E731
 
 REJECTED = [
     # id, sql, error type, error class, sqlstate, where (text it starts at), table kinds
@@ -85,6 +86,8 @@ REJECTED = [
      None),
     ("stream-of-a-complete-table", HEAD + "SELECT * FROM raw JOIN STREAM(gold) g ON raw.k = g.k",
      errors.RewrittenSourceError, "STREAMING_SOURCE_NOT_APPEND_ONLY", "0A000", "STREAM(gold)", SELF_REWRITTEN),
+    ("stream-of-an-auto-cdc-table", HEAD + "SELECT * FROM STREAM(mirror)",
+     errors.RewrittenSourceError, "STREAMING_SOURCE_NOT_APPEND_ONLY", "0A000", "STREAM(mirror)", SELF_REWRITTEN),
     ("unknown-source-function", HEAD + "SELECT * FROM STREAM kafka('topic')",
      errors.UnknownSourceFunctionError, "UNRESOLVABLE_TABLE_VALUED_FUNCTION", "42883", "kafka(", None),
     ("read-files-without-format", HEAD + "SELECT * FROM STREAM read_files('/in')",
@@ -167,6 +170,15 @@ def test_rules_run_from_one_tuple_in_a_fixed_order() -> None:
 
 def test_stream_of_an_append_only_table_passes_the_lookup() -> None:
     assert analyze(HEAD + "SELECT * FROM STREAM(raw)", table_kind=SELF_REWRITTEN).sources[0].table == "raw"
+
+
+def test_stream_of_an_auto_cdc_table_names_a_materialized_view_or_skip_change_commits() -> None:
+    with pytest.raises(errors.RewrittenSourceError) as raised:
+        analyze(HEAD + "SELECT * FROM STREAM(mirror)", table_kind=SELF_REWRITTEN)
+    assert "AUTO CDC" in raised.value.message and "update and delete" in raised.value.message
+    assert "CREATE MATERIALIZED VIEW" in raised.value.hint and "skipChangeCommits" in raised.value.hint
+    skipping = "CREATE STREAMING TABLE t TBLPROPERTIES ('skipChangeCommits' = 'true') AS "
+    assert analyze(skipping + "SELECT * FROM STREAM(mirror)", table_kind=SELF_REWRITTEN).sources[0].table == "mirror"
 
 
 def test_stream_of_a_rewritten_table_is_fine_without_a_lookup() -> None:

@@ -3,6 +3,10 @@ JVM together, as a machine loses power) at random moments while files keep landi
 Kafka topic, one committed transaction per file), then restarted on the same warehouse, several times. At the end
 each Delta table must equal the result over all input exactly (no row lost, none duplicated), and a reader polling
 the tables all along must only ever have seen the result over some prefix of the input.
+
+An AUTO CDC table (SCD type 1) takes part: change events of a few keys, their sequences shuffled across the files and
+some events landed twice (also in another file), upserts, deletes and NULLs; its reference, per key the event with
+the highest sequence and the key present when that event is no delete, is computed here in Python.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ AGGREGATED = ("per_key", "refreshed")
 # fed by read_kafka (one partition, capped batches that end anywhere, also inside a file's rows): a snapshot must be
 # the result over a prefix of the topic's records
 KAFKA_APPENDED, KAFKA_AGGREGATED = ("kafka_appended",), ("kafka_per_key",)
+CDC_KEYS, CDC_EVENTS = 12, 300
+CDC_SCHEMA = "id INT, op STRING, seq BIGINT, name STRING, amount INT"
 
 
 def _file_rows(index: int) -> list[dict[str, Any]]:
@@ -46,10 +52,40 @@ def _aggregate(files: int) -> dict[str, tuple[int, int]]:
     return per_key(row for index in range(files) for row in _file_rows(index))
 
 
+def _cdc_files(seed: int) -> list[list[dict[str, Any]]]:
+    """FILES files of change events: each sequence value once (so the reference needs no tie rule), the events
+    shuffled across the files (late events), about one in ten landed twice, the copy in a random file."""
+    rng = random.Random(seed)
+    events: list[dict[str, Any]] = []
+    for seq in rng.sample(range(10 * CDC_EVENTS), CDC_EVENTS):
+        key = rng.randrange(CDC_KEYS)
+        if rng.random() < 0.2:
+            events.append({"id": key, "op": "D", "seq": seq, "name": None, "amount": None})
+        else:
+            events.append({"id": key, "op": "U", "seq": seq, "name": rng.choice(["a", "b", None]),
+                           "amount": rng.randrange(100)})
+    events += [dict(event) for event in rng.sample(events, CDC_EVENTS // 10)]
+    rng.shuffle(events)
+    return [events[index::FILES] for index in range(FILES)]
+
+
+def _cdc_result(files: list[list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
+    """The SCD type 1 table over `files`: per id the event with the highest seq, when it is no delete."""
+    latest: dict[int, dict[str, Any]] = {}
+    for event in (event for events in files for event in events):
+        if event["id"] not in latest or event["seq"] > latest[event["id"]]["seq"]:
+            latest[event["id"]] = event
+    return sorted((e["id"], e["seq"], e["name"], e["amount"]) for e in latest.values() if e["op"] != "D")
+
+
+def _cdc_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return sorted((r["id"], r["seq"], r["name"], r["amount"]) for r in rows)
+
+
 class Reader(threading.Thread):
     """Polls both tables through the gateway and checks every snapshot against the results over input prefixes."""
 
-    def __init__(self, gateway: GatewayProcess) -> None:
+    def __init__(self, gateway: GatewayProcess, cdc_files: list[list[dict[str, Any]]]) -> None:
         super().__init__(daemon=True)
         self.gateway = gateway
         self.stop = threading.Event()
@@ -59,6 +95,7 @@ class Reader(threading.Thread):
         self.prefixes = [_aggregate(n) for n in range(FILES + 1)]
         self.records = [row for index in range(FILES) for row in _file_rows(index)]
         self.record_prefixes = [per_key(self.records[:n]) for n in range(len(self.records) + 1)]
+        self.cdc_prefixes = [_cdc_result(cdc_files[:n]) for n in range(FILES + 1)]
 
     def _check(self, cursor: Any) -> None:
         for table in APPENDED:
@@ -83,6 +120,10 @@ class Reader(threading.Thread):
             seen = {k: (n, total) for k, n, total in cursor.fetchall()}
             if seen not in self.record_prefixes:
                 self.violations.append(f"{table}: {seen} is no prefix's result over the topic")
+        cursor.execute("SELECT id, seq, name, amount FROM crash.cdc")
+        rows = sorted(cursor.fetchall())
+        if rows not in self.cdc_prefixes:
+            self.violations.append(f"cdc: {rows} is no prefix's result over the change events")
         self.snapshots += 1
 
     def run(self) -> None:
@@ -105,10 +146,11 @@ class Reader(threading.Thread):
 
 
 
-def _land(folder: Path, index: int) -> None:
+def _land(folder: Path, index: int, rows: list[dict[str, Any]] | None = None) -> None:
     name = f"part-{index:04d}.json"
     hidden = folder / f".{name}"
-    hidden.write_text("".join(json.dumps(row) + "\n" for row in _file_rows(index)), encoding="utf-8")
+    rows = _file_rows(index) if rows is None else rows
+    hidden.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     os.rename(hidden, folder / name)
 
 
@@ -143,8 +185,10 @@ def _scheduled_passes(warehouse: Path) -> int:
 @pytest.mark.timeout(900)
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     rng = random.Random(int(os.environ.get("SLUICEGATE_CRASH_SEED", "0")) or None)
-    warehouse, source = tmp_path / "warehouse", tmp_path / "input"
+    warehouse, source, cdc_source = tmp_path / "warehouse", tmp_path / "input", tmp_path / "cdc_input"
     source.mkdir()
+    cdc_source.mkdir()
+    cdc_files = _cdc_files(rng.randrange(1 << 30))
     gateway = GatewayProcess(warehouse, restart_conf(tmp_path), tmp_path / "gateway.log")
     gateway.start()
     kafka = MockKafka()                      # in this process: it outlives every kill of the gateway
@@ -163,7 +207,10 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
              f"CREATE STREAMING TABLE crash.kafka_appended AS SELECT r.id, r.k FROM (SELECT {json_row} AS r FROM "
              f"STREAM {topic}, maxOffsetsPerTrigger => 120))",
              f"CREATE STREAMING TABLE crash.kafka_per_key AS SELECT r.k, count(*) AS n, sum(r.id) AS total FROM "
-             f"(SELECT {json_row} AS r FROM STREAM {topic})) GROUP BY r.k")
+             f"(SELECT {json_row} AS r FROM STREAM {topic})) GROUP BY r.k",
+             f"CREATE STREAMING TABLE crash.cdc FLOW AUTO CDC FROM STREAM read_files('{cdc_source}', format => "
+             f"'json', schema => '{CDC_SCHEMA}') KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq "
+             "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1")
     landed = 0
     refreshes: list[str] = []   # each REFRESH's outcome
     done = threading.Event()
@@ -181,13 +228,14 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         nonlocal landed
         for index in range(FILES):
             _land(source, index)
+            _land(cdc_source, index, cdc_files[index])
             kafka.produce_transaction("rows", [(None, json.dumps(row).encode(), 0) for row in _file_rows(index)],
                                       transactional_id="crash")
             landed = index + 1
             time.sleep(rng.uniform(0.6, 2.0))  # spread over the kills: files land while it runs and while it is down
 
     feeder = threading.Thread(target=feed, daemon=True)
-    reader = Reader(gateway)
+    reader = Reader(gateway, cdc_files)
     refresher = threading.Thread(target=refresh, daemon=True)
     feeder.start()
     reader.start()
@@ -222,6 +270,11 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
                         r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES)):
                     break
                 time.sleep(0.3)
+        cdc = str(warehouse / "crash.db" / "cdc")
+        while time.monotonic() < deadline:
+            if _cdc_rows(DeltaTable(cdc).to_pyarrow_table().to_pylist()) == _cdc_result(cdc_files):
+                break
+            time.sleep(0.3)
         passes = _scheduled_passes(warehouse)
         done.set()
         refresher.join(timeout=300)
@@ -247,6 +300,8 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         rows = DeltaTable(str(warehouse / "crash.db" / table)).to_pyarrow_table().to_pylist()
         assert {r["k"]: (r["n"], r["total"]) for r in rows} == _aggregate(FILES), table
         assert len(rows) == len(KEYS)
+    cdc_rows = _cdc_rows(DeltaTable(str(warehouse / "crash.db" / "cdc")).to_pyarrow_table().to_pylist())
+    assert cdc_rows == _cdc_result(cdc_files), "cdc: not the result over all change events"
     # the compactor raced the streams and the kills (restart_conf: it merges every 2 small files at once)
     merges = {table: delta_log_operations(warehouse / "crash.db" / table).count("OPTIMIZE")
               for table in APPENDED + AGGREGATED + KAFKA_APPENDED + KAFKA_AGGREGATED}
@@ -260,7 +315,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
 
     store = CatalogStore.for_warehouse(warehouse)
     try:
-        for table in ("appended", "per_key"):
+        for table in ("appended", "per_key", "cdc"):
             starts = [kind for _, kind, _ in store.events("crash", table, 100) if kind == "STARTED"]
             assert len(starts) == KILLS + 1, f"{table} started {len(starts)} times"  # resumed after every crash
         for table in KAFKA_APPENDED + KAFKA_AGGREGATED:   # also retried when a Python worker is slow to connect

@@ -1,0 +1,65 @@
+"""A stream over an AUTO CDC table (issue 29), through PyHive against a real gateway: the table's commits update and
+delete rows by key, so `STREAM(t)` of it is refused at CREATE, as Databricks refuses a streaming read of a table
+with updates and deletes, with STREAMING_SOURCE_NOT_APPEND_ONLY (0A000) at `STREAM(t)` and a hint naming what
+works instead: a materialized view over it, or `skipChangeCommits` (both followed here). The same for every kind of
+AUTO CDC table: SCD type 1, SCD type 2, and a table declared with columns that AUTO CDC flows fill."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyhive_helpers import error_status, sorted_rows
+
+CDC = "KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op)"
+
+
+def _changes(cur: Any) -> None:
+    cur.execute("CREATE TABLE changes (id INT, op STRING, seq BIGINT, name STRING)")
+    cur.execute("INSERT INTO changes VALUES (1, 'U', 1, 'ann'), (2, 'U', 1, 'bob')")
+
+
+def _refused(cur: Any, streams: Any, source: str, reader: str = "down") -> None:
+    """CREATE STREAMING TABLE `reader` over STREAM(`source`) is refused at CREATE, at STREAM, with the hint, and
+    leaves nothing behind."""
+    sql = f"CREATE STREAMING TABLE {reader} AS SELECT id, name FROM STREAM({source})"
+    status = error_status(cur, sql)
+    message = status.errorMessage
+    assert status.sqlState == "0A000" and "STREAMING_SOURCE_NOT_APPEND_ONLY" in message, message
+    assert f"line 1, column {sql.index('STREAM(') + 1}" in message, message
+    assert "AUTO CDC table" in message and "update and delete" in message, message
+    assert "CREATE MATERIALIZED VIEW" in message and "skipChangeCommits" in message, message
+    assert streams.store.get_table(cur.database, reader) is None
+
+
+def test_stream_of_auto_cdc_tables_is_refused_at_create_and_the_hint_works(stream_cursor: Any,
+                                                                            streams: Any) -> None:
+    cur = stream_cursor
+    _changes(cur)
+    cur.execute(f"CREATE STREAMING TABLE scd1 FLOW AUTO CDC FROM STREAM(changes) {CDC} STORED AS SCD TYPE 1")
+    cur.execute(f"CREATE STREAMING TABLE scd2 FLOW AUTO CDC FROM STREAM(changes) {CDC} STORED AS SCD TYPE 2")
+    cur.execute("CREATE STREAMING TABLE by_flows (id INT, seq BIGINT, name STRING)")
+    cur.execute(f"CREATE FLOW into_by_flows AS AUTO CDC INTO by_flows FROM STREAM(changes) {CDC}")
+    for source in ("scd1", "scd2", "by_flows", f"`{cur.database}`.scd1"):
+        _refused(cur, streams, source)
+    # a flow reading one is refused alike, an INSERT flow as an AUTO CDC flow
+    cur.execute("CREATE STREAMING TABLE sink (id INT, name STRING)")
+    status = error_status(cur, "CREATE FLOW copy AS INSERT INTO sink SELECT id, name FROM STREAM(scd2)")
+    assert status.sqlState == "0A000" and "STREAMING_SOURCE_NOT_APPEND_ONLY" in status.errorMessage, status
+    status = error_status(cur, f"CREATE FLOW again AS AUTO CDC INTO by_flows FROM STREAM(scd1) {CDC}")
+    assert status.sqlState == "0A000" and "STREAMING_SOURCE_NOT_APPEND_ONLY" in status.errorMessage, status
+
+    # what the hint names: a materialized view follows the updates and deletes; a stream with skipChangeCommits
+    # reads only the commits that append (rows of new keys) and goes on past the commits that update or delete
+    cur.execute("CREATE MATERIALIZED VIEW names AS SELECT id, name FROM scd1")
+    cur.execute("CREATE STREAMING TABLE new_keys TBLPROPERTIES ('skipChangeCommits' = 'true') AS "
+                "SELECT id, name FROM STREAM(scd1)")
+    cur.execute("REFRESH STREAMING TABLE new_keys")
+    cur.execute("INSERT INTO changes VALUES (1, 'U', 2, 'ann2'), (2, 'D', 2, NULL)")   # an update and a delete
+    cur.execute("REFRESH STREAMING TABLE scd1")
+    cur.execute("INSERT INTO changes VALUES (3, 'U', 1, 'cy')")                         # a new key only
+    cur.execute("REFRESH STREAMING TABLE scd1")
+    cur.execute("REFRESH MATERIALIZED VIEW names")
+    cur.execute("REFRESH STREAMING TABLE new_keys")
+    assert sorted_rows(cur, "SELECT * FROM scd1") == [(1, 2, "ann2"), (3, 1, "cy")]
+    assert sorted_rows(cur, "SELECT * FROM names") == [(1, "ann2"), (3, "cy")]
+    assert sorted_rows(cur, "SELECT * FROM new_keys") == [(1, "ann"), (2, "bob"), (3, "cy")]
