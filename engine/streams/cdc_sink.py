@@ -49,12 +49,20 @@ from sluicegate.dialect.streaming.plan import CdcSpec
 from sluicegate.engine.streams.cdc_checks import judged
 from sluicegate.engine.streams.cdc_flows import CdcShare, check_no_half_batch
 from sluicegate.engine.streams.expectations import BatchChecks
-from sluicegate.engine.streams.sink import OPERATION, BatchSink, BatchWritten, batch_arrow, merge_predicate
+from sluicegate.engine.streams.sink import (
+    OPERATION,
+    BatchSink,
+    BatchWritten,
+    batch_arrow,
+    batch_done,
+    merge_predicate,
+)
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.kept import KeptTable, latest_version
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.retention import CDC_STATE_FOLDER
-from sluicegate.storage.delta.tables import is_delta_table, open_table
-from sluicegate.storage.delta.write import AppTransaction, commit_files, committed_version
+from sluicegate.storage.delta.tables import open_table
+from sluicegate.storage.delta.write import AppTransaction, commit_files
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -85,11 +93,6 @@ def tombstone_seconds(properties: dict[str, str]) -> float:
 
 def q(name: str) -> str:
     return quote_identifier(name)
-
-
-def _done(location: str, stream_id: str, batch_id: int) -> bool:
-    done = committed_version(location, stream_id) if is_delta_table(location) else None
-    return done is not None and batch_id <= done
 
 
 def same_keys(left: DataFrame, right: DataFrame, keys: Sequence[str], prefix: str) -> list[Column]:
@@ -129,6 +132,10 @@ class CdcSink(BatchSink):
         self.share = share
         self.checks = checks if checks is not None and checks.specs else None
         self.quarantine = quarantine if self.checks is not None and self.checks.drops else None
+        # the three tables kept open between batches (storage/delta/kept.py: an open costs more as a table ages)
+        self._kept = KeptTable(location)
+        self._kept_state = KeptTable(self.state)
+        self._kept_quarantine = KeptTable(self.quarantine) if self.quarantine is not None else None
         self.stream_id = stream_id
         self.spec = spec
         self.columns = tuple(columns)
@@ -148,9 +155,9 @@ class CdcSink(BatchSink):
             self.before_batch()
         version = None
         with table_lock(self.location), ExitStack() as judging:   # the judged events are cached until the end
-            table_done = _done(self.location, self.stream_id, batch_id)
-            state_done = _done(self.state, self.stream_id, batch_id)
-            quarantine_done = self.quarantine is None or _done(self.quarantine, self.stream_id, batch_id)
+            table_done = batch_done(self._kept, self.stream_id, batch_id)
+            state_done = batch_done(self._kept_state, self.stream_id, batch_id)
+            quarantine_done = batch_done(self._kept_quarantine, self.stream_id, batch_id)
             replayed = table_done and state_done and quarantine_done
             quality = None
             if replayed:
@@ -218,7 +225,7 @@ class CdcSink(BatchSink):
         from sluicegate.storage.delta.read import snapshot_dataframe
         from sluicegate.storage.delta.snapshots import load_snapshot
 
-        if not is_delta_table(self.state):
+        if self._kept_state.latest() is None:
             return None
         return snapshot_dataframe(session, load_snapshot(self.state))
 
@@ -230,14 +237,17 @@ class CdcSink(BatchSink):
         row matches is deleted. No rows: an empty commit, still carrying the txn."""
         import pyarrow as pa
 
-        table = open_table(self.location)
+        table = self._latest(self._kept)
         if rows.num_rows == 0:
             if truncate:   # nothing the batch writes or keeps: the truncate empties the table
-                before = table.version()
+                before = int(table.version())
+                self._kept.forget()          # delete moves the table it runs on
                 table.delete(commit_properties=commit.commit_properties(OPERATION, parameters, txn))
-                table = open_table(self.location)
-                if table.version() != before:
-                    return int(table.version())
+                # under the table's lock: a later version is this delete's commit
+                after = latest_version(self.location, before)
+                if after != before:
+                    return after
+                table = self._latest(self._kept)
             return commit.commit_actions(table, [], "append", OPERATION, parameters, txn)
         names = [field.name for field in table.schema().to_arrow()]
         by_name = {name.lower(): name for name in names}
@@ -255,8 +265,8 @@ class CdcSink(BatchSink):
                   .when_not_matched_insert(inserted, writes))
         if truncate:
             merger = merger.when_not_matched_by_source_delete()
-        merger.execute()
-        return int(open_table(self.location).version())
+        self._execute(merger, self._kept)
+        return latest_version(self.location, int(table.version()))   # under the table's lock: this MERGE's
 
     def _updates(self, names: Sequence[str], keys: Sequence[str]) -> dict[str, str]:
         """What a matched row's columns become (`names`: the table's; `keys`: the ones the MERGE matches on)."""
@@ -267,10 +277,10 @@ class CdcSink(BatchSink):
         """The state table's commit: `rows` replace the rows they match on `keys` (NULL matching NULL), or are
         added; `gc`: a predicate on the state's rows no batch row matches that deletes them (tombstones past the
         threshold). The table is made at the stream's first batch, with `rows`' schema."""
-        if not is_delta_table(self.state):
+        if self._kept_state.latest() is None:
             commit_files(self.state, [], rows.schema, "append", create=True, name=CDC_STATE_FOLDER,
                          description=description)
-        state = open_table(self.state)
+        state = self._latest(self._kept_state)
         if rows.num_rows == 0:
             commit.commit_actions(state, [], "append", OPERATION, parameters, txn)
             return
@@ -280,7 +290,21 @@ class CdcSink(BatchSink):
         merger = merger.when_matched_update_all().when_not_matched_insert_all()
         if gc is not None:
             merger = merger.when_not_matched_by_source_delete(gc)
-        merger.execute()
+        self._execute(merger, self._kept_state)
+
+    @staticmethod
+    def _latest(kept: KeptTable) -> Any:
+        """The kept table at its latest version (opened the ordinary way when it is missing, to raise its error)."""
+        table = kept.latest()
+        return table if table is not None else open_table(kept.location)
+
+    @staticmethod
+    def _execute(merger: Any, kept: KeptTable) -> None:
+        try:
+            merger.execute()
+        except Exception:
+            kept.forget()   # the MERGE may have moved the kept table part of the way
+            raise
 
 
 class Scd1Sink(CdcSink):

@@ -104,7 +104,7 @@ def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:
     return " AND ".join(terms)
 
 
-def _done(kept: KeptTable | None, stream_id: str, batch_id: int) -> bool:
+def batch_done(kept: KeptTable | None, stream_id: str, batch_id: int) -> bool:
     """Whether the kept table (None: no such table to write) already has this batch's commit."""
     if kept is None:
         return True
@@ -178,8 +178,8 @@ class DeltaSink(BatchSink):
         started = time.perf_counter()
         if self.before_batch is not None:
             self.before_batch()
-        table_done = _done(self._kept, self.stream_id, batch_id)
-        quarantine_done = _done(self._kept_quarantine, self.stream_id, batch_id)
+        table_done = batch_done(self._kept, self.stream_id, batch_id)
+        quarantine_done = batch_done(self._kept_quarantine, self.stream_id, batch_id)
         quality = None
         if table_done and quarantine_done:
             batch.write.format("noop").mode("overwrite").save()
