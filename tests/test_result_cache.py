@@ -1,79 +1,28 @@
 """The exact result cache through PyHive on a real gateway: a query run again on the same table versions is answered
 without a Spark job (its job group runs none, the JVM makes no plan, the history says `from_result_cache`), with the
-same rows; a commit to an input is seen at once; the policy still decides every statement (a user without SELECT is
-refused though someone's answer is kept, a revoked grant refuses a kept answer); users never share an answer; what
-reads the clock or chance, temporary views and a changed setting are never served from the cache; the setting turns
-it off and the memory bound evicts."""
+same rows; a commit to an input is seen at once; what reads the clock or chance, temporary views and a changed setting
+are never served from the cache; the setting turns it off and the memory bound evicts. That the policy still decides
+every statement and users never share an answer: tests/security/test_result_cache_access.py."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from pyhive import hive
-from pyhive_helpers import error_status
+from result_cache_helpers import Names, cached_gateway, execute, from_cache, jobs, run
 from spark_work import work_during
 
 from sluicegate.gateway.app import RunningGateway
 
-SUFFIX = uuid.uuid4().hex[:6]
-DB = f"rc_{SUFFIX}"
-ALICE, BOB, CAROL = f"rc_alice_{SUFFIX}", f"rc_bob_{SUFFIX}", f"rc_carol_{SUFFIX}"
-COUNT = f"SELECT count(*) AS n, max(id) AS top, sum(id) AS total FROM {DB}.t"
-VIEW = f"SELECT id, v FROM {DB}.small ORDER BY id"
+NAMES = Names()
+DB, (ALICE, _, _), COUNT = NAMES.db, NAMES.users, NAMES.count
 
 
 @pytest.fixture(scope="module")
 def cached(start_gateway: Callable[..., RunningGateway]) -> RunningGateway:
-    """A gateway of its own (a fresh cache) with the default settings: the cache on. alice owns the database, its
-    table `t` (ids 0..999) and the view `small` (ids below 10); carol may read `t`, bob only `small`."""
-    gateway = start_gateway()
-    cursor = hive.connect(gateway.host, gateway.port, username=ALICE).cursor()
-    for sql in (f"CREATE DATABASE {DB}",
-                f"CREATE TABLE {DB}.t (id BIGINT, v STRING) USING delta",
-                f"INSERT INTO {DB}.t SELECT id, CAST(id AS STRING) FROM range(1000)",
-                f"CREATE VIEW {DB}.small AS SELECT id, v FROM {DB}.t WHERE id < 10",
-                f"GRANT SELECT ON TABLE {DB}.t TO `{CAROL}`",
-                f"GRANT SELECT ON TABLE {DB}.small TO `{BOB}`"):
-        cursor.execute(sql)
-    cursor.close()
-    return gateway
-
-
-def execute(cursor: Any, sql: str) -> tuple[list[tuple[Any, ...]], str]:
-    """`sql` on `cursor`, its rows fetched; returns the rows and the statement's id (its Spark job group)."""
-    cursor.execute(sql)
-    rows = cursor.fetchall() if cursor.description else []
-    return rows, cursor._operationHandle.operationId.guid.hex()
-
-
-def run(gateway: RunningGateway, user: str, sql: str) -> tuple[list[tuple[Any, ...]], str]:
-    """`sql` as `user` on a connection of its own (a pool's next connection), the statement closed after."""
-    connection = hive.connect(gateway.host, gateway.port, username=user)
-    try:
-        cursor = connection.cursor()
-        found = execute(cursor, sql)
-        cursor.close()
-    finally:
-        connection.close()
-    return found
-
-
-def jobs(spark: Any, statement_id: str) -> int:
-    """The Spark jobs the statement's job group ran."""
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(statement_id))
-
-
-def from_cache(gateway: RunningGateway, user: str, *statement_ids: str) -> list[bool]:
-    """What the query history says of each statement (read as `user`, who ran them)."""
-    assert gateway.history is not None and gateway.history.flush(30)
-    ids = ", ".join(f"'{each}'" for each in statement_ids)
-    rows, _ = run(gateway, user, "SELECT statement_id, from_result_cache FROM system.query.history "
-                                 f"WHERE statement_id IN ({ids})")
-    found = dict(rows)
-    return [found[each] for each in statement_ids]
+    return cached_gateway(start_gateway, NAMES)
 
 
 def test_the_second_run_is_answered_without_spark(cached: RunningGateway, spark: Any) -> None:
@@ -104,36 +53,6 @@ def test_a_commit_to_the_input_is_seen_at_once(cached: RunningGateway, spark: An
     again, again_id = run(cached, ALICE, COUNT)
     assert again == after and jobs(spark, again_id) == 0
     assert from_cache(cached, ALICE, after_id, again_id) == [False, True]
-
-
-def test_a_user_without_select_is_refused_though_an_answer_is_kept(cached: RunningGateway) -> None:
-    run(cached, ALICE, COUNT)
-    _, kept_id = run(cached, ALICE, COUNT)
-    assert from_cache(cached, ALICE, kept_id) == [True]
-    hits = cached.service.result_cache.counts.hits if cached.service.result_cache else -1
-    cursor = hive.connect(cached.host, cached.port, username=BOB).cursor()
-    status = error_status(cursor, COUNT)
-    assert status.sqlState == "42501" and "does not have SELECT" in status.errorMessage
-    assert cached.service.result_cache is not None and cached.service.result_cache.counts.hits == hits
-
-
-def test_users_never_share_an_answer_and_a_revoked_grant_refuses_a_kept_one(cached: RunningGateway,
-                                                                           spark: Any) -> None:
-    expected = [(i, str(i)) for i in range(10)]
-    assert run(cached, ALICE, VIEW)[0] == expected
-    alice_again, alice_id = run(cached, ALICE, VIEW)
-    bob_first, bob_first_id = run(cached, BOB, VIEW)       # rights through the view's grant only: his own answer
-    bob_again, bob_again_id = run(cached, BOB, VIEW)
-    assert alice_again == bob_first == bob_again == expected
-    assert jobs(spark, alice_id) == 0 and jobs(spark, bob_first_id) >= 1 and jobs(spark, bob_again_id) == 0
-    carol_first, carol_id = run(cached, CAROL, COUNT)      # carol may read `t`: alice's kept answer is not hers
-    assert jobs(spark, carol_id) >= 1 and carol_first == run(cached, ALICE, COUNT)[0]
-    cursor = hive.connect(cached.host, cached.port, username=CAROL).cursor()
-    assert error_status(cursor, VIEW).sqlState == "42501"  # carol has no SELECT on the view
-    run(cached, ALICE, f"REVOKE SELECT ON TABLE {DB}.small FROM `{BOB}`")
-    cursor = hive.connect(cached.host, cached.port, username=BOB).cursor()
-    assert error_status(cursor, VIEW).sqlState == "42501"
-    assert from_cache(cached, BOB, bob_first_id, bob_again_id) == [False, True]
 
 
 @pytest.mark.parametrize("sql", [
