@@ -22,8 +22,9 @@ from sluicegate.dialect.references import table_references
 from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
 from sluicegate.executor import catalogs, databases, flows, grants, result_cache, schedules
 from sluicegate.executor import streaming_tables as streaming
-from sluicegate.executor.binding.binder import bind, bind_statement
+from sluicegate.executor.binding.binder import bind, bind_statement, catalog_resolver
 from sluicegate.executor.binding.explain import explains, with_reads
+from sluicegate.executor.binding.resolved import RememberingResolver
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.listings import describe, runtime_tables
 from sluicegate.executor.lookups import spark_has
@@ -197,13 +198,16 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     if _spark_runs(ctx, statement):
         return _run_in_spark(ctx, statement)
     cached = result_cache.NOT_CACHED
+    resolver = None
     if isinstance(statement, st.SelectQuery):
-        cached = result_cache.lookup(ctx, statement.query)   # the names resolved with the user's rights first
+        # each name resolved once for both: the look-up (with the user's rights) and, on a miss, the binder
+        resolver = RememberingResolver(catalog_resolver(ctx))
+        cached = result_cache.lookup(ctx, statement.query, resolver)
         if cached.result is not None:
             return cached.result
     ctx.spark.sparkContext.setJobGroup(ctx.job_group, ctx.sql[:200], interruptOnCancel=True)
     if isinstance(statement, st.SelectQuery):
-        df, binder = bind(ctx, statement.query)
+        df, binder = bind(ctx, statement.query, resolver)
         try:
             result = stream_dataframe(ctx.spark, df, ctx.sql, ctx.job_group,
                                       include_stack_trace=ctx.include_stack_trace)

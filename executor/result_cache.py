@@ -69,8 +69,9 @@ class _NotCacheable(Exception):
     """The query reads something the cache cannot key (raised inside the walk only)."""
 
 
-def lookup(ctx: StatementContext, query: Query) -> Lookup:
-    """The kept answer to `query` for this user, session and the tables' latest versions, if there is one."""
+def lookup(ctx: StatementContext, query: Query, resolver: TableResolver | None = None) -> Lookup:
+    """The kept answer to `query` for this user, session and the tables' latest versions, if there is one.
+    `resolver`: the statement's own (a RememberingResolver the binder then uses too), else the catalog's."""
     cache = ctx.result_cache
     if cache is None:
         return NOT_CACHED
@@ -78,7 +79,7 @@ def lookup(ctx: StatementContext, query: Query) -> Lookup:
         objects: list[Hashable] = []
         versions: dict[_TableKey, _Version] = {}
         tree = ctx.tree if ctx.tree is not None and query.sql == ctx.sql else None   # parsed once already
-        _walk(query.sql, catalog_resolver(ctx), objects, versions, 0, tree)
+        _walk(query.sql, resolver or catalog_resolver(ctx), objects, versions, 0, tree)
     except (_NotCacheable, SqlError):
         return NOT_CACHED   # a refusal or an error is the ordinary path's to raise, with its position
     if not versions:

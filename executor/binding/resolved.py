@@ -31,3 +31,26 @@ class TableResolver(Protocol):
 
     def for_view(self, view: ResolvedTable) -> TableResolver:
         """The resolver for the tables inside `view` (one acting as the view's owner, where rights are checked)."""
+
+
+class RememberingResolver:
+    """A resolver that asks `inner` each name once: within one statement the result cache's look-up and then the
+    binder resolve the same names, and each resolution is catalog queries, a rights check and a py4j call (is it a
+    temporary view?). A refusal is not remembered: it raises again when asked again."""
+
+    def __init__(self, inner: TableResolver) -> None:
+        self._inner = inner
+        self._answers: dict[tuple[str | None, str], ResolvedTable | None] = {}
+        self._views: dict[ResolvedTable, RememberingResolver] = {}
+
+    def resolve(self, database: str | None, name: str) -> ResolvedTable | None:
+        key = (database, name)
+        if key not in self._answers:
+            self._answers[key] = self._inner.resolve(database, name)
+        return self._answers[key]
+
+    def for_view(self, view: ResolvedTable) -> RememberingResolver:
+        found = self._views.get(view)
+        if found is None:
+            found = self._views[view] = RememberingResolver(self._inner.for_view(view))
+        return found
