@@ -141,6 +141,9 @@ _OWNED: tuple[tuple[tuple[str, ...], ...], ...] = (
 )
 
 
+# the kinds `COMMENT ON <kind> name IS ...` names (COLUMN apart)
+COMMENTED_KINDS = ("TABLE", "VIEW", "MATERIALIZED VIEW", "STREAMING TABLE")
+
 def classify(sql: str) -> Statement:
     """Decide what `sql` is, by sqlglot's tree of it. What sqlglot cannot parse becomes `Passthrough(parsed=False)`
     (Spark's grammar is wider: the policy decides on Spark's plan), except in the statements the gateway runs itself,
@@ -222,10 +225,10 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
         return _clustering(sql, table_name(tree.this), action, tree.args["kind"])
     if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() == "COLUMN":
         return _column_comment(sql, tree)
-    if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() == "TABLE":
+    if isinstance(tree, exp.Comment) and str(tree.args.get("kind") or "").upper() in COMMENTED_KINDS:
         comment = tree.expression
-        return SetTableComment(table_name(tree.this),
-                               None if isinstance(comment, exp.Null) else comment.name)
+        return SetTableComment(table_name(tree.this), None if isinstance(comment, exp.Null) else comment.name,
+                               str(tree.args["kind"]).upper())
     if isinstance(tree, exp.Describe):
         return _describe(tree)
     if isinstance(tree, exp.Insert):

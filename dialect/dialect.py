@@ -235,6 +235,24 @@ class StreamingSpark(Databricks):
                 self.raise_error(f"Expected SCHEDULE or TRIGGER ON UPDATE after {action}")
             return self.expression(AlterScheduleCommand(this=table, kind=kind, action=action, schedule=schedule))
 
+        def _parse_comment(self, allow_exists: bool = True) -> exp.Expr:
+            """`COMMENT ON {TABLE | VIEW | MATERIALIZED VIEW | STREAMING TABLE} t IS 'text' | NULL` (dbt-databricks'
+            persist_docs names the relation's kind; NULL removes the comment); any other COMMENT ON is sqlglot's."""
+            index = self._index
+            if self._match(TokenType.ON):
+                for words in (("STREAMING", "TABLE"), ("MATERIALIZED", "VIEW"), ("TABLE",), ("VIEW",)):
+                    if self._match_text_seq(*words):
+                        kind = " ".join(words)
+                        table = self._parse_table_parts()
+                        if not self._match(TokenType.IS):
+                            self.raise_error(f"Expected IS 'comment' or IS NULL after COMMENT ON {kind} name")
+                        text = self._parse_string() or self._parse_null()
+                        if text is None:
+                            self.raise_error("Expected a string or NULL after IS")
+                        return self.expression(exp.Comment(this=table, kind=kind, expression=text))
+            self._retreat(index)
+            return super()._parse_comment(allow_exists)
+
         def _parse_expectation(self) -> Expectation:
             """`CONSTRAINT name EXPECT (bool_expr) [ON VIOLATION DROP ROW | FAIL UPDATE]` (Databricks' expectations)."""
             if not self._match(TokenType.L_PAREN):

@@ -211,10 +211,12 @@ class SetColumnComment:
 
 @dataclass(frozen=True)
 class SetTableComment:
-    """`COMMENT ON TABLE t IS 'text'` (NULL: no comment)."""
+    """`COMMENT ON {TABLE | VIEW | MATERIALIZED VIEW | STREAMING TABLE} t IS 'text'` (NULL: no comment); `kind` as
+    written (TABLE also comments a streaming table or materialized view, as before the kinds were read)."""
 
     table: TableName
     comment: str | None
+    kind: str = "TABLE"
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from sluicegate.executor.errors import (
 )
 from sluicegate.executor.kinds import kind_of
 from sluicegate.executor.lookups import require, require_column, require_table, to_drop
+from sluicegate.executor.object_kinds import kind_name
 from sluicegate.executor.output import no_result
 from sluicegate.executor.spark_databases import ensure_spark_database
 from sluicegate.executor.tables.constraints import constraint_properties, judge_all
@@ -316,8 +317,30 @@ def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> Stateme
     return no_result()
 
 
+# the catalog kind each `COMMENT ON <kind>` names (TABLE: any object with a Delta table, as before the kinds were
+# read), and the error class of an object of another kind
+_COMMENTED_AS = {"VIEW": ("VIEW", NotAViewError.error_class),
+                 "MATERIALIZED VIEW": ("MATERIALIZED_VIEW", "EXPECT_MATERIALIZED_VIEW"),
+                 "STREAMING TABLE": ("STREAMING_TABLE", "EXPECT_STREAMING_TABLE")}
+
+
 def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> StatementResult:
-    entry = _commented(ctx, stmt.table)
+    """The comment in the catalog and, for an object with a Delta table, the table's description. `COMMENT ON VIEW |
+    MATERIALIZED VIEW | STREAMING TABLE` (dbt-databricks' persist_docs) must name an object of that kind."""
+    if stmt.kind not in _COMMENTED_AS:
+        entry = _commented(ctx, stmt.table)
+    else:
+        entry = require(ctx, stmt.table)
+        wanted, error_class = _COMMENTED_AS[stmt.kind]
+        if entry.kind != wanted:
+            line, column = ctx.position_of(stmt.table)
+            raise NotATableError(f"`{entry.database}`.`{entry.name}` is a {kind_name(entry.kind)}, not a "
+                                 f"{stmt.kind.lower()}.", error_class=error_class, line=line, column=column,
+                                 hint=f"use COMMENT ON {kind_name(entry.kind).upper()}")
+        if entry.kind == "VIEW":   # a view has no Delta table: its comment lives in the catalog
+            ctx.store.update_table(entry.database, entry.name, comment=stmt.comment)
+            return no_result()
+        owned_table_folder(ctx.warehouse, entry.location or "")
     open_table(entry.location).alter.set_table_description(
         stmt.comment or "", commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"comment": "set"}))
     ctx.store.update_table(entry.database, entry.name, comment=stmt.comment)

@@ -1,6 +1,6 @@
 """The schema and layout statements dbt-databricks sends, in the dialect, without a JVM: ALTER {TABLE | MATERIALIZED
 VIEW | STREAMING TABLE} ... CLUSTER BY (columns, NONE, AUTO), ALTER TABLE ... DROP COLUMN(S), MERGE WITH SCHEMA
-EVOLUTION, and DELETE / UPDATE / MERGE naming columns by their table's full name, which read as the table's short
+EVOLUTION, COMMENT ON each kind of relation, and DELETE / UPDATE / MERGE naming columns by their table's full name, which read as the table's short
 name where Databricks resolves them."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from sluicegate.dialect.statements import (
     DropColumns,
     Merge,
     SetClustering,
+    SetTableComment,
     TableName,
     Update,
 )
@@ -136,3 +137,16 @@ def test_full_names_of_the_statements_tables_read_as_their_short_names() -> None
 def test_other_full_names_are_left_for_spark(sql: str, kept: str) -> None:
     stmt = classify(sql)
     assert isinstance(stmt, Delete) and kept in _columns(stmt.tree)
+
+
+@pytest.mark.parametrize(("sql", "kind", "comment"), [
+    ("COMMENT ON TABLE s.t IS 'facts'", "TABLE", "facts"),
+    ("COMMENT ON VIEW `main`.`s`.`t` IS 'it\\'s a view'", "VIEW", "it's a view"),
+    ("comment on materialized view s.t is 'counted'", "MATERIALIZED VIEW", "counted"),
+    ("COMMENT ON STREAMING TABLE s.t IS NULL", "STREAMING TABLE", None),
+    ("COMMENT ON TABLE s.t IS NULL", "TABLE", None),
+])
+def test_comment_on_each_kind_of_relation(sql: str, kind: str, comment: str | None) -> None:
+    """dbt-databricks' persist_docs writes the relation's kind: `COMMENT ON {kind} name IS '...'`."""
+    assert classify(sql) == SetTableComment(TableName("s", "t"), comment, kind)
+    assert statement_type(classify(sql)) == "COMMENT"

@@ -36,7 +36,8 @@ def test_without_grants_bob_can_do_nothing_to_alices_objects(as_user: Any, schem
                 "ON t.id = s.id WHEN MATCHED THEN DELETE",
                 f"DROP TABLE {schema}.t", f"DROP VIEW {schema}.v", f"ALTER TABLE {schema}.t ADD COLUMNS (z INT)",
                 f"ALTER TABLE {schema}.t RENAME TO {schema}.t2", f"ALTER VIEW {schema}.v RENAME TO {schema}.v2",
-                f"COMMENT ON COLUMN {schema}.t.secret IS 'mine'", f"VACUUM {schema}.t",
+                f"COMMENT ON COLUMN {schema}.t.secret IS 'mine'", f"COMMENT ON TABLE {schema}.t IS 'mine'",
+                f"COMMENT ON VIEW {schema}.v IS 'mine'", f"VACUUM {schema}.t",
                 f"VACUUM {schema}.t DRY RUN",  # it lists the table's file paths: the owner's, as VACUUM
                 f"CREATE TABLE {schema}.mine (id INT)", f"CREATE OR REPLACE TABLE {schema}.t (id INT)",
                 f"DROP SCHEMA {schema} CASCADE", f"CREATE TABLE stolen AS SELECT * FROM {schema}.t",

@@ -118,3 +118,33 @@ def test_a_view_with_column_comments_and_names(cursor: Any) -> None:
     assert sorted_rows(cursor, "SELECT key, text FROM renamed") == [(1, "a")]
     status = error_status(cursor, "CREATE OR REPLACE VIEW bad (only_one) AS SELECT id, s FROM m")
     assert "CREATE_VIEW_COLUMN_ARITY_MISMATCH" in status.errorMessage
+
+
+def _table_comment(cursor: Any, name: str) -> str | None:
+    rows = sorted_rows(cursor, f"SELECT comment FROM information_schema.tables WHERE table_schema = '{DB}' "
+                               f"AND table_name = '{name}'")
+    assert len(rows) == 1, rows
+    return rows[0][0]
+
+
+def test_comment_on_each_kind_as_dbt_databricks_persist_docs_sends_it(cursor: Any, warehouse: Any) -> None:
+    """`COMMENT ON {VIEW | MATERIALIZED VIEW | TABLE} <name> IS '...'`, the relation's kind in the statement; a
+    name of another kind is refused with the kind it is and the COMMENT ON that fits; NULL removes a comment."""
+    cursor.execute("INSERT INTO m VALUES (1, 'a')")
+    cursor.execute("CREATE OR REPLACE VIEW cv AS SELECT id FROM m")
+    cursor.execute("CREATE OR REPLACE MATERIALIZED VIEW cmv AS SELECT count(*) AS n FROM m")
+    cursor.execute(f"COMMENT ON VIEW `main`.`{DB}`.`cv` IS 'a view\\'s words'")
+    cursor.execute(f"COMMENT ON MATERIALIZED VIEW `main`.`{DB}`.`cmv` IS 'counted'")
+    assert _table_comment(cursor, "cv") == "a view's words"
+    assert _table_comment(cursor, "cmv") == "counted"
+    assert DeltaTable(str(warehouse / f"{DB}.db" / "cmv")).metadata().description == "counted"
+    for sql, kind, hint in ((f"COMMENT ON VIEW {DB}.m IS 'x'", "table", "COMMENT ON TABLE"),
+                            ("COMMENT ON STREAMING TABLE cmv IS 'x'", "materialized view",
+                             "COMMENT ON MATERIALIZED VIEW"),
+                            ("COMMENT ON MATERIALIZED VIEW cv IS 'x'", "view", "COMMENT ON VIEW")):
+        status = error_status(cursor, sql)
+        assert status.sqlState == "42809" and f"is a {kind}" in status.errorMessage, (sql, status.errorMessage)
+        assert hint in status.errorMessage, status.errorMessage
+    cursor.execute("COMMENT ON VIEW cv IS NULL")
+    assert _table_comment(cursor, "cv") is None
+    assert _table_comment(cursor, "cmv") == "counted"        # the refused statements changed nothing
