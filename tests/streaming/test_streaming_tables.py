@@ -238,6 +238,13 @@ def test_describe_shows_status_progress_and_plan(stream_cursor, streams, tmp_pat
             break
         time.sleep(0.2)
     assert rows_per_second is not None and float(rows_per_second) >= 0
+    # dbt-databricks' persist_docs on a streaming table: the comment in the catalog and the Delta log, the stream on
+    cur.execute(f"COMMENT ON STREAMING TABLE `main`.`{cur.database}`.`described` IS 'top per key'")
+    cur.execute(f"SELECT comment FROM information_schema.tables WHERE table_schema = '{cur.database}' "
+                "AND table_name = 'described'")
+    assert cur.fetchall() == [("top per key",)]
+    cur.execute("DESCRIBE STREAMING TABLE described")
+    assert dict(cur.fetchall())["Status"] == "RUNNING"
 
 
 def test_rate_source_through_beeline_and_the_shell(stream_cursor, streams, gateway, beeline, tmp_path):
