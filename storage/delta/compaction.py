@@ -43,6 +43,12 @@ if TYPE_CHECKING:
 
 OPERATION = "OPTIMIZE"
 
+# How a merged file's pages are laid out, as Spark's own writer lays them out: a page index (min/max per page) and
+# pages of 128 KiB, so that a point or range query reads the pages that can match, not the whole column. Measured
+# (bench/parquet_layout_bench.py, 1,000,000 rows in one file read by Spark): a point query 129-142 ms with pyarrow's
+# defaults (no page index, 1 MiB pages), 82-90 ms with these, 66-74 ms on the file Spark writes.
+PAGE_LAYOUT = {"write_page_index": True, "data_page_size": 128 * 1024}
+
 
 @dataclass(frozen=True)
 class LiveFile:
@@ -197,7 +203,7 @@ def _write(fs: Any, path: str, rows: pa.Table) -> tuple[int, str]:
         fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(path) as stream:
         writer = pq.ParquetWriter(stream, rows.schema, compression="snappy", coerce_timestamps="us",
-                                  allow_truncated_timestamps=False)
+                                  allow_truncated_timestamps=False, **PAGE_LAYOUT)
         writer.write_table(rows, row_group_size=1024 * 1024)
         writer.close()
         size = stream.tell()

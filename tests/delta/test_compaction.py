@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
@@ -85,6 +86,18 @@ def test_settling_makes_one_file_of_a_quiet_table(tmp_path: Path) -> None:
     assert settled.version is not None and settled.files_removed == 3
     assert len(DeltaTable(location).file_uris()) == 1 and _rows(location) == before
     assert compact(location, SMALL, settle=True) == []
+
+
+def test_a_merged_file_has_a_page_index_for_spark_to_skip_pages(tmp_path: Path) -> None:
+    """Spark's reader skips the pages whose min/max cannot match a filter when the file carries a page index (its own
+    writer writes one); pyarrow writes none unless asked."""
+    location = _table(tmp_path / "t", 4)
+    (merged,) = compact(location, SMALL)
+    assert merged.version is not None
+    (uri,) = DeltaTable(location).file_uris()
+    metadata = pq.ParquetFile(uri.removeprefix("file://")).metadata
+    columns = [metadata.row_group(0).column(i) for i in range(metadata.num_columns)]
+    assert all(column.has_column_index and column.has_offset_index for column in columns)
 
 
 def test_a_merge_stays_under_the_target_size() -> None:
