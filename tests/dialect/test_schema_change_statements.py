@@ -1,7 +1,7 @@
 """The schema and layout statements dbt-databricks sends, in the dialect, without a JVM: ALTER {TABLE | MATERIALIZED
 VIEW | STREAMING TABLE} ... CLUSTER BY (columns, NONE, AUTO), ALTER TABLE ... DROP COLUMN(S), MERGE WITH SCHEMA
-EVOLUTION, COMMENT ON each kind of relation, and DELETE / UPDATE / MERGE naming columns by their table's full name, which read as the table's short
-name where Databricks resolves them."""
+EVOLUTION, COMMENT ON each kind of relation, and DELETE / UPDATE / MERGE naming columns by their table's full name,
+which read as the table's short name where Databricks resolves them."""
 
 from __future__ import annotations
 
