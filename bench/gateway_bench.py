@@ -234,22 +234,23 @@ class Server:
             self.proc.stdout.close()
 
 
-def bench_token(workdir: Path, env: dict[str, str]) -> tuple[Path, str]:
-    """A token file with one token of user `bench` (the connector sends it as Bearer), and a conf naming it."""
+def bench_token(workdir: Path, env: dict[str, str], result_cache: bool = False) -> tuple[Path, str]:
+    """A token file with one token of user `bench` (the connector sends it as Bearer), and a conf naming it; the
+    result cache off unless `result_cache` (bench/result_cache_bench.py, which times it)."""
     tokens = workdir / "tokens"
     made = subprocess.run([sys.executable, "-m", "sluicegate.gateway", "token", "create", "bench",
                            "--file", str(tokens)],
                           capture_output=True, text=True, cwd=workdir, env=env, check=True)
     conf = workdir / "bench.toml"
-    # the result cache off: these figures time Spark's work, run after run (bench/result_cache_bench.py times it)
-    conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n\n[result_cache]\nenabled = false\n')
+    # the result cache off by default: these figures time Spark's work, run after run
+    conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n\n[result_cache]\nenabled = {str(result_cache).lower()}\n')
     return conf, made.stdout.split()[0]
 
 
-def start_sluicegate(workdir: Path, env: dict[str, str], deadline: float) -> Server:
+def start_sluicegate(workdir: Path, env: dict[str, str], deadline: float, result_cache: bool = False) -> Server:
     """With the HTTP port on (any free port) and a token, for the Databricks connector's figures."""
     log = workdir / "sluicegate.log"
-    conf, token = bench_token(workdir, env)
+    conf, token = bench_token(workdir, env, result_cache)
     started = time.perf_counter()
     with open(log, "wb") as err:
         proc = subprocess.Popen(
@@ -324,9 +325,12 @@ def start_sts(workdir: Path, env: dict[str, str], deadline: float) -> Server:
 
 
 @contextmanager
-def running(key: str, workdir: Path, env: dict[str, str], start_timeout: float) -> Iterator[Server]:
+def running(key: str, workdir: Path, env: dict[str, str], start_timeout: float,
+            result_cache: bool = False) -> Iterator[Server]:
+    """The server `key` started and, at the end, stopped (sluicegate with its result cache only when asked)."""
     deadline = time.monotonic() + start_timeout
-    server = start_sluicegate(workdir, env, deadline) if key == "sluicegate" else start_sts(workdir, env, deadline)
+    server = (start_sluicegate(workdir, env, deadline, result_cache) if key == "sluicegate"
+              else start_sts(workdir, env, deadline))
     try:
         yield server
     finally:

@@ -134,7 +134,7 @@ def make_tables(cursor: Any, scale: float, using: str) -> float:
 def bench_server(key: str, scale: float, env: dict[str, str], start_timeout: float) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix=f"result-cache-bench-{key}-"))
     say(f"{key}: starting")
-    with running(key, workdir, env, start_timeout) as server:
+    with running(key, workdir, env, start_timeout, result_cache=True) as server:   # the gateway's default: on
         connection = pyhive_connect(server.port)
         cursor = connection.cursor()
         loaded = make_tables(cursor, scale, "delta" if key == "sluicegate" else "parquet")

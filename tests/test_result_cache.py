@@ -114,3 +114,20 @@ def test_the_memory_bound_evicts_and_a_large_answer_is_not_kept(cached: RunningG
     rows, _ = run(small, ALICE, whole)
     assert len(rows) == 1000 and cache.counts.too_large >= 1
     assert jobs(spark, run(small, ALICE, whole)[1]) >= 1
+
+
+def test_an_aggregate_over_decimals_and_dates_is_kept_on_the_same_cursor(cached: RunningGateway, spark: Any) -> None:
+    """The shape of bench/result_cache_bench.py's TPC-H queries: money as DECIMAL(15,2), dates, date arithmetic,
+    a CTAS-made table, both runs on one cursor."""
+    connection = hive.connect(cached.host, cached.port, username=ALICE)
+    cursor = connection.cursor()
+    cursor.execute(f"CREATE TABLE {DB}.money USING delta AS SELECT id AS k, CAST(id % 7 AS DECIMAL(15, 2)) AS price, "
+                   "date_add(DATE'1995-01-01', CAST(id % 300 AS INT)) AS shipped FROM range(1000)")
+    sql = (f"SELECT k % 3 AS flag, sum(price * (1 - 0.05)) AS revenue, avg(price) AS mean, count(*) AS n "
+           f"FROM {DB}.money WHERE shipped <= date_sub(DATE'1995-12-01', 90) GROUP BY k % 3 ORDER BY flag")
+    first, first_id = execute(cursor, sql)
+    second, second_id = execute(cursor, sql)
+    connection.close()
+    assert first == second and len(first) == 3
+    assert jobs(spark, first_id) >= 1 and jobs(spark, second_id) == 0
+    assert from_cache(cached, ALICE, first_id, second_id) == [False, True]
