@@ -73,7 +73,7 @@ class TableMaintenance:
         self.compacted: list[Compacted] = []    # the last merges, newest last (for DESCRIBE and tests)
         self.merges_committed = 0               # merges committed since the start (the gateway's /metrics)
         self._retained: dict[str, float] = {}   # table key -> when its last retention pass ran (monotonic)
-        self._tables: OrderedDict[str, KeptTable] = OrderedDict()   # worker's and tests' kept tables, by key
+        self._tables: OrderedDict[str, KeptTable] = OrderedDict()   # the worker thread's kept tables, by key
         self._tables_guard = threading.Lock()
 
     def start(self) -> TableMaintenance:
@@ -117,6 +117,10 @@ class TableMaintenance:
         return done
 
     def _kept(self, location: str) -> KeptTable:
+        """The worker's kept table of `location`; a fresh one for any other thread (tests and benchmarks calling
+        `maintain` or `pending`), since a kept table is moved in place and belongs to one thread."""
+        if threading.current_thread() is not self._thread:
+            return KeptTable(location)
         key = table_key(location)
         with self._tables_guard:
             kept = self._tables.get(key)
