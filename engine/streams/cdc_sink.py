@@ -61,7 +61,6 @@ from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.kept import KeptTable, latest_version
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.retention import CDC_STATE_FOLDER
-from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.delta.write import AppTransaction, commit_files
 
 if TYPE_CHECKING:
@@ -237,7 +236,7 @@ class CdcSink(BatchSink):
         row matches is deleted. No rows: an empty commit, still carrying the txn."""
         import pyarrow as pa
 
-        table = self._latest(self._kept)
+        table = self._kept.existing()
         if rows.num_rows == 0:
             if truncate:   # nothing the batch writes or keeps: the truncate empties the table
                 before = int(table.version())
@@ -247,7 +246,7 @@ class CdcSink(BatchSink):
                 after = latest_version(self.location, before)
                 if after != before:
                     return after
-                table = self._latest(self._kept)
+                table = self._kept.existing()
             return commit.commit_actions(table, [], "append", OPERATION, parameters, txn)
         names = [field.name for field in table.schema().to_arrow()]
         by_name = {name.lower(): name for name in names}
@@ -280,7 +279,7 @@ class CdcSink(BatchSink):
         if self._kept_state.latest() is None:
             commit_files(self.state, [], rows.schema, "append", create=True, name=CDC_STATE_FOLDER,
                          description=description)
-        state = self._latest(self._kept_state)
+        state = self._kept_state.existing()
         if rows.num_rows == 0:
             commit.commit_actions(state, [], "append", OPERATION, parameters, txn)
             return
@@ -291,12 +290,6 @@ class CdcSink(BatchSink):
         if gc is not None:
             merger = merger.when_not_matched_by_source_delete(gc)
         self._execute(merger, self._kept_state)
-
-    @staticmethod
-    def _latest(kept: KeptTable) -> Any:
-        """The kept table at its latest version (opened the ordinary way when it is missing, to raise its error)."""
-        table = kept.latest()
-        return table if table is not None else open_table(kept.location)
 
     @staticmethod
     def _execute(merger: Any, kept: KeptTable) -> None:

@@ -50,7 +50,6 @@ from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.kept import KeptTable, latest_version
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.not_null import check_not_null, not_null_columns
-from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.delta.write import AppTransaction
 from sluicegate.storage.observations import observable
 from sluicegate.storage.spark_errors import from_spark
@@ -240,9 +239,7 @@ class DeltaSink(BatchSink):
         return version
 
     def _merge_rows(self, rows: pa.Table, txn: AppTransaction, parameters: dict[str, str], keep: str | None) -> int:
-        table = self._kept.latest()
-        if table is None:
-            table = open_table(self.location)  # raises the missing table's error
+        table = self._kept.existing()
         # streamed_exec=False: the batch is already in memory, and delta-rs derives its file pruning from the
         # source's key ranges only when the source is not streamed
         merger = table.merge(rows, merge_predicate(self.keys, rows), source_alias="s", target_alias="t",

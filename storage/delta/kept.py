@@ -119,6 +119,11 @@ class KeptTable:
         self._remember(self._table)
         return self._table
 
+    def existing(self) -> Any:
+        """`latest()` for a writer that needs the table: a missing one raises delta-rs's error, as an open does."""
+        table = self.latest()
+        return table if table is not None else open_table(self.location)
+
     def _remember(self, table: Any) -> None:
         version = int(table.version())
         if version != self._known:
