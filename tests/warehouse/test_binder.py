@@ -8,6 +8,7 @@ from delta_writes import write_dataframe
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.statements import Query
 from sluicegate.executor.binding.binder import Binder, ResolvedTable
+from sluicegate.executor.binding.resolved import RememberingResolver
 from sluicegate.storage.delta.holds import holds
 from sluicegate.storage.spark_errors import RuntimeQueryError
 
@@ -135,6 +136,28 @@ def test_binder_lists_what_it_resolved_and_views_read_as_their_owner(spark, tabl
     finally:
         binder.close()
         spark.catalog.dropTempView("tmp_not_in_catalog")
+
+
+def test_a_remembering_resolver_asks_each_name_once_and_never_remembers_a_refusal(spark, tables):
+    """What the result cache's look-up and then the binder share within one statement: two binds of a statement
+    that names `orders` twice and a view over it ask the catalog once per name (the view's own names once, as its
+    owner); a refusal is asked again and raises again."""
+    remembering = RememberingResolver(tables)
+    sql = "SELECT count(*) FROM orders a JOIN orders b ON a.id = b.id JOIN big_orders c ON c.id = a.id"
+    for _ in range(2):
+        binder = Binder(spark, remembering, sql)
+        try:
+            assert _rows(binder.bind(Query(sql))) == [(4,)]
+        finally:
+            binder.close()
+    assert sorted(tables.asked, key=str) == [(None, "big_orders", None), (None, "orders", "ann"),
+                                             (None, "orders", None)]
+    assert remembering.resolve(None, "nowhere") is None and remembering.resolve(None, "nowhere") is None
+    assert tables.asked.count((None, "nowhere", None)) == 1     # a missing name is an answer too
+    for _ in range(2):
+        with pytest.raises(SqlError, match="no rights on forbidden"):
+            remembering.resolve(None, "forbidden")
+    assert tables.asked.count((None, "forbidden", None)) == 2
 
 
 def test_a_resolver_error_gets_the_references_position(spark, tables):
