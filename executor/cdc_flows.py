@@ -18,14 +18,16 @@ from dataclasses import replace
 
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.streaming.cdc import analyze_cdc, check_agrees, check_cdc_source
+from sluicegate.dialect.streaming.errors import RewrittenSourceError
 from sluicegate.dialect.streaming.plan import CdcSpec, StreamingPlan
+from sluicegate.dialect.streaming.rules import auto_cdc_reading_hint
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.errors import spark_errors
 from sluicegate.executor.flows import checked_target, flow_name, refuse_existing_flow, start_flow, table_columns
 from sluicegate.executor.output import no_result
 from sluicegate.executor.spark_databases import ensure_spark_database
-from sluicegate.executor.stream_plans import qualified, streams_of, table_kind
+from sluicegate.executor.stream_plans import qualified, stream_readers, streams_of, table_kind
 
 
 def agree_with_writers(ctx: StatementContext, sql: str, spec: CdcSpec, database: str, name: str,
@@ -44,6 +46,25 @@ def agree_with_writers(ctx: StatementContext, sql: str, spec: CdcSpec, database:
             check_agrees(sql, spec, other, label)
 
 
+def refuse_stream_readers(ctx: StatementContext, target: st.TableName, database: str, name: str) -> None:
+    """A table declared with columns is append-only until its first AUTO CDC flow: streams created before then
+    read it with STREAM(...) and would fail on the flow's first commit that updates or deletes (as Databricks'
+    streaming reads of a table with updates fail), so the flow is refused at CREATE, naming them, as a new
+    reader of an AUTO CDC table is (dialect/streaming/rules.py `check_sources_append_only`)."""
+    readers = stream_readers(ctx, database, name)
+    if not readers:
+        return
+    line, column = ctx.position_of(target)
+    shown = f"`{database}`.`{name}`"
+    raise RewrittenSourceError(
+        f"Cannot add an AUTO CDC flow into {shown}: {', '.join(readers)} stream{'s' if len(readers) == 1 else ''} "
+        f"from it with STREAM({shown}), and an AUTO CDC table's commits update and delete rows by key, so "
+        f"{'that stream' if len(readers) == 1 else 'those streams'} would see changes it cannot apply.",
+        line=line, column=column,
+        hint=f"drop the readers and create them again reading {shown} another way: "
+             + auto_cdc_reading_hint(shown))
+
+
 def create_auto_cdc_flow(ctx: StatementContext, statement: st.CreateAutoCdc) -> StatementResult:
     assert statement.flow is not None
     streams = streams_of(ctx)
@@ -52,6 +73,7 @@ def create_auto_cdc_flow(ctx: StatementContext, statement: st.CreateAutoCdc) -> 
     with streams.lifecycle(database, name):
         table = checked_target(ctx, statement.table, database, name, cdc=True)
         refuse_existing_flow(ctx, statement.flow, database, flow)
+        refuse_stream_readers(ctx, statement.table, database, name)
         plan = analyze_cdc(statement.sql, table_kind=table_kind(ctx))   # now that the catalog says how sources change
         assert plan.cdc is not None
         agree_with_writers(ctx, statement.sql, plan.cdc, database, name, flow)
