@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sluicegate.dialect.streaming.context import TableKindLookup
-from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan
+from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan, skips_change_commits
 from sluicegate.dialect.streaming.sources import option
 from sluicegate.engine.streams.protocols import Streams
 from sluicegate.engine.streams.sources import infer_schema
@@ -43,6 +43,22 @@ def table_kind(ctx: StatementContext) -> TableKindLookup:
             return "auto_cdc"
         return plans[0].output_mode if stream is not None else "append"
     return kind
+
+
+def stream_readers(ctx: StatementContext, database: str, name: str) -> list[str]:
+    """The streams reading `database`.`name` with STREAM(...) that would fail on commits updating or deleting rows
+    (those with skipChangeCommits skip them): the streaming tables by name, flows as "flow f into t"."""
+    readers = []
+    for entry in ctx.store.list_streams():
+        if entry.desired_state == "MATERIALIZED_VIEW":
+            continue  # a materialized view's refresh row (executor/materialized_views/refresh.py), not a stream
+        plan = StreamingPlan.from_json(entry.plan_json)
+        if skips_change_commits(plan.properties) or not any(
+                s.kind == "table" and (s.database, s.table) == (database, name) for s in plan.sources):
+            continue
+        table = f"`{entry.database}`.`{entry.name}`"
+        readers.append(table if entry.flow is None else f"flow `{entry.flow}` into {table}")
+    return readers
 
 
 def qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan | None) -> StreamingPlan:

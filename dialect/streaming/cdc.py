@@ -251,7 +251,9 @@ def check_cdc_source(sql: str, source_columns: dict[str, str]) -> None:
 def check_agrees(sql: str, spec: CdcSpec, other: CdcSpec, other_name: str) -> None:
     """`CREATE FLOW f AS AUTO CDC INTO t` (in `sql`, whose `spec` it is) into a table another AUTO CDC writer fills
     (`other`, named `other_name`): their events are ranked together per key, so they must name the same keys (in any
-    order) and the same SCD type. The error points at the flow's KEYS (or its AUTO CDC clause for the type)."""
+    order) and the same SCD type; with SCD type 2, whichever writer's batch touches a key computes its versions
+    again from every writer's events, so they also track the same columns with the same IGNORE NULL UPDATES. The
+    error points at the flow's KEYS (or its AUTO CDC clause for the rest)."""
     cdc: AutoCdc = _parsed(sql).args["cdc"]
     if sorted(k.lower() for k in spec.keys) != sorted(k.lower() for k in other.keys):
         raise _error(InvalidCdcClauseError, sql, cdc.args["keys"][0],
@@ -262,6 +264,25 @@ def check_agrees(sql: str, spec: CdcSpec, other: CdcSpec, other_name: str) -> No
         raise _error(InvalidCdcClauseError, sql, cdc,
                      f"STORED AS SCD TYPE {spec.scd_type} differs from SCD TYPE {other.scd_type} of {other_name}, "
                      "which applies changes to the same table", f"write STORED AS SCD TYPE {other.scd_type}")
+    if spec.scd_type == 2 and _history(spec) != _history(other):
+        raise _error(InvalidCdcClauseError, sql, cdc,
+                     f"{_history_sql(spec)} differs from {_history_sql(other)} of {other_name}, which applies "
+                     "changes to the same SCD type 2 table: each writer computes the versions of a key again from "
+                     "every writer's events", f"write {_history_sql(other)}")
+
+
+def _history(spec: CdcSpec) -> tuple[frozenset[str], frozenset[str], bool]:
+    """What makes an SCD type 2 writer's versions: its TRACK HISTORY clause (names in any order and case) and
+    IGNORE NULL UPDATES."""
+    return (frozenset(c.lower() for c in spec.track_history), frozenset(c.lower() for c in spec.track_except),
+            spec.ignore_null_updates)
+
+
+def _history_sql(spec: CdcSpec) -> str:
+    track = (f"TRACK HISTORY ON {', '.join(spec.track_history)}" if spec.track_history else
+             f"TRACK HISTORY ON * EXCEPT ({', '.join(spec.track_except)})" if spec.track_except else
+             "no TRACK HISTORY (every column tracked)")
+    return track + (" with IGNORE NULL UPDATES" if spec.ignore_null_updates else "")
 
 
 def kept_columns(source_columns: list[str], spec: CdcSpec) -> list[str]:

@@ -169,6 +169,17 @@ def check_has_streaming_source(ctx: Context) -> None:
                         "with CREATE TABLE ... AS SELECT")
 
 
+_SKIP_CHANGES = "set TBLPROPERTIES ('skipChangeCommits' = 'true') to read only the commits that append"
+
+
+def auto_cdc_reading_hint(name: str) -> str:
+    """How to read the AUTO CDC table `name` instead of a plain stream: for a new reader refused at CREATE, and for
+    the readers that make a new AUTO CDC flow into `name` refused (executor/cdc_flows.py)."""
+    return (f"read it in a materialized view (CREATE MATERIALIZED VIEW v AS SELECT ... FROM {name}), which follows "
+            f"its updates and deletes, stream from the change events it applies, or {_SKIP_CHANGES} (rows of new "
+            "keys only)")
+
+
 def check_sources_append_only(ctx: Context) -> None:
     if ctx.table_kind is None or skips_change_commits(ctx.properties):
         return
@@ -179,19 +190,16 @@ def check_sources_append_only(ctx: Context) -> None:
         if kind not in REWRITTEN_KINDS:
             continue
         name = source.target.sql("spark")
-        skip = "or set TBLPROPERTIES ('skipChangeCommits' = 'true') to read only the commits that append"
         if kind == "auto_cdc":   # Databricks refuses a streaming read of an AUTO CDC target alike
             raise ctx.error(RewrittenSourceError,
                             f"Cannot stream from {name}: it is an AUTO CDC table, whose commits update and delete "
                             "rows by key, so a stream would see changes it cannot apply.", source.target,
-                            f"read it in a materialized view (CREATE MATERIALIZED VIEW v AS SELECT ... FROM {name}), "
-                            "which follows its updates and deletes, stream from the change events it applies, "
-                            f"{skip} (rows of new keys only)", keyword=("STREAM",))
+                            auto_cdc_reading_hint(name), keyword=("STREAM",))
         raise ctx.error(RewrittenSourceError,
                         f"Cannot stream from {name}: its rows are rewritten in place ({kind}), so a stream would "
                         "see them again as new rows.", source.target,
                         f"read it without STREAM (a stream-static join), stream from the append-only table it is "
-                        f"computed from, {skip}", keyword=("STREAM",))
+                        f"computed from, or {_SKIP_CHANGES}", keyword=("STREAM",))
 
 
 def non_deterministic(tree: exp.Expr) -> exp.Func | None:

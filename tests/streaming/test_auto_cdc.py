@@ -178,8 +178,10 @@ def _create_scd2(cur: Any, table: str, folder: Path, columns: str = "* EXCEPT (o
 
 
 def _scd2_reference(cur: Any, folder: Path, values: tuple[str, ...] = ("seq", "name", "amount"),
-                    tracked: tuple[str, ...] = ("name",), ignore_nulls: bool = False) -> list[tuple[Any, ...]]:
-    """The versions of each id, by window functions over all its events: one event per (id, seq) (a delete over an
+                    tracked: tuple[str, ...] = ("name",), ignore_nulls: bool = False,
+                    more: tuple[Path, ...] = ()) -> list[tuple[Any, ...]]:
+    """The versions of each id, by window functions over all its events (those of `folder` and of `more`, as
+    several flows into one table bring them): one event per (id, seq) (a delete over an
     upsert, then the upsert whose kept values as JSON sort last); with `ignore_nulls`, an upsert's NULL takes the
     column's last non-NULL value since the id's last delete; an upsert opens a version after nothing, after a delete
     or when a `tracked` column differs from the event before; a version ends at the sequence of the event after its
@@ -196,7 +198,7 @@ def _scd2_reference(cur: Any, folder: Path, values: tuple[str, ...] = ("seq", "n
         WITH chosen AS (
           SELECT id, seq, name, amount, op = 'D' AS is_delete, row_number() OVER (
             PARTITION BY id, seq ORDER BY CASE WHEN op = 'D' THEN 1 ELSE 0 END DESC, {tie} DESC) AS position
-          FROM {_files(folder)}),
+          FROM ({" UNION ALL ".join(f"SELECT * FROM {_files(f)}" for f in (folder, *more))})),
         counted AS (
           SELECT *, sum(CASE WHEN is_delete THEN 1 ELSE 0 END) OVER (PARTITION BY id ORDER BY seq) AS deletes
           FROM chosen WHERE position = 1),

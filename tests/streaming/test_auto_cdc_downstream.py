@@ -2,7 +2,8 @@
 delete rows by key, so `STREAM(t)` of it is refused at CREATE, as Databricks refuses a streaming read of a table
 with updates and deletes, with STREAMING_SOURCE_NOT_APPEND_ONLY (0A000) at `STREAM(t)` and a hint naming what
 works instead: a materialized view over it, or `skipChangeCommits` (both followed here). The same for every kind of
-AUTO CDC table: SCD type 1, SCD type 2, and a table declared with columns that AUTO CDC flows fill."""
+AUTO CDC table: SCD type 1, SCD type 2, and a table declared with columns that AUTO CDC flows fill. The other way
+round, a first AUTO CDC flow into a table that streams already read is refused at CREATE FLOW, naming them."""
 
 from __future__ import annotations
 
@@ -62,4 +63,43 @@ def test_stream_of_auto_cdc_tables_is_refused_at_create_and_the_hint_works(strea
     cur.execute("REFRESH STREAMING TABLE new_keys")
     assert sorted_rows(cur, "SELECT * FROM scd1") == [(1, 2, "ann2"), (3, 1, "cy")]
     assert sorted_rows(cur, "SELECT * FROM names") == [(1, "ann2"), (3, "cy")]
+    assert sorted_rows(cur, "SELECT * FROM new_keys") == [(1, "ann"), (2, "bob"), (3, "cy")]
+
+
+def test_auto_cdc_flow_into_a_table_already_streamed_is_refused_naming_its_readers(stream_cursor: Any,
+                                                                                   streams: Any) -> None:
+    """A table declared with columns is append-only until its first AUTO CDC flow, so streams may read it; the flow
+    would then update and delete under them (a Databricks stream fails on such commits), so CREATE FLOW is refused
+    at its target, naming every such reader (a streaming table, an INSERT flow) but not one with skipChangeCommits,
+    and the hint works: once the readers are gone the flow is accepted, and the skipping reader goes on."""
+    cur, database = stream_cursor, stream_cursor.database
+    _changes(cur)
+    cur.execute("CREATE STREAMING TABLE by_flows (id INT, seq BIGINT, name STRING)")
+    cur.execute("CREATE STREAMING TABLE down AS SELECT id, name FROM STREAM(by_flows)")
+    cur.execute("CREATE STREAMING TABLE sink (id INT, name STRING)")
+    cur.execute("CREATE FLOW copy AS INSERT INTO sink SELECT id, name FROM STREAM(by_flows)")
+    cur.execute("CREATE STREAMING TABLE new_keys TBLPROPERTIES ('skipChangeCommits' = 'true') AS "
+                "SELECT id, name FROM STREAM(by_flows)")
+    sql = f"CREATE FLOW apply AS AUTO CDC INTO by_flows FROM STREAM(changes) {CDC}"
+    status = error_status(cur, sql)
+    message = status.errorMessage
+    assert status.sqlState == "0A000" and "STREAMING_SOURCE_NOT_APPEND_ONLY" in message, message
+    assert f"line 1, column {sql.index('by_flows') + 1}" in message, message
+    assert f"`{database}`.`down`" in message and f"flow `copy` into `{database}`.`sink`" in message, message
+    assert "new_keys" not in message and "update and delete" in message, message
+    assert "CREATE MATERIALIZED VIEW" in message and "skipChangeCommits" in message, message
+    assert streams.store.get_stream(database, "by_flows", flow="apply") is None
+
+    cur.execute("DROP TABLE down")
+    status = error_status(cur, sql)                          # the flow still reads it
+    assert "flow `copy`" in status.errorMessage and "`down`" not in status.errorMessage, status
+    cur.execute("DROP FLOW copy")
+    cur.execute(sql)
+    streams.wait_for(database, "by_flows", flow="apply")
+    cur.execute("INSERT INTO changes VALUES (1, 'U', 2, 'ann2'), (2, 'D', 2, NULL)")   # an update and a delete
+    streams.wait_for(database, "by_flows", flow="apply")
+    cur.execute("INSERT INTO changes VALUES (3, 'U', 1, 'cy')")                         # a new key only
+    streams.wait_for(database, "by_flows", flow="apply")
+    assert sorted_rows(cur, "SELECT * FROM by_flows") == [(1, 2, "ann2"), (3, 1, "cy")]
+    cur.execute("REFRESH STREAMING TABLE new_keys")   # past the commit that updated and deleted, to the new key
     assert sorted_rows(cur, "SELECT * FROM new_keys") == [(1, "ann"), (2, "bob"), (3, "cy")]

@@ -4,16 +4,18 @@ against a real gateway.
 Two flows bring change events of the same keys with sequences interleaved across them, each shuffled (late events)
 and with duplicates: after every round of files the table equals a plain batch SQL query over both folders, written
 here independently of the sink; the flows are then stopped and resumed from their checkpoints as a boot resumes
-them, with files landed meanwhile, and nothing is lost or applied twice.
+them, with files landed meanwhile, and nothing is lost or applied twice. Two SCD type 2 flows into one table end
+equal to the SCD type 2 reference over both folders.
 """
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 from pyhive_helpers import error_status, sorted_rows
-from test_auto_cdc import _files, _reference
+from test_auto_cdc import _files, _reference, _scd2_reference
 
 CDC = "KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data)"
 
@@ -35,6 +37,17 @@ def _events(rng: random.Random, count: int) -> list[dict[str, Any]]:
     return events
 
 
+def _two_sources(tmp_path: Path, land: Any, seed: int, size: int,
+                 count: int) -> tuple[Path, Path, list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]]:
+    """Two source folders and `count` rounds of `size` events for each, the first round landed."""
+    first, second = tmp_path / "eu", tmp_path / "us"
+    rng = random.Random(seed)
+    rounds = [(_events(rng, size), _events(rng, size)) for _ in range(count)]
+    land(first, rounds[0][0])
+    land(second, rounds[0][1])
+    return first, second, rounds
+
+
 def _wait(streams: Any, database: str, table: str, flows: tuple[str, ...]) -> None:
     for flow in flows:
         streams.wait_for(database, table, flow=flow)
@@ -42,11 +55,7 @@ def _wait(streams: Any, database: str, table: str, flows: tuple[str, ...]) -> No
 
 def test_two_flows_rank_their_events_together_and_resume_exactly_once(stream_cursor, streams, tmp_path, land):
     cur = stream_cursor
-    first, second = tmp_path / "eu", tmp_path / "us"
-    rng = random.Random(29)
-    rounds = [(_events(rng, 15), _events(rng, 15)) for _ in range(4)]
-    land(first, rounds[0][0])
-    land(second, rounds[0][1])
+    first, second, rounds = _two_sources(tmp_path, land, seed=29, size=15, count=4)
     cur.execute("CREATE STREAMING TABLE customers (id INT, seq BIGINT, name STRING, amount INT)")
     for flow, folder in (("from_eu", first), ("from_us", second)):
         cur.execute(f"CREATE FLOW {flow} COMMENT 'cdc from {flow[5:]}' AS AUTO CDC INTO customers "
@@ -116,14 +125,15 @@ def test_every_writer_of_a_table_agrees_and_keeps_to_its_kind(stream_cursor, str
     status = error_status(cur, f"CREATE FLOW appender AS INSERT INTO mirror BY NAME SELECT id, seq FROM STREAM "
                                f"{_files(folder)}")
     assert "INVALID_FLOW_TARGET" in status.errorMessage, status.errorMessage
-    # flows of SCD type 2 or with a truncate do not run yet: refused at the flow's name, never ignored
-    for clause in ("STORED AS SCD TYPE 2", "APPLY AS TRUNCATE WHEN op = 'T'"):
-        sequence = "SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data)"
-        cdc = f"KEYS (id) {clause} {sequence}" if "TRUNCATE" in clause else f"KEYS (id) {sequence} {clause}"
-        status = error_status(cur, f"CREATE FLOW later AS AUTO CDC INTO mirror FROM STREAM {_files(folder)} {cdc}")
-        assert status.sqlState == "0A000" and "UNSUPPORTED_FEATURE.AUTO_CDC" in status.errorMessage, \
-            status.errorMessage
-        assert "line 1, column 13" in status.errorMessage, status.errorMessage
+    # flows with a truncate do not run yet: refused at the flow's name, never ignored; another SCD type: refused
+    sequence = "SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data)"
+    status = error_status(cur, f"CREATE FLOW later AS AUTO CDC INTO mirror FROM STREAM {_files(folder)} KEYS (id) "
+                               f"APPLY AS TRUNCATE WHEN op = 'T' {sequence}")
+    assert status.sqlState == "0A000" and "UNSUPPORTED_FEATURE.AUTO_CDC" in status.errorMessage, status.errorMessage
+    assert "line 1, column 13" in status.errorMessage, status.errorMessage
+    status = error_status(cur, f"CREATE FLOW later AS AUTO CDC INTO mirror FROM STREAM {_files(folder)} KEYS (id) "
+                               f"{sequence} STORED AS SCD TYPE 2")
+    assert status.sqlState == "42000" and "differs from SCD TYPE 1" in status.errorMessage, status.errorMessage
     cur.execute("CREATE STREAMING TABLE appended (id INT, seq BIGINT, name STRING, amount INT)")
     cur.execute(f"CREATE FLOW appends AS INSERT INTO appended BY NAME SELECT id, seq, name, amount FROM STREAM "
                 f"{_files(folder)}")
@@ -138,3 +148,42 @@ def test_every_writer_of_a_table_agrees_and_keeps_to_its_kind(stream_cursor, str
     assert sorted_rows(cur, "SELECT * FROM mirror") == [(1, 1, "ann", 10), (2, 1, "bo", 2)]
     assert streams.store.list_flows(cur.database, "appended")[0].stream.flow == "appends"
     assert [f.stream.flow for f in streams.store.list_flows(cur.database, "mirror")] == ["more"]
+
+
+SCD2 = f"{CDC} STORED AS SCD TYPE 2 TRACK HISTORY ON name"
+
+
+def test_two_flows_into_an_scd2_table_equal_the_reference(stream_cursor, streams, tmp_path, land):
+    """Two AUTO CDC flows into one SCD type 2 table (declared with its version columns): the history over both
+    sources' events (sequences interleaved across them, late, duplicated, deletes) equals the batch reference over
+    both folders after each round. A flow tracking other columns is refused at its AUTO CDC clause, and APPLY AS
+    TRUNCATE with SCD type 2 at CREATE (Databricks' TRUNCATE is SCD type 1's only)."""
+    cur = stream_cursor
+    first, second, rounds = _two_sources(tmp_path, land, seed=292, size=12, count=2)
+    cur.execute("CREATE STREAMING TABLE dim (id INT, seq BIGINT, name STRING, amount INT, __START_AT BIGINT, "
+                "__END_AT BIGINT)")
+    flows = ("from_eu", "from_us")
+    for flow, folder in zip(flows, (first, second), strict=True):
+        cur.execute(f"CREATE FLOW {flow} AS AUTO CDC INTO dim FROM STREAM {_files(folder)} {SCD2}")
+    for number, (eu, us) in enumerate(rounds):
+        if number:
+            land(first, eu)
+            land(second, us)
+        _wait(streams, cur.database, "dim", flows)
+        assert sorted_rows(cur, "SELECT * FROM dim") == _scd2_reference(cur, first, more=(second,)), \
+            f"round {number}"
+    status = error_status(cur, f"CREATE FLOW other AS AUTO CDC INTO dim FROM STREAM {_files(first)} {CDC} "
+                               "STORED AS SCD TYPE 2 TRACK HISTORY ON amount")
+    assert status.sqlState == "42000" and "INVALID_AUTO_CDC_CLAUSE" in status.errorMessage, status.errorMessage
+    assert "TRACK HISTORY ON amount differs from TRACK HISTORY ON name" in status.errorMessage, status.errorMessage
+    status = error_status(cur, f"CREATE FLOW cut AS AUTO CDC INTO dim FROM STREAM {_files(first)} KEYS (id) "
+                               "APPLY AS TRUNCATE WHEN op = 'T' SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data) "
+                               "STORED AS SCD TYPE 2")
+    assert status.sqlState == "42000" and "INVALID_AUTO_CDC_CLAUSE" in status.errorMessage, status.errorMessage
+    assert "SCD type 1" in status.errorMessage or "SCD TYPE 1" in status.errorMessage, status.errorMessage
+    assert [f.stream.flow for f in streams.store.list_flows(cur.database, "dim")] == list(flows)
+    cur.execute("CREATE STREAMING TABLE no_versions (id INT, seq BIGINT, name STRING, amount INT)")
+    sql = f"CREATE FLOW versions AS AUTO CDC INTO no_versions FROM STREAM {_files(first)} {SCD2}"
+    status = error_status(cur, sql)
+    assert status.sqlState == "42809" and "__START_AT nor __END_AT" in status.errorMessage, status.errorMessage
+    assert f"line 1, column {sql.index('no_versions') + 1}" in status.errorMessage, status.errorMessage

@@ -6,7 +6,11 @@ the tables all along must only ever have seen the result over some prefix of the
 
 An AUTO CDC table (SCD type 1) takes part: change events of a few keys, their sequences shuffled across the files and
 some events landed twice (also in another file), upserts, deletes and NULLs; its reference, per key the event with
-the highest sequence and the key present when that event is no delete, is computed here in Python.
+the highest sequence and the key present when that event is no delete, is computed here in Python. An SCD type 2
+table reads the same files (TRACK HISTORY ON name: a change of name opens a version, one of amount updates the open
+one in place, a late event splits the version around it, a delete closes one); at the end its `__START_AT` /
+`__END_AT` history must equal the randomized reference test's batch SQL reference over all the events
+(tests/streaming/test_auto_cdc.py `_scd2_reference`, window functions over the events, not the sink's code).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from gateway_process import GatewayProcess, restart_conf
 from kafka_broker import MockKafka
 from keyed_files import keyed_rows, per_key
 from pyhive_helpers import execute_on
+from test_auto_cdc import _scd2_reference
 
 FILES = 36
 ROWS_PER_FILE = 50
@@ -80,6 +85,23 @@ def _cdc_result(files: list[list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
 
 def _cdc_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted((r["id"], r["seq"], r["name"], r["amount"]) for r in rows)
+
+
+def _scd2_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The SCD type 2 table's versions, ordered as the reference's rows are (`sorted_rows`)."""
+    return sorted(((r["id"], r["seq"], r["name"], r["amount"], r["__START_AT"], r["__END_AT"]) for r in rows),
+                  key=repr)
+
+
+def _scd2_expected(port: int, folder: Path) -> list[tuple[Any, ...]]:
+    """The reference history over every change event landed in `folder`, computed by the gateway at `port`."""
+    from pyhive import hive
+
+    connection = hive.connect("127.0.0.1", port, username="tester")
+    try:
+        return _scd2_reference(connection.cursor(), folder)
+    finally:
+        connection.close()
 
 
 class Reader(threading.Thread):
@@ -210,7 +232,10 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
              f"(SELECT {json_row} AS r FROM STREAM {topic})) GROUP BY r.k",
              f"CREATE STREAMING TABLE crash.cdc FLOW AUTO CDC FROM STREAM read_files('{cdc_source}', format => "
              f"'json', schema => '{CDC_SCHEMA}') KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq "
-             "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1")
+             "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1",
+             f"CREATE STREAMING TABLE crash.scd2 FLOW AUTO CDC FROM STREAM read_files('{cdc_source}', format => "
+             f"'json', schema => '{CDC_SCHEMA}') KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq "
+             "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 2 TRACK HISTORY ON name")
     landed = 0
     refreshes: list[str] = []   # each REFRESH's outcome
     done = threading.Event()
@@ -275,6 +300,11 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
             if _cdc_rows(DeltaTable(cdc).to_pyarrow_table().to_pylist()) == _cdc_result(cdc_files):
                 break
             time.sleep(0.3)
+        scd2, scd2_expected = str(warehouse / "crash.db" / "scd2"), _scd2_expected(gateway.port, cdc_source)
+        while time.monotonic() < deadline:
+            if _scd2_rows(DeltaTable(scd2).to_pyarrow_table().to_pylist()) == scd2_expected:
+                break
+            time.sleep(0.3)
         passes = _scheduled_passes(warehouse)
         done.set()
         refresher.join(timeout=300)
@@ -302,6 +332,9 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         assert len(rows) == len(KEYS)
     cdc_rows = _cdc_rows(DeltaTable(str(warehouse / "crash.db" / "cdc")).to_pyarrow_table().to_pylist())
     assert cdc_rows == _cdc_result(cdc_files), "cdc: not the result over all change events"
+    scd2_rows = _scd2_rows(DeltaTable(str(warehouse / "crash.db" / "scd2")).to_pyarrow_table().to_pylist())
+    assert len({row[0] for row in scd2_rows}) > 1 and len(scd2_rows) > CDC_KEYS, scd2_rows   # histories, not rows
+    assert scd2_rows == scd2_expected, "scd2: not the history over all change events"
     # the compactor raced the streams and the kills (restart_conf: it merges every 2 small files at once)
     merges = {table: delta_log_operations(warehouse / "crash.db" / table).count("OPTIMIZE")
               for table in APPENDED + AGGREGATED + KAFKA_APPENDED + KAFKA_AGGREGATED}
@@ -315,7 +348,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
 
     store = CatalogStore.for_warehouse(warehouse)
     try:
-        for table in ("appended", "per_key", "cdc"):
+        for table in ("appended", "per_key", "cdc", "scd2"):
             starts = [kind for _, kind, _ in store.events("crash", table, 100) if kind == "STARTED"]
             assert len(starts) == KILLS + 1, f"{table} started {len(starts)} times"  # resumed after every crash
         for table in KAFKA_APPENDED + KAFKA_AGGREGATED:   # also retried when a Python worker is slow to connect
