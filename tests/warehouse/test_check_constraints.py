@@ -7,6 +7,7 @@ and the Databricks SQL connector where dbt-databricks sends the statements."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -249,3 +250,25 @@ def test_keys_are_listed_in_information_schema_through_the_connector(dbx: Any, c
            "DELTA_CONSTRAINT_ALREADY_EXISTS", "42710")
     dbx_cursor.execute(f"CREATE OR REPLACE TABLE main.{DB}.k_child (id BIGINT)")
     assert rows(PRIMARY_KEY, "k_child") == [] and rows(FOREIGN_KEYS, "k_child") == []
+
+
+def test_describe_as_json_lists_the_keys_as_databricks(dbx: Any, cursor: Any) -> None:
+    """DESCRIBE TABLE EXTENDED ... AS JSON has Databricks' `table_constraints` (dbt-databricks' suite,
+    TestIncrementalUpdatePrimaryKeyConstraintDescribeJsonOn: with use_describe_as_json_for_relation_metadata, dbt
+    reads a model's keys there, and kept the old primary key beside the new one when it was missing); the
+    referenced table named in full; a table without keys has none."""
+    dbx_cursor, _ = dbx
+
+    def described(table: str) -> dict[str, Any]:
+        dbx_cursor.execute(f"DESCRIBE TABLE EXTENDED `main`.`{DB}`.`{table}` AS JSON")
+        return json.loads(dbx_cursor.fetchall()[0][0])
+
+    dbx_cursor.execute(f"CREATE TABLE main.{DB}.j_parent (id BIGINT NOT NULL, version INT NOT NULL, "
+                       "CONSTRAINT j_parent_pk PRIMARY KEY (id, version))")
+    dbx_cursor.execute(f"CREATE TABLE main.{DB}.j_child (id BIGINT, parent BIGINT, v INT, "
+                       f"CONSTRAINT j_fk FOREIGN KEY (parent, v) REFERENCES {DB}.j_parent (id, version))")
+    assert described("j_parent")["table_constraints"] == "[(j_parent_pk,PRIMARY KEY (`id`, `version`))]"
+    assert described("j_child")["table_constraints"] == (
+        f"[(j_fk,FOREIGN KEY (`parent`, `v`) REFERENCES `main`.`{DB}`.`j_parent` (`id`, `version`))]")
+    dbx_cursor.execute(f"ALTER TABLE main.{DB}.j_parent DROP CONSTRAINT j_parent_pk")
+    assert "table_constraints" not in described("j_parent")
