@@ -272,3 +272,28 @@ def test_describe_as_json_lists_the_keys_as_databricks(dbx: Any, cursor: Any) ->
         f"[(j_fk,FOREIGN KEY (`parent`, `v`) REFERENCES `main`.`{DB}`.`j_parent` (`id`, `version`))]")
     dbx_cursor.execute(f"ALTER TABLE main.{DB}.j_parent DROP CONSTRAINT j_parent_pk")
     assert "table_constraints" not in described("j_parent")
+
+
+def test_drop_primary_key_cascade_drops_the_foreign_keys_that_reference_it(dbx: Any, cursor: Any) -> None:
+    """dbt-databricks drops a primary key a model no longer declares with DROP CONSTRAINT ... CASCADE; as on
+    Databricks, the foreign keys of other tables that reference it go too (its suite's TestCascadingConstraintDrop
+    found the foreign key still listed), and those of other tables stay."""
+    dbx_cursor, _ = dbx
+
+    def referential() -> list[str]:
+        dbx_cursor.execute("SELECT constraint_name FROM main.information_schema.referential_constraints "
+                           f"WHERE constraint_schema = '{DB}' ORDER BY 1")
+        return [row[0] for row in dbx_cursor.fetchall() if row[0].startswith("cx_")]
+
+    cursor.execute("CREATE TABLE cx_parent (id BIGINT NOT NULL, CONSTRAINT cx_parent_pk PRIMARY KEY (id))")
+    cursor.execute("CREATE TABLE cx_other (id BIGINT NOT NULL, CONSTRAINT cx_other_pk PRIMARY KEY (id))")
+    dbx_cursor.execute(f"CREATE TABLE main.{DB}.cx_ref (id BIGINT, o BIGINT, "
+                       f"CONSTRAINT cx_fk_parent FOREIGN KEY (id) REFERENCES main.{DB}.cx_parent (id), "
+                       f"CONSTRAINT cx_fk_other FOREIGN KEY (o) REFERENCES {DB}.cx_other (id))")
+    assert referential() == ["cx_fk_other", "cx_fk_parent"]
+    dbx_cursor.execute(f"ALTER TABLE `main`.`{DB}`.`cx_other` DROP CONSTRAINT cx_other_pk")   # no CASCADE: kept
+    assert referential() == ["cx_fk_other", "cx_fk_parent"]
+    dbx_cursor.execute(f"ALTER TABLE `main`.`{DB}`.`cx_parent` DROP CONSTRAINT cx_parent_pk CASCADE")
+    assert referential() == ["cx_fk_other"]
+    dbx_cursor.execute(f"DESCRIBE TABLE EXTENDED main.{DB}.cx_ref AS JSON")
+    assert "cx_fk_parent" not in json.loads(dbx_cursor.fetchall()[0][0])["table_constraints"]
