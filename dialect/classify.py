@@ -576,7 +576,7 @@ def _altered_table(sql: str, tree: exp.Alter) -> Statement | None:
         return _added_constraint(sql, table, action)
     if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "CONSTRAINT":
         dropped = (action.args.get("tables") or [action.this])[0]
-        return DropConstraint(table, dropped.name, bool(action.args.get("exists")))
+        return DropConstraint(table, dropped.name, bool(action.args.get("exists")), bool(action.args.get("cascade")))
     if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() in ("COLUMN", "COLUMNS"):
         return _dropped_columns(sql, table, action)
     if isinstance(action, exp.ClusterProperty):

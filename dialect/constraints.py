@@ -89,6 +89,12 @@ class KeyConstraint:
         made = f"{table}_pk" if self.kind == PRIMARY_KEY else f"{table}_fk_{ordinal}"
         return replace(self, name=made)
 
+    def referenced_table(self, database: str) -> tuple[str, str]:
+        """The (database, table) a foreign key references, lower-cased: the last two parts of the name it wrote,
+        `database` (the key's own table's) when it wrote one part."""
+        parts = self.references or ("",)
+        return (parts[-2] if len(parts) > 1 else database).lower(), parts[-1].lower()
+
     def as_json(self) -> dict[str, object]:
         return {"name": self.name, "text": self.text, "kind": self.kind, "columns": list(self.columns),
                 "references": list(self.references), "referenced_columns": list(self.referenced_columns)}

@@ -181,11 +181,13 @@ class AddConstraint:
 
 @dataclass(frozen=True)
 class DropConstraint:
-    """`ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name`."""
+    """`ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name [CASCADE]`: CASCADE also drops the foreign keys that
+    reference a dropped primary key, as Databricks does."""
 
     table: TableName
     name: str
     if_exists: bool
+    cascade: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ dbt reads afterwards, and the errors Delta gives for what it refuses."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -95,7 +96,7 @@ def test_alter_table_cluster_by_sets_the_columns_dbt_reads_and_optimize_uses(dbx
     assert _properties(run, table)["clusteringColumns"] == '[["id"]]'   # Databricks' form, which dbt parses
     assert len(_history(run, table)) == versions                      # no file changed: no commit
     (detail,) = run(f"DESCRIBE DETAIL {table}")
-    assert json.loads(detail[8]) == ["id"]                            # clusteringColumns
+    assert list(detail[8]) == ["id"]                                  # clusteringColumns, an array
     (_, metrics), = run(f"OPTIMIZE {table}")
     assert metrics["numFilesAdded"] == 1 and metrics["numFilesRemoved"] >= 2
     parameters = json.loads(run(f"DESCRIBE HISTORY {table}")[0][5])   # OPTIMIZE's: z-ordered by the columns
@@ -139,7 +140,7 @@ def test_alter_materialized_view_and_streaming_table_cluster_by(dbx: tuple[Any, 
     run(f"alter streaming table {st} cluster by (id)")
     assert _properties(run, st)["clusteringColumns"] == '[["id"]]'
     (detail,) = run(f"DESCRIBE DETAIL {st}")
-    assert json.loads(detail[8]) == ["id"]
+    assert list(detail[8]) == ["id"]
     _fails(run, f"ALTER STREAMING TABLE {st} CLUSTER BY (m)", "DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED")
     _fails(run, f"ALTER STREAMING TABLE {st} CLUSTER BY (nope)", "UNRESOLVED_COLUMN")
 
@@ -218,6 +219,25 @@ def test_merge_with_schema_evolution_and_nothing_new_rewrites_only_what_it_touch
     assert _columns(run, target) == ["id", "v"]
     (detail,) = run(f"DESCRIBE DETAIL {target}")
     assert detail[9] == 3   # numFiles: the first two untouched, the merge added one
+
+
+def test_describe_detail_types_as_databricks(dbx: tuple[Any, Run], hive: Any) -> None:
+    """DESCRIBE DETAIL's arrays, maps and timestamps reach the connector as values of those types, as from
+    Databricks (dbt-databricks' test_incremental_partition_reconcile compares `partitionColumns` with a list), and
+    PyHive as text, as from Spark's Thrift server."""
+    _, run = dbx
+    table = f"`main`.`{SCHEMA}`.`detailed`"
+    run(f"CREATE OR REPLACE TABLE {table} (id BIGINT, part_a STRING) USING delta PARTITIONED BY (part_a) "
+        "TBLPROPERTIES ('team' = 'a')", f"INSERT INTO {table} VALUES (1, 'x')")
+    (detail,) = run(f"DESCRIBE DETAIL {table}")
+    assert list(detail[7]) == ["part_a"] and list(detail[8]) == []           # partitionColumns, clusteringColumns
+    assert dict(detail[11])["team"] == "a"                                   # properties, a map
+    assert isinstance(detail[5], dt.datetime) and detail[6] >= detail[5]     # createdAt, lastModified
+    assert detail[9] == 1 and dict(detail[15])["numDeletionVectors"] == 0    # numFiles; statistics, a map
+    hive.execute("DESCRIBE DETAIL detailed")
+    (text,) = hive.fetchall()
+    assert json.loads(text[7]) == ["part_a"] and json.loads(text[11])["team"] == "a"
+    assert text[6] >= text[5]   # PyHive reads the timestamps' text as datetimes
 
 
 def test_drop_columns_as_dbt_sync_all_columns_sends_it(dbx: tuple[Any, Run], hive: Any) -> None:

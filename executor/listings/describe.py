@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pyarrow as pa
+
 from sluicegate.catalog.names import quote_identifier, quote_string
 from sluicegate.catalog.store import TableEntry
 from sluicegate.catalog.uris import display_location
@@ -30,7 +32,7 @@ from sluicegate.executor.context import StatementContext
 from sluicegate.executor.listings.describe_json import describe_document, json_result
 from sluicegate.executor.lookups import require, require_table
 from sluicegate.executor.materialized_views import refresh as mv_refresh
-from sluicegate.executor.output import rows_result
+from sluicegate.executor.output import rows_result, typed_rows_result
 from sluicegate.executor.schedule_rows import refresh_rows
 from sluicegate.executor.spark_databases import spark_has_database
 from sluicegate.executor.tables.clustering import displayed
@@ -230,15 +232,23 @@ def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementR
     )
 
 
-def _stamp(millis: int | None) -> str | None:
+def _stamp(millis: int | None) -> dt.datetime | None:
     if not millis:
         return None
-    return dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    return dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
+
+
+_STRINGS = pa.list_(pa.string())
+_STAMP = pa.timestamp("us", tz="UTC")
+# DESCRIBE DETAIL's columns of an array, map or timestamp type, as Arrow types for a client reading them natively
+_DETAIL_TYPES = {5: _STAMP, 6: _STAMP, 7: _STRINGS, 8: _STRINGS, 11: pa.map_(pa.string(), pa.string()),
+                 14: _STRINGS, 15: pa.map_(pa.string(), pa.int64())}
 
 
 def describe_detail(ctx: StatementContext, stmt: DescribeDetail) -> StatementResult:
-    """Delta's one row about a table's current version, in Databricks' columns: what an operator reads to see how
-    many files a stream has left (and compaction merged), and how big the table is."""
+    """Delta's one row about a table's current version, in Databricks' columns and types (arrays, maps and
+    timestamps native for the Databricks connector, text for HiveServer2 clients): what an operator reads to see
+    how many files a stream has left (and compaction merged), and how big the table is."""
     entry = require(ctx, stmt.table)
     if entry.kind == "VIEW":  # tables, streaming tables and materialized views have a Delta log; a view has none
         entry = require_table(ctx, stmt.table, "DESCRIBE DETAIL")
@@ -251,19 +261,18 @@ def describe_detail(ctx: StatementContext, stmt: DescribeDetail) -> StatementRes
     row = (
         "delta", metadata.id, f"{catalogs.current().name}.{entry.database}.{entry.name}", entry.comment,
         display_location(entry.location or ""), _stamp(metadata.created_time),
-        _stamp(last[0].get("timestamp") if last else None), json.dumps(list(metadata.partition_columns)),
-        entry.properties.get(CLUSTERING_PROPERTY, "[]"), files.num_rows, sum(size or 0 for size in sizes),
-        json.dumps(dict(sorted(entry.properties.items()))), protocol.min_reader_version,
-        protocol.min_writer_version, json.dumps(features), json.dumps({"numRowsDeletedByDeletionVectors": 0,
-                                                                       "numDeletionVectors": 0}),
+        _stamp(last[0].get("timestamp") if last else None), list(metadata.partition_columns),
+        json.loads(entry.properties.get(CLUSTERING_PROPERTY, "[]")), files.num_rows, sum(size or 0 for size in sizes),
+        dict(sorted(entry.properties.items())), protocol.min_reader_version, protocol.min_writer_version, features,
+        {"numRowsDeletedByDeletionVectors": 0, "numDeletionVectors": 0},
     )
-    return rows_result(
+    return typed_rows_result(
         [("format", "string"), ("id", "string"), ("name", "string"), ("description", "string"),
          ("location", "string"), ("createdAt", "timestamp"), ("lastModified", "timestamp"),
          ("partitionColumns", "array<string>"), ("clusteringColumns", "array<string>"), ("numFiles", "bigint"),
          ("sizeInBytes", "bigint"), ("properties", "map<string,string>"), ("minReaderVersion", "int"),
          ("minWriterVersion", "int"), ("tableFeatures", "array<string>"), ("statistics", "map<string,bigint>")],
-        [row],
+        [row], _DETAIL_TYPES,
     )
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.store import TableEntry
 from sluicegate.dialect import catalogs
+from sluicegate.dialect.constraints import FOREIGN_KEY
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.output import rows_result
 
@@ -74,7 +75,34 @@ def describe_document(entry: TableEntry, schema: StructType, table_type: str, ex
             document["location"] = f"file:{entry.location}"
         if entry.created_at is not None:
             document["created_time"] = entry.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if entry.keys:
+            document["table_constraints"] = table_constraints(entry)
     return document
+
+
+def _quoted(names: Any) -> str:
+    return ", ".join("`" + name.replace("`", "``") + "`" for name in names)
+
+
+def table_constraints(entry: TableEntry) -> str:
+    """The table's informational keys as Databricks writes them in `table_constraints`, `[(pk,PRIMARY KEY (`id`)),
+    (fk,FOREIGN KEY (`x`) REFERENCES `main`.`s`.`t` (`a`))]`: dbt-databricks parses it, with
+    use_describe_as_json_for_relation_metadata, for the keys a model has (and drops those it no longer declares).
+    The referenced table is named in full, as Databricks resolves it; a foreign key written without its referenced
+    columns lists none (Databricks names the referenced primary key's)."""
+    blocks = []
+    for ordinal, key in enumerate(entry.keys, start=1):
+        named = key.named(entry.name, ordinal)
+        body = f"{key.kind} ({_quoted(key.columns)})"
+        if key.kind == FOREIGN_KEY:
+            parts = list(key.references)
+            if len(parts) < 3:
+                parts = [catalogs.current().name, *([entry.database] if len(parts) < 2 else []), *parts]
+            body += f" REFERENCES {'.'.join(_quoted([part]) for part in parts)}"
+            if key.referenced_columns:
+                body += f" ({_quoted(key.referenced_columns)})"
+        blocks.append(f"({named.name},{body})")
+    return "[" + ", ".join(blocks) + "]"
 
 
 def json_result(document: dict[str, Any]) -> StatementResult:

@@ -189,21 +189,15 @@ def _key_rows(view: str, catalog: str, tables: Sequence[TableFacts]) -> list[tup
                     found.append((*named, *at, column, position, in_unique))
             elif view == "referential_constraints" and key.kind == FOREIGN_KEY:
                 unique = _referenced_key(table, key, primary)
-                database = _referenced_table(table, key)[0]
+                database = key.referenced_table(table.database)[0]
                 found.append((*named, catalog if unique else None, database if unique else None,
                               unique.name if unique else None, "FULL", "NO ACTION", "NO ACTION", None))
     return found
 
 
-def _referenced_table(table: TableFacts, key: KeyConstraint) -> tuple[str, str]:
-    """The (database, table) a foreign key references: its last two parts, the table's own database if one."""
-    parts = key.references or ("",)
-    return (parts[-2] if len(parts) > 1 else table.database).lower(), parts[-1].lower()
-
-
 def _referenced_key(table: TableFacts, key: KeyConstraint,
                     primary: dict[tuple[str, str], KeyConstraint]) -> KeyConstraint | None:
-    return primary.get(_referenced_table(table, key)) if key.kind == FOREIGN_KEY else None
+    return primary.get(key.referenced_table(table.database)) if key.kind == FOREIGN_KEY else None
 
 
 def _column_row(catalog: str, table: TableFacts, position: int, column: ColumnFacts) -> tuple:

@@ -29,7 +29,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
-from sluicegate.dialect.constraints import PROPERTY_PREFIX, CheckConstraint, KeyConstraint, checks_of, named_keys
+from sluicegate.dialect.constraints import (
+    FOREIGN_KEY,
+    PRIMARY_KEY,
+    PROPERTY_PREFIX,
+    CheckConstraint,
+    KeyConstraint,
+    checks_of,
+    named_keys,
+)
 from sluicegate.dialect.statements import AddConstraint, DropConstraint, Query, SetColumnNullability
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.binding.binder import bind
@@ -187,6 +195,8 @@ def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementRes
     kept = tuple(k for k in entry.keys if (k.name or "").lower() != stmt.name.lower())
     if old is None and len(kept) < len(entry.keys):   # an informational key: only the catalog holds it
         ctx.store.update_table(entry.database, entry.name, keys=kept)
+        if stmt.cascade and any(k.kind == PRIMARY_KEY for k in entry.keys if k not in kept):
+            _drop_referencing_keys(ctx, entry)
         return no_result()
     if old is None:
         if stmt.if_exists:
@@ -206,6 +216,17 @@ def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementRes
     ctx.store.update_table(entry.database, entry.name, properties=properties)
     return no_result()
 
+
+
+def _drop_referencing_keys(ctx: StatementContext, referenced: TableEntry) -> None:
+    """DROP CONSTRAINT ... CASCADE of a primary key: the foreign keys of any table that reference its table go too,
+    as Databricks drops them (informational keys: only the catalog holds them, no table's data changes)."""
+    target = (referenced.database.lower(), referenced.name.lower())
+    for table in ctx.store.list_tables():
+        kept = tuple(k for k in table.keys
+                     if not (k.kind == FOREIGN_KEY and k.referenced_table(table.database) == target))
+        if len(kept) < len(table.keys):
+            ctx.store.update_table(table.database, table.name, keys=kept)
 
 
 def set_column_nullability(ctx: StatementContext, stmt: SetColumnNullability) -> StatementResult:

@@ -20,13 +20,12 @@ from sluicegate.catalog.errors import PathOutsideWarehouseError
 from sluicegate.catalog.names import owned_table_folder
 from sluicegate.catalog.uris import is_object_uri
 from sluicegate.dialect.statements import CLUSTERING_PROPERTY, ColumnName, Optimize, PartitionTerm
-from sluicegate.engine.results import WireTypes
-from sluicegate.engine.sql import BatchSource, ListBatchSource, StatementResult
+from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.errors import NotATableError, WarehouseError
 from sluicegate.executor.lookups import not_found, spark_has
 from sluicegate.executor.object_kinds import kind_name
-from sluicegate.executor.output import rows_result
+from sluicegate.executor.output import typed_rows_result
 from sluicegate.storage.delta.optimize import PartitionFilter
 from sluicegate.storage.delta.optimize import optimize as optimize_table
 from sluicegate.storage.delta.snapshots import hidden_columns
@@ -131,18 +130,7 @@ def _answer(path: str, metrics: dict[str, Any]) -> StatementResult:
     """One row: the metrics as JSON text (what HiveServer2 clients read for a struct, as from Spark's to_json), or as
     an Arrow struct for a client that reads nested types natively (the Databricks connector: a dict, as from
     Databricks)."""
-    result = rows_result([("path", "string"), ("metrics", METRICS_TYPE)],
-                         [(path, json.dumps(metrics, separators=(",", ":")))])
-
-    def open_typed(types: WireTypes) -> tuple[pa.Schema, BatchSource]:
-        if not types.nested:
-            return result.open()
-        schema = pa.schema([pa.field("_c0", pa.string()), pa.field("_c1", METRICS)])
-        batch = pa.RecordBatch.from_arrays([pa.array([path]), pa.array([metrics], type=METRICS)], schema=schema)
-        return schema, ListBatchSource([batch])
-
-    result.open_typed = open_typed
-    return result
+    return typed_rows_result([("path", "string"), ("metrics", METRICS_TYPE)], [(path, metrics)], {1: METRICS})
 
 
 def databricks_metrics(raw: dict[str, Any], zorder: list[str]) -> dict[str, Any]:

@@ -44,6 +44,8 @@ def test_informational_keys_and_drop_constraint() -> None:
     assert KeyConstraint(None, "PRIMARY KEY (id)").named("t", 1).name == "t_pk"
     assert classify("ALTER TABLE t DROP CONSTRAINT IF EXISTS pos") == DropConstraint(TableName(None, "t"), "pos", True)
     assert classify("ALTER TABLE s.t DROP CONSTRAINT pos") == DropConstraint(TableName("s", "t"), "pos", False)
+    assert classify("ALTER TABLE s.t DROP CONSTRAINT pk CASCADE") == DropConstraint(TableName("s", "t"), "pk", False,
+                                                                                   cascade=True)
     assert isinstance(classify("ALTER TABLE t ADD CONSTRAINT u UNIQUE (a)"), Passthrough)  # not Delta's: Spark's
 
 

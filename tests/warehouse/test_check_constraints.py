@@ -7,6 +7,7 @@ and the Databricks SQL connector where dbt-databricks sends the statements."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -249,3 +250,50 @@ def test_keys_are_listed_in_information_schema_through_the_connector(dbx: Any, c
            "DELTA_CONSTRAINT_ALREADY_EXISTS", "42710")
     dbx_cursor.execute(f"CREATE OR REPLACE TABLE main.{DB}.k_child (id BIGINT)")
     assert rows(PRIMARY_KEY, "k_child") == [] and rows(FOREIGN_KEYS, "k_child") == []
+
+
+def test_describe_as_json_lists_the_keys_as_databricks(dbx: Any, cursor: Any) -> None:
+    """DESCRIBE TABLE EXTENDED ... AS JSON has Databricks' `table_constraints` (dbt-databricks' suite,
+    TestIncrementalUpdatePrimaryKeyConstraintDescribeJsonOn: with use_describe_as_json_for_relation_metadata, dbt
+    reads a model's keys there, and kept the old primary key beside the new one when it was missing); the
+    referenced table named in full; a table without keys has none."""
+    dbx_cursor, _ = dbx
+
+    def described(table: str) -> dict[str, Any]:
+        dbx_cursor.execute(f"DESCRIBE TABLE EXTENDED `main`.`{DB}`.`{table}` AS JSON")
+        return json.loads(dbx_cursor.fetchall()[0][0])
+
+    dbx_cursor.execute(f"CREATE TABLE main.{DB}.j_parent (id BIGINT NOT NULL, version INT NOT NULL, "
+                       "CONSTRAINT j_parent_pk PRIMARY KEY (id, version))")
+    dbx_cursor.execute(f"CREATE TABLE main.{DB}.j_child (id BIGINT, parent BIGINT, v INT, "
+                       f"CONSTRAINT j_fk FOREIGN KEY (parent, v) REFERENCES {DB}.j_parent (id, version))")
+    assert described("j_parent")["table_constraints"] == "[(j_parent_pk,PRIMARY KEY (`id`, `version`))]"
+    assert described("j_child")["table_constraints"] == (
+        f"[(j_fk,FOREIGN KEY (`parent`, `v`) REFERENCES `main`.`{DB}`.`j_parent` (`id`, `version`))]")
+    dbx_cursor.execute(f"ALTER TABLE main.{DB}.j_parent DROP CONSTRAINT j_parent_pk")
+    assert "table_constraints" not in described("j_parent")
+
+
+def test_drop_primary_key_cascade_drops_the_foreign_keys_that_reference_it(dbx: Any, cursor: Any) -> None:
+    """dbt-databricks drops a primary key a model no longer declares with DROP CONSTRAINT ... CASCADE; as on
+    Databricks, the foreign keys of other tables that reference it go too (its suite's TestCascadingConstraintDrop
+    found the foreign key still listed), and those of other tables stay."""
+    dbx_cursor, _ = dbx
+
+    def referential() -> list[str]:
+        dbx_cursor.execute("SELECT constraint_name FROM main.information_schema.referential_constraints "
+                           f"WHERE constraint_schema = '{DB}' ORDER BY 1")
+        return [row[0] for row in dbx_cursor.fetchall() if row[0].startswith("cx_")]
+
+    cursor.execute("CREATE TABLE cx_parent (id BIGINT NOT NULL, CONSTRAINT cx_parent_pk PRIMARY KEY (id))")
+    cursor.execute("CREATE TABLE cx_other (id BIGINT NOT NULL, CONSTRAINT cx_other_pk PRIMARY KEY (id))")
+    dbx_cursor.execute(f"CREATE TABLE main.{DB}.cx_ref (id BIGINT, o BIGINT, "
+                       f"CONSTRAINT cx_fk_parent FOREIGN KEY (id) REFERENCES main.{DB}.cx_parent (id), "
+                       f"CONSTRAINT cx_fk_other FOREIGN KEY (o) REFERENCES {DB}.cx_other (id))")
+    assert referential() == ["cx_fk_other", "cx_fk_parent"]
+    dbx_cursor.execute(f"ALTER TABLE `main`.`{DB}`.`cx_other` DROP CONSTRAINT cx_other_pk")   # no CASCADE: kept
+    assert referential() == ["cx_fk_other", "cx_fk_parent"]
+    dbx_cursor.execute(f"ALTER TABLE `main`.`{DB}`.`cx_parent` DROP CONSTRAINT cx_parent_pk CASCADE")
+    assert referential() == ["cx_fk_other"]
+    dbx_cursor.execute(f"DESCRIBE TABLE EXTENDED main.{DB}.cx_ref AS JSON")
+    assert "cx_fk_parent" not in json.loads(dbx_cursor.fetchall()[0][0])["table_constraints"]
