@@ -30,6 +30,7 @@ from deltalake import DeltaTable
 from gateway_process import GatewayProcess, restart_conf
 from kafka_broker import MockKafka
 from keyed_files import keyed_rows, per_key
+from pyhive import hive
 from pyhive_helpers import execute_on
 from test_auto_cdc import _scd2_reference
 
@@ -95,8 +96,6 @@ def _scd2_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 def _scd2_expected(port: int, folder: Path) -> list[tuple[Any, ...]]:
     """The reference history over every change event landed in `folder`, computed by the gateway at `port`."""
-    from pyhive import hive
-
     connection = hive.connect("127.0.0.1", port, username="tester")
     try:
         return _scd2_reference(connection.cursor(), folder)
