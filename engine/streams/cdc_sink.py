@@ -58,6 +58,7 @@ from sluicegate.engine.streams.sink import (
     merge_predicate,
 )
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.checkpoints import checkpoint_if_due, no_hooks
 from sluicegate.storage.delta.kept import KeptTable, latest_version
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.retention import CDC_STATE_FOLDER
@@ -241,10 +242,12 @@ class CdcSink(BatchSink):
             if truncate:   # nothing the batch writes or keeps: the truncate empties the table
                 before = int(table.version())
                 self._kept.forget()          # delete moves the table it runs on
-                table.delete(commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+                table.delete(commit_properties=commit.commit_properties(OPERATION, parameters, txn),
+                             post_commithook_properties=no_hooks())
                 # under the table's lock: a later version is this delete's commit
                 after = latest_version(self.location, before)
                 if after != before:
+                    checkpoint_if_due(table, after)
                     return after
                 table = self._kept.existing()
             return commit.commit_actions(table, [], "append", OPERATION, parameters, txn)
@@ -257,7 +260,8 @@ class CdcSink(BatchSink):
         inserted = {q(name): f"s.{q(name)}" for name in names}
         merger = table.merge(source, merge_predicate(keys, source), source_alias="s", target_alias="t",
                              streamed_exec=False,
-                             commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+                             commit_properties=commit.commit_properties(OPERATION, parameters, txn),
+                             post_commithook_properties=no_hooks())
         merger = (merger.when_matched_delete(f"s.{DELETE}" + (f" AND NOT s.{KEEP}" if KEEP in source.column_names
                                                               else ""))
                   .when_matched_update(self._updates(names, keys), writes)
@@ -265,7 +269,9 @@ class CdcSink(BatchSink):
         if truncate:
             merger = merger.when_not_matched_by_source_delete()
         self._execute(merger, self._kept)
-        return latest_version(self.location, int(table.version()))   # under the table's lock: this MERGE's
+        version = latest_version(self.location, int(table.version()))   # under the table's lock: this MERGE's
+        checkpoint_if_due(table, version)
+        return version
 
     def _updates(self, names: Sequence[str], keys: Sequence[str]) -> dict[str, str]:
         """What a matched row's columns become (`names`: the table's; `keys`: the ones the MERGE matches on)."""
@@ -285,11 +291,14 @@ class CdcSink(BatchSink):
             return
         merger = state.merge(rows, merge_predicate(keys, rows), source_alias="s", target_alias="t",
                              streamed_exec=False,
-                             commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+                             commit_properties=commit.commit_properties(OPERATION, parameters, txn),
+                             post_commithook_properties=no_hooks())
         merger = merger.when_matched_update_all().when_not_matched_insert_all()
         if gc is not None:
             merger = merger.when_not_matched_by_source_delete(gc)
         self._execute(merger, self._kept_state)
+        # the state table is this stream's alone: its latest version is this MERGE's
+        checkpoint_if_due(state, latest_version(self.state, int(state.version())))
 
     @staticmethod
     def _execute(merger: Any, kept: KeptTable) -> None:

@@ -47,6 +47,7 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError
 from sluicegate.engine.streams.expectations import TOTALS, BatchChecks, Counts
 from sluicegate.storage.delta import commit
+from sluicegate.storage.delta.checkpoints import checkpoint_if_due, no_hooks
 from sluicegate.storage.delta.kept import KeptTable, latest_version
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.not_null import check_not_null, not_null_columns
@@ -244,7 +245,8 @@ class DeltaSink(BatchSink):
         # source's key ranges only when the source is not streamed
         merger = table.merge(rows, merge_predicate(self.keys, rows), source_alias="s", target_alias="t",
                              streamed_exec=False,
-                             commit_properties=commit.commit_properties(OPERATION, parameters, txn))
+                             commit_properties=commit.commit_properties(OPERATION, parameters, txn),
+                             post_commithook_properties=no_hooks())
         if keep is None:
             merger = merger.when_matched_update_all().when_not_matched_insert_all()
         else:
@@ -258,7 +260,9 @@ class DeltaSink(BatchSink):
             self._kept.forget()  # the MERGE may have moved the kept table part of the way
             raise
         # under the table's lock: the latest version is this MERGE's commit
-        return latest_version(self.location, int(table.version()))
+        version = latest_version(self.location, int(table.version()))
+        checkpoint_if_due(table, version)
+        return version
 
     # -- with expectations -------------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 from sluicegate.catalog.uris import as_location, is_object_uri
 from sluicegate.storage.delta.changes import table_change
+from sluicegate.storage.delta.checkpoints import checkpoint_if_due, no_hooks
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import WrittenFile, list_written_files
 from sluicegate.storage.delta.kept import latest_version, table_location
@@ -91,6 +92,7 @@ def commit_actions(table: Any, actions: list[Any], mode: str, operation: str, pa
                 actions, mode, schema if schema is not None else table.schema(),
                 partition_by=list(metadata.partition_columns) or None,
                 commit_properties=commit_properties(operation, parameters, app_transaction),
+                post_commithook_properties=no_hooks(),
             )
         except CommitFailedError as exc:
             raise DeltaCommitConflictError(
@@ -99,6 +101,7 @@ def commit_actions(table: Any, actions: list[Any], mode: str, operation: str, pa
             ) from exc
         # under the lock every later commit of the gateway waits: the latest version is this commit's
         version = latest_version(location, int(table.version()))
+        checkpoint_if_due(table, version)
     if announce:
         notify_committed(str(as_location(location)))
     return int(version)

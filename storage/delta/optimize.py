@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sluicegate.storage.delta.checkpoints import checkpoint_if_due, no_hooks
 from sluicegate.storage.delta.commit import commit_properties
 from sluicegate.storage.delta.errors import DeltaWriteError
 from sluicegate.storage.delta.locks import table_lock
@@ -41,15 +42,21 @@ def optimize(location: str, partition_filters: Sequence[PartitionFilter] = (), z
     properties = commit_properties("OPTIMIZE", parameters)
     with table_lock(location), store_errors(location):
         table = open_table(location)
+        before = int(table.version())
         try:
             if zorder:
-                raw = table.optimize.z_order(list(zorder), partition_filters=filters, commit_properties=properties)
+                raw = table.optimize.z_order(list(zorder), partition_filters=filters, commit_properties=properties,
+                                             post_commithook_properties=no_hooks())
             else:
-                raw = table.optimize.compact(partition_filters=filters, commit_properties=properties)
+                raw = table.optimize.compact(partition_filters=filters, commit_properties=properties,
+                                             post_commithook_properties=no_hooks())
         except DeltaRsError as exc:
             raise DeltaWriteError(
                 f"OPTIMIZE could not rewrite the table's files: {exc}",
                 hint="the table is unchanged; check the table's files and run OPTIMIZE again") from exc
-        version = open_table(location).version()
+        latest = open_table(location)
+        version = latest.version()
+        if version != before:
+            checkpoint_if_due(latest, version)
     return OptimizeOutcome(version, {key: json.loads(value) if key in ("filesAdded", "filesRemoved") else value
                                      for key, value in raw.items()})

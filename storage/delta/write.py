@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.uris import is_object_uri
+from sluicegate.storage.delta.checkpoints import checkpoint_if_due, no_hooks
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import WrittenFile, list_written_files, write_error
+from sluicegate.storage.delta.kept import latest_version
 from sluicegate.storage.delta.locks import table_lock
 from sluicegate.storage.delta.object_write import write_object_files
 from sluicegate.storage.delta.tables import create_with_add_actions, is_delta_table, open_table
@@ -103,9 +105,13 @@ def commit_files(
                     configuration=configuration, commit_properties=properties,
                 )
             else:
-                open_table(table_path).create_write_transaction(
-                    adds, mode, schema, partition_by=list(partition_by) or None, commit_properties=properties
+                table = open_table(table_path)
+                table.create_write_transaction(
+                    adds, mode, schema, partition_by=list(partition_by) or None, commit_properties=properties,
+                    post_commithook_properties=no_hooks(),
                 )
+                # under the lock every later commit of the gateway waits: the latest version is this commit's
+                checkpoint_if_due(table, latest_version(table_path, int(table.version())))
     except CommitFailedError as exc:
         raise DeltaCommitConflictError(
             f"another writer committed to {table_path} first: {exc}",

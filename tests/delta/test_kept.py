@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from sluicegate.storage.delta import kept
@@ -70,3 +71,34 @@ def test_latest_version_and_location_of_a_path_with_odd_characters(tmp_path: Pat
     _append(path, 10)
     _append(path, 20)
     assert latest_version(str(path), 0) == 2 == latest_version(table_location(table), table.version())
+
+
+def test_a_kept_table_is_opened_anew_from_a_newer_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """delta-rs's table carries every commit loaded since it was opened; past REOPEN_AFTER_COMMITS, with a newer
+    checkpoint to open from, the kept table is opened anew."""
+    monkeypatch.setattr(kept, "REOPEN_AFTER_COMMITS", 4)
+    path = tmp_path / "t"
+    write_deltalake(str(path), pa.table({"id": pa.array([0], pa.int64())}),
+                    configuration={"delta.checkpointInterval": "3"})
+    held = KeptTable(str(path))
+    first = held.latest()
+    for batch in range(1, 4):
+        _append(path, batch * 10, rows=1)
+        assert held.latest() is first                         # brought forward in place: 3 commits, under 4
+    _append(path, 40, rows=1)                                 # version 4; the checkpoint of version 2 is newer
+    table = held.latest()
+    assert table is not first and table.version() == 4
+    assert _ids(table) == _ids(DeltaTable(str(path)))
+    _append(path, 50, rows=1)
+    assert held.latest() is table                             # kept again from its new opening
+
+
+def test_a_kept_table_without_a_newer_checkpoint_stays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kept, "REOPEN_AFTER_COMMITS", 2)
+    path = tmp_path / "t"
+    _append(path, 0)
+    held = KeptTable(str(path))
+    first = held.latest()
+    for batch in range(1, 5):
+        _append(path, batch * 10, rows=1)
+        assert held.latest() is first                         # no checkpoint (interval 100): opening gains nothing
