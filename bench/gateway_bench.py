@@ -234,23 +234,27 @@ class Server:
             self.proc.stdout.close()
 
 
-def bench_token(workdir: Path, env: dict[str, str], result_cache: bool = False) -> tuple[Path, str]:
+def bench_token(workdir: Path, env: dict[str, str], result_cache: bool = False,
+                extra_conf: str = "") -> tuple[Path, str]:
     """A token file with one token of user `bench` (the connector sends it as Bearer), and a conf naming it; the
-    result cache off unless `result_cache` (bench/result_cache_bench.py, which times it)."""
+    result cache off unless `result_cache` (bench/result_cache_bench.py, which times it); `extra_conf` (TOML
+    tables) appended, e.g. bench/load_bench.py's raised connection caps."""
     tokens = workdir / "tokens"
     made = subprocess.run([sys.executable, "-m", "sluicegate.gateway", "token", "create", "bench",
                            "--file", str(tokens)],
                           capture_output=True, text=True, cwd=workdir, env=env, check=True)
     conf = workdir / "bench.toml"
     # the result cache off by default: these figures time Spark's work, run after run
-    conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n\n[result_cache]\nenabled = {str(result_cache).lower()}\n')
+    conf.write_text(f'[auth]\ntoken_file = "{tokens}"\n\n[result_cache]\nenabled = {str(result_cache).lower()}\n'
+                    + extra_conf)
     return conf, made.stdout.split()[0]
 
 
-def start_sluicegate(workdir: Path, env: dict[str, str], deadline: float, result_cache: bool = False) -> Server:
+def start_sluicegate(workdir: Path, env: dict[str, str], deadline: float, result_cache: bool = False,
+                     extra_conf: str = "") -> Server:
     """With the HTTP port on (any free port) and a token, for the Databricks connector's figures."""
     log = workdir / "sluicegate.log"
-    conf, token = bench_token(workdir, env, result_cache)
+    conf, token = bench_token(workdir, env, result_cache, extra_conf)
     started = time.perf_counter()
     with open(log, "wb") as err:
         proc = subprocess.Popen(
@@ -326,10 +330,11 @@ def start_sts(workdir: Path, env: dict[str, str], deadline: float) -> Server:
 
 @contextmanager
 def running(key: str, workdir: Path, env: dict[str, str], start_timeout: float,
-            result_cache: bool = False) -> Iterator[Server]:
-    """The server `key` started and, at the end, stopped (sluicegate with its result cache only when asked)."""
+            result_cache: bool = False, extra_conf: str = "") -> Iterator[Server]:
+    """The server `key` started and, at the end, stopped (sluicegate with its result cache only when asked, and
+    `extra_conf` appended to its conf)."""
     deadline = time.monotonic() + start_timeout
-    server = (start_sluicegate(workdir, env, deadline, result_cache) if key == "sluicegate"
+    server = (start_sluicegate(workdir, env, deadline, result_cache, extra_conf) if key == "sluicegate"
               else start_sts(workdir, env, deadline))
     try:
         yield server

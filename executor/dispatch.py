@@ -19,6 +19,7 @@ from sluicegate.dialect import statements as st
 from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import table_references
+from sluicegate.engine.literal_results import literal_result
 from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
 from sluicegate.executor import catalogs, databases, flows, grants, result_cache, schedules
 from sluicegate.executor import streaming_tables as streaming
@@ -195,6 +196,10 @@ def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """Run `statement` once the policy allows it; raises the typed errors of the policy, the catalog, the runtime or
     Spark (with positions)."""
     decide(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
+    if isinstance(statement, st.SelectQuery):
+        literal = literal_result(statement.query.sql)  # `SELECT 1`: computed here, no round trip to the JVM
+        if literal is not None:
+            return literal
     if _spark_runs(ctx, statement):
         return _run_in_spark(ctx, statement)
     cached = result_cache.NOT_CACHED
