@@ -90,27 +90,14 @@ def _build(ctx: StatementContext, streams: Streams, plan: StreamingPlan, sql: st
     return built
 
 
-class UnsupportedCdcError(RuntimeQueryError):
-    """An AUTO CDC form the gateway parses and checks but does not run yet."""
-
-    error_class = "UNSUPPORTED_FEATURE.AUTO_CDC"
-    sqlstate = "0A000"
-
-
 def create_auto_cdc(ctx: StatementContext, statement: st.CreateAutoCdc) -> StatementResult:
     """`CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC ...`: a streaming table whose stream applies change
     events by key (SCD type 1 and 2, engine/streams/cdc_sink.py and cdc_scd2.py), its expectations judging the events
     first; `CREATE FLOW f AS AUTO CDC INTO t ...` adds a source to such a table (executor/cdc_flows.py), of SCD type
-    1 or 2; a flow that truncates is refused here (not run yet; TRUNCATE with SCD type 2 is refused by the dialect)."""
+    1 or 2, with APPLY AS TRUNCATE as the table's own (SCD type 1 only, refused otherwise by the dialect)."""
     spec = statement.plan.cdc
     assert spec is not None
     if statement.flow is not None:
-        if spec.truncate_sql:
-            line, column = ctx.position_of(statement.flow)
-            raise UnsupportedCdcError("CREATE FLOW ... AS AUTO CDC INTO with APPLY AS TRUNCATE WHEN is not supported "
-                                      "by this gateway yet.", line=line, column=column,
-                                      hint="write the source into the table's own FLOW AUTO CDC, or leave APPLY AS "
-                                      "TRUNCATE out of its flows")
         return create_auto_cdc_flow(ctx, statement)
     agree_with_writers(ctx, statement.sql, spec, *ctx.qualify(statement.table), flow=None)  # its flows', if any
     return create_streaming_table(ctx, st.CreateStreamingTable(statement.plan, statement.sql, None, statement.table))

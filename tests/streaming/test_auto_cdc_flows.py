@@ -110,6 +110,47 @@ def test_two_flows_rank_their_events_together_and_resume_exactly_once(stream_cur
     assert sorted_rows(cur, "SELECT * FROM customers") == before == scd1_reference(cur, first, second)
 
 
+def test_a_flows_truncate_holds_for_every_writer_of_the_table(stream_cursor, streams, tmp_path, land):
+    """`CREATE FLOW ... AS AUTO CDC INTO t ... APPLY AS TRUNCATE WHEN` (Databricks' grammar has it, SCD type 1 only):
+    a flow's truncate empties the table as of its sequence as the table's own does, and holds off the events of
+    the table's other writers sequenced up to it too (their events are ranked together). The flow without a
+    truncate runs first, so the state they share is made without truncates and gains them later."""
+    cur = stream_cursor
+    first, second = tmp_path / "eu", tmp_path / "us"
+
+    def row(key: int | None, op: str, seq: int, name: str | None = None) -> dict[str, Any]:
+        return {"id": key, "op": op, "seq": seq, "name": name, "amount": seq}
+
+    land(first, [row(1, "U", 1, "a"), row(2, "U", 2, "b")])
+    land(second, [row(3, "U", 3, "c")])
+    cur.execute("CREATE STREAMING TABLE customers (id INT, seq BIGINT, name STRING, amount INT)")
+    cur.execute(f"CREATE FLOW from_eu AS AUTO CDC INTO customers FROM STREAM {events_source(first)} {CDC}")
+    streams.wait_for(cur.database, "customers", flow="from_eu")
+    cur.execute(f"CREATE FLOW from_us AS AUTO CDC INTO customers FROM STREAM {events_source(second)} KEYS (id) "
+                "APPLY AS DELETE WHEN op = 'D' APPLY AS TRUNCATE WHEN op = 'T' SEQUENCE BY seq "
+                "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1")
+    _wait(streams, cur.database, "customers", ("from_eu", "from_us"))
+    assert sorted_rows(cur, "SELECT * FROM customers") == [(1, 1, "a", 1), (2, 2, "b", 2), (3, 3, "c", 3)]
+
+    # us truncates at 5: every row goes (the other flow's too) but what is sequenced after it
+    land(second, [row(None, "T", 5), row(4, "U", 6, "d")])
+    streams.wait_for(cur.database, "customers", flow="from_us")
+    assert sorted_rows(cur, "SELECT * FROM customers") == [(4, 6, "d", 6)]
+    # the other flow's late events sequenced up to the truncate stay out, a known key's or a new one's
+    land(first, [row(5, "U", 4, "e"), row(2, "U", 5, "b5"), row(1, "U", 7, "a7")])
+    streams.wait_for(cur.database, "customers", flow="from_eu")
+    assert sorted_rows(cur, "SELECT * FROM customers") == [(1, 7, "a7", 7), (4, 6, "d", 6)]
+    # an older truncate arriving late changes nothing; the latest still holds the other flow's old events off
+    land(second, [row(None, "T", 2), row(6, "U", 8, "f")])
+    land(first, [row(7, "U", 3, "g"), row(4, "D", 9)])
+    _wait(streams, cur.database, "customers", ("from_eu", "from_us"))
+    assert sorted_rows(cur, "SELECT * FROM customers") == [(1, 7, "a7", 7), (6, 8, "f", 8)]
+    assert sorted_rows(cur, "SELECT * FROM customers") == scd1_reference(cur, first, second, truncates=True)
+    cur.execute("DESCRIBE STREAMING TABLE customers")
+    flows = [row[1] for row in cur.fetchall() if row[0] == "Flow"]
+    assert any(text.startswith("from_us:") and "truncate when op = 'T'" in text for text in flows), flows
+
+
 def test_every_writer_of_a_table_agrees_and_keeps_to_its_kind(stream_cursor, streams, tmp_path, land):
     cur = stream_cursor
     folder = tmp_path / "changes"
@@ -125,12 +166,15 @@ def test_every_writer_of_a_table_agrees_and_keeps_to_its_kind(stream_cursor, str
     status = error_status(cur, f"CREATE FLOW appender AS INSERT INTO mirror BY NAME SELECT id, seq FROM STREAM "
                                f"{events_source(folder)}")
     assert "INVALID_FLOW_TARGET" in status.errorMessage, status.errorMessage
-    # flows with a truncate do not run yet: refused at the flow's name, never ignored; another SCD type: refused
+    # a flow's truncate, as a table's, only with SCD type 1 (refused at the clause); another SCD type: refused
     sequence = "SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data)"
-    status = error_status(cur, f"CREATE FLOW later AS AUTO CDC INTO mirror FROM STREAM {events_source(folder)} "
-                               f"KEYS (id) APPLY AS TRUNCATE WHEN op = 'T' {sequence}")
-    assert status.sqlState == "0A000" and "UNSUPPORTED_FEATURE.AUTO_CDC" in status.errorMessage, status.errorMessage
-    assert "line 1, column 13" in status.errorMessage, status.errorMessage
+    sql = (f"CREATE FLOW later AS AUTO CDC INTO mirror FROM STREAM {events_source(folder)} "
+           f"KEYS (id) APPLY AS TRUNCATE WHEN op = 'T' {sequence} STORED AS SCD TYPE 2")
+    status = error_status(cur, sql)
+    assert status.sqlState == "42000" and "INVALID_AUTO_CDC_CLAUSE" in status.errorMessage, status.errorMessage
+    assert "only with SCD type 1" in status.errorMessage, status.errorMessage
+    at = sql.index("WHEN op = 'T'") + len("WHEN ") + 1       # at the condition, as for the table's own
+    assert f"line 1, column {at}" in status.errorMessage, status.errorMessage
     status = error_status(cur, f"CREATE FLOW later AS AUTO CDC INTO mirror FROM STREAM {events_source(folder)} "
                                f"KEYS (id) {sequence} STORED AS SCD TYPE 2")
     assert status.sqlState == "42000" and "differs from SCD TYPE 1" in status.errorMessage, status.errorMessage
