@@ -37,7 +37,7 @@ from sluicegate.engine.streams.expectations import TOTALS, InvalidExpectationErr
 from sluicegate.engine.streams.kafka_lag import kafka_rows
 from sluicegate.engine.streams.manager import RUNNING, STARTING, new_stream_id
 from sluicegate.engine.streams.protocols import Streams
-from sluicegate.executor.cdc_flows import agree_with_writers, create_auto_cdc_flow
+from sluicegate.executor.cdc_flows import agree_with_writers, create_auto_cdc_flow, refuse_stream_readers
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.errors import NotATableError, UnresolvedColumnError, spark_errors
 from sluicegate.executor.flows import (
@@ -174,6 +174,9 @@ def _create_or_refresh(ctx: StatementContext, streams: Streams, statement: st.Cr
                 "already exists.", line=line, column=column,
                 hint="use CREATE OR REFRESH STREAMING TABLE to change its definition" if existing.kind ==
                 "STREAMING_TABLE" else "choose another name, or drop the existing object first")
+    if existing is not None and plan.cdc is not None and table_kind(ctx)(database, existing.name) != "auto_cdc":
+        # an append streaming table becoming an AUTO CDC one: its STREAM(...) readers would fail on its first update
+        refuse_stream_readers(ctx, table_name, database, existing.name, action="make an AUTO CDC table of")
     statement = replace(statement, schedule=with_session_zone(ctx, statement.schedule))  # before anything is built
     ensure_spark_database(ctx, database)
     stored = ctx.store.get_stream(database, plan.name.lower()) if existing is not None else None
