@@ -36,7 +36,13 @@ from sluicegate.executor.flows import (
 )
 from sluicegate.executor.output import no_result
 from sluicegate.executor.spark_databases import ensure_spark_database
-from sluicegate.executor.stream_plans import qualified, stream_readers, streams_of, table_kind
+from sluicegate.executor.stream_plans import (
+    StreamReaders,
+    qualified,
+    stream_readers,
+    streams_of,
+    table_kind,
+)
 
 
 def agree_with_writers(ctx: StatementContext, sql: str, spec: CdcSpec, database: str, name: str,
@@ -55,23 +61,37 @@ def agree_with_writers(ctx: StatementContext, sql: str, spec: CdcSpec, database:
             check_agrees(sql, spec, other, label)
 
 
-def refuse_stream_readers(ctx: StatementContext, target: st.TableName, database: str, name: str) -> None:
+def refuse_stream_readers(ctx: StatementContext, target: st.TableName, database: str, name: str,
+                          action: str = "add an AUTO CDC flow into") -> None:
     """A table declared with columns is append-only until its first AUTO CDC flow: streams created before then
     read it with STREAM(...) and would fail on the flow's first commit that updates or deletes (as Databricks'
     streaming reads of a table with updates fail), so the flow is refused at CREATE, naming them, as a new
-    reader of an AUTO CDC table is (dialect/streaming/rules.py `check_sources_append_only`)."""
+    reader of an AUTO CDC table is (dialect/streaming/rules.py `check_sources_append_only`). Readers of other users
+    the caller may not read are counted, not named (executor/stream_plans.py `stream_readers`). `action`: what is
+    refused, for CREATE OR REFRESH turning an append streaming table into a FLOW AUTO CDC one, which the same
+    readers would fail on (executor/streaming_tables.py)."""
     readers = stream_readers(ctx, database, name)
     if not readers:
         return
     line, column = ctx.position_of(target)
     shown = f"`{database}`.`{name}`"
     raise RewrittenSourceError(
-        f"Cannot add an AUTO CDC flow into {shown}: {', '.join(readers)} stream{'s' if len(readers) == 1 else ''} "
+        f"Cannot {action} {shown}: {_named(readers)} stream{'s' if len(readers) == 1 else ''} "
         f"from it with STREAM({shown}), and an AUTO CDC table's commits update and delete rows by key, so "
         f"{'that stream' if len(readers) == 1 else 'those streams'} would see changes it cannot apply.",
         line=line, column=column,
         hint=f"drop the readers and create them again reading {shown} another way: "
-             + auto_cdc_reading_hint(shown))
+             + auto_cdc_reading_hint(shown)
+             + (" (the owners of the streams you cannot see, or an admin, can drop those)" if readers.hidden else ""))
+
+
+def _named(readers: StreamReaders) -> str:
+    """The readers the caller may see by name, then how many others there are ("and 2 streams you cannot see")."""
+    names = ", ".join(readers.shown)
+    if not readers.hidden:
+        return names
+    others = f"{readers.hidden} stream{'' if readers.hidden == 1 else 's'} you cannot see"
+    return f"{names} and {others}" if names else others
 
 
 def check_version_columns(ctx: StatementContext, target: st.TableName, spec: CdcSpec, table: TableEntry) -> None:

@@ -4,7 +4,7 @@ stored (every name with its database, every file source with its schema)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sluicegate.dialect.streaming.context import TableKindLookup
 from sluicegate.dialect.streaming.plan import SourceSpec, StreamingPlan, skips_change_commits
@@ -45,10 +45,29 @@ def table_kind(ctx: StatementContext) -> TableKindLookup:
     return kind
 
 
-def stream_readers(ctx: StatementContext, database: str, name: str) -> list[str]:
+@dataclass(frozen=True)
+class StreamReaders:
+    """The streams that read a table with STREAM(...), as a refusal may tell the user who asked: the names of those
+    they may see, and only how many others there are."""
+    shown: list[str]
+    hidden: int
+
+    def __bool__(self) -> bool:
+        return bool(self.shown) or self.hidden > 0
+
+    def __len__(self) -> int:
+        return len(self.shown) + self.hidden
+
+
+def stream_readers(ctx: StatementContext, database: str, name: str) -> StreamReaders:
     """The streams reading `database`.`name` with STREAM(...) that would fail on commits updating or deleting rows
-    (those with skipChangeCommits skip them): the streaming tables by name, flows as "flow f into t"."""
-    readers = []
+    (those with skipChangeCommits skip them): the streaming tables by name, flows as "flow f into t". A reader may
+    be another user's, in a schema the caller cannot see: it is named only when the caller may read its table (a
+    flow's: its target), the rule DESCRIBE and the listings use (policy `may_read`: ownership, a grant, an admin);
+    the others are only counted, so a refusal discloses no name the caller could not look up."""
+    shown: list[str] = []
+    hidden = 0
+    principal = ctx.principal
     for entry in ctx.store.list_streams():
         if entry.desired_state == "MATERIALIZED_VIEW":
             continue  # a materialized view's refresh row (executor/materialized_views/refresh.py), not a stream
@@ -56,9 +75,12 @@ def stream_readers(ctx: StatementContext, database: str, name: str) -> list[str]
         if skips_change_commits(plan.properties) or not any(
                 s.kind == "table" and (s.database, s.table) == (database, name) for s in plan.sources):
             continue
+        if not ctx.policy.may_read(principal, entry.database, entry.name):
+            hidden += 1
+            continue
         table = f"`{entry.database}`.`{entry.name}`"
-        readers.append(table if entry.flow is None else f"flow `{entry.flow}` into {table}")
-    return readers
+        shown.append(table if entry.flow is None else f"flow `{entry.flow}` into {table}")
+    return StreamReaders(sorted(shown), hidden)
 
 
 def qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan | None) -> StreamingPlan:

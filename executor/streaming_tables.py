@@ -37,7 +37,7 @@ from sluicegate.engine.streams.expectations import TOTALS, InvalidExpectationErr
 from sluicegate.engine.streams.kafka_lag import kafka_rows
 from sluicegate.engine.streams.manager import RUNNING, STARTING, new_stream_id
 from sluicegate.engine.streams.protocols import Streams
-from sluicegate.executor.cdc_flows import agree_with_writers, create_auto_cdc_flow
+from sluicegate.executor.cdc_flows import agree_with_writers, create_auto_cdc_flow, refuse_stream_readers
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.errors import NotATableError, UnresolvedColumnError, spark_errors
 from sluicegate.executor.flows import (
@@ -90,27 +90,14 @@ def _build(ctx: StatementContext, streams: Streams, plan: StreamingPlan, sql: st
     return built
 
 
-class UnsupportedCdcError(RuntimeQueryError):
-    """An AUTO CDC form the gateway parses and checks but does not run yet."""
-
-    error_class = "UNSUPPORTED_FEATURE.AUTO_CDC"
-    sqlstate = "0A000"
-
-
 def create_auto_cdc(ctx: StatementContext, statement: st.CreateAutoCdc) -> StatementResult:
     """`CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC ...`: a streaming table whose stream applies change
     events by key (SCD type 1 and 2, engine/streams/cdc_sink.py and cdc_scd2.py), its expectations judging the events
     first; `CREATE FLOW f AS AUTO CDC INTO t ...` adds a source to such a table (executor/cdc_flows.py), of SCD type
-    1 or 2; a flow that truncates is refused here (not run yet; TRUNCATE with SCD type 2 is refused by the dialect)."""
+    1 or 2, with APPLY AS TRUNCATE as the table's own (SCD type 1 only, refused otherwise by the dialect)."""
     spec = statement.plan.cdc
     assert spec is not None
     if statement.flow is not None:
-        if spec.truncate_sql:
-            line, column = ctx.position_of(statement.flow)
-            raise UnsupportedCdcError("CREATE FLOW ... AS AUTO CDC INTO with APPLY AS TRUNCATE WHEN is not supported "
-                                      "by this gateway yet.", line=line, column=column,
-                                      hint="write the source into the table's own FLOW AUTO CDC, or leave APPLY AS "
-                                      "TRUNCATE out of its flows")
         return create_auto_cdc_flow(ctx, statement)
     agree_with_writers(ctx, statement.sql, spec, *ctx.qualify(statement.table), flow=None)  # its flows', if any
     return create_streaming_table(ctx, st.CreateStreamingTable(statement.plan, statement.sql, None, statement.table))
@@ -187,6 +174,9 @@ def _create_or_refresh(ctx: StatementContext, streams: Streams, statement: st.Cr
                 "already exists.", line=line, column=column,
                 hint="use CREATE OR REFRESH STREAMING TABLE to change its definition" if existing.kind ==
                 "STREAMING_TABLE" else "choose another name, or drop the existing object first")
+    if existing is not None and plan.cdc is not None and table_kind(ctx)(database, existing.name) != "auto_cdc":
+        # an append streaming table becoming an AUTO CDC one: its STREAM(...) readers would fail on its first update
+        refuse_stream_readers(ctx, table_name, database, existing.name, action="make an AUTO CDC table of")
     statement = replace(statement, schedule=with_session_zone(ctx, statement.schedule))  # before anything is built
     ensure_spark_database(ctx, database)
     stored = ctx.store.get_stream(database, plan.name.lower()) if existing is not None else None

@@ -20,7 +20,9 @@ SCD type 1 (Databricks' documented semantics; where the docs are silent, chosen 
   table holds, per key, its winning upsert when that one is sequenced after the latest truncate: the same whichever
   batch, and wherever in a batch, the truncate and the other events arrive (at an equal sequence the truncate comes
   last). The latest truncate's sequence is kept in the state (a row of its own, never dropped); the rows it removed
-  become tombstones there (dropped after the threshold, the truncate's sequence still holding them off).
+  become tombstones there (dropped after the threshold, the truncate's sequence still holding them off). Writers
+  sharing a state (AUTO CDC flows into one table) all hold to it: a writer without APPLY AS TRUNCATE decides as one
+  with it once the state has the truncate flag, which a truncating writer adds to a state made without it.
 - An event whose sequence is NULL fails the batch (it cannot be ordered).
 
 Where the ranks live: a Delta table of its own inside the table's folder (`_sg_cdc_state/<stream id>/`: SCD 1, one
@@ -114,6 +116,7 @@ class Decided:
     table: Callable[[], pa.Table]
     state: Callable[[], pa.Table]
     truncated: bool = False
+    truncating: bool = False   # SCD 1: a writer of the table truncates, so the state keeps truncate flags
 
 
 class CdcSink(BatchSink):
@@ -289,15 +292,26 @@ class CdcSink(BatchSink):
         if rows.num_rows == 0:
             commit.commit_actions(state, [], "append", OPERATION, parameters, txn)
             return
-        merger = state.merge(rows, merge_predicate(keys, rows), source_alias="s", target_alias="t",
-                             streamed_exec=False,
+        predicate = merge_predicate([k for k in keys if k != TRUNCATE], rows)
+        evolves = TRUNCATE in keys
+        if evolves:
+            # a state made before a writer with APPLY AS TRUNCATE came (a flow into a table whose other writers do
+            # not truncate) gains the flag in this commit, its rows NULL there: not truncates, and no truncate's
+            # row among them yet
+            if TRUNCATE in [field.name for field in state.schema().to_arrow()]:
+                predicate += f" AND coalesce(t.{TRUNCATE}, false) = s.{TRUNCATE}"
+            else:
+                predicate += f" AND NOT s.{TRUNCATE}"
+        merger = state.merge(rows, predicate, source_alias="s", target_alias="t", streamed_exec=False,
+                             merge_schema=evolves,
                              commit_properties=commit.commit_properties(OPERATION, parameters, txn),
                              post_commithook_properties=no_hooks())
         merger = merger.when_matched_update_all().when_not_matched_insert_all()
         if gc is not None:
             merger = merger.when_not_matched_by_source_delete(gc)
         self._execute(merger, self._kept_state)
-        # the state table is this stream's alone: its latest version is this MERGE's
+        # under the target's lock, which every writer of the table (and so of its state) takes: the latest
+        # version is this MERGE's
         checkpoint_if_due(state, latest_version(self.state, int(state.version())))
 
     @staticmethod
@@ -341,14 +355,25 @@ class Scd1Sink(CdcSink):
 
     @contextmanager
     def _decided(self, batch: DataFrame) -> Iterator[Decided]:
+        from pyspark.sql import functions as F
+
         events = self._ranked(batch)
-        if not self.spec.truncate_sql:
-            rows = batch_arrow(self._changes(events, self._stored(batch.sparkSession)))
+        stored = self._stored(batch.sparkSession)
+        shared_truncates = stored is not None and TRUNCATE in stored.columns
+        if not self.spec.truncate_sql and not shared_truncates:
+            rows = batch_arrow(self._changes(events, stored))
             yield Decided(table=lambda: rows, state=lambda: self._state_rows(rows))
             return
+        # this writer's own APPLY AS TRUNCATE, or another writer's of the table (the state they share has the
+        # column): every writer holds off what the latest truncate emptied, whichever writer brought it
+        if TRUNCATE not in events.columns:
+            events = events.withColumn(TRUNCATE, F.lit(False))
+        if stored is not None:   # a state made before a truncating writer came has no flag (or NULL): no truncate
+            stored = stored.withColumn(TRUNCATE, F.coalesce(F.col(TRUNCATE), F.lit(False)) if shared_truncates
+                                       else F.lit(False))
         events = events.persist()   # read by several jobs: the watermark, the changes, what a truncate keeps
         try:
-            yield self._truncating(events, self._stored(batch.sparkSession))
+            yield self._truncating(events, stored)
         finally:
             events.unpersist()
 
@@ -414,9 +439,9 @@ class Scd1Sink(CdcSink):
         table = _concat(rows, keep) if keep is not None else rows
 
         def state() -> pa.Table:
-            return self._state_rows(rows, tombstones, marker)
+            return self._state_rows(rows, tombstones, marker, truncating=True)
 
-        return Decided(table=lambda: table, state=state, truncated=truncated)
+        return Decided(table=lambda: table, state=state, truncated=truncated, truncating=True)
 
     @staticmethod
     def _key_type(events: DataFrame, key: str) -> Any:
@@ -438,7 +463,7 @@ class Scd1Sink(CdcSink):
         return self._merge(decided.table(), self.keys, txn, parameters, truncate=decided.truncated)
 
     def _state_rows(self, rows: pa.Table, tombstones: pa.Table | None = None,
-                    marker: pa.Table | None = None) -> pa.Table:
+                    marker: pa.Table | None = None, truncating: bool = False) -> pa.Table:
         """Each changed key's rank (a tombstone for a delete); with APPLY AS TRUNCATE, the keys a new truncate
         removed as tombstones, and the truncate's sequence in a row of its own (its keys NULL)."""
         import pyarrow as pa
@@ -448,7 +473,7 @@ class Scd1Sink(CdcSink):
         state_rows = rows.select([*self.keys, SEQ, DELETE, TIE])
         deleted_at = pc.if_else(rows.column(DELETE), now, pa.scalar(None, pa.int64()))
         state_rows = state_rows.append_column(DELETED_AT, deleted_at)
-        if not self.spec.truncate_sql:
+        if not truncating:
             return state_rows
         state_rows = state_rows.append_column(TRUNCATE, pa.array([False] * state_rows.num_rows, pa.bool_()))
         parts = [state_rows]
@@ -468,7 +493,7 @@ class Scd1Sink(CdcSink):
         """The state table's commit: each changed key's rank (a tombstone for a delete), and tombstones older than
         the threshold dropped (with APPLY AS TRUNCATE, the latest truncate's row too)."""
         cutoff = int(self.clock() * 1000) - int(self.tombstone_seconds * 1000)
-        keys = [*self.keys, TRUNCATE] if self.spec.truncate_sql else list(self.keys)
+        keys = [*self.keys, TRUNCATE] if decided.truncating else list(self.keys)
         self._commit_state(decided.state(), keys, txn, parameters,
                            "AUTO CDC: the rank of every key's latest change, and tombstones",
                            gc=f"t.{DELETE} AND t.{DELETED_AT} < {cutoff}")

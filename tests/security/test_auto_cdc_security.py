@@ -1,6 +1,7 @@
 """AUTO CDC is a streaming table's CREATE and a flow's: a user creates one only where they may create tables, reads
 only what they may read (SELECT on a source table, allowed folders for files), and adds an AUTO CDC flow only into a
-table they own. Each refusal is a clean 42501 before anything ran: no table, no stream, the source untouched."""
+table they own. Each refusal is a clean 42501 before anything ran: no table, no stream, the source untouched. A flow
+refused because streams read its target names only the streams the caller may see, and counts the others."""
 
 from __future__ import annotations
 
@@ -62,3 +63,39 @@ def test_auto_cdc_needs_create_select_allowed_folders_and_ownership(as_user: Any
     untouched(victim)
     still_serves(bob)
     as_user("alice").execute(f"DROP TABLE {schema}.st")
+
+
+def test_auto_cdc_flow_refusal_names_only_the_readers_the_caller_may_see(as_user: Any, streams: Any) -> None:
+    """Bob, granted SELECT on alice's table, streams from it in his own schema; alice's AUTO CDC flow into it is
+    refused because of those streams, but the message names only her own reader and counts bob's, until bob grants
+    her SELECT on one of his tables (then that one is named: a grant is what DESCRIBE needs too)."""
+    alice, bob = as_user("alice"), as_user("bob")
+    schema, mine = f"alice_rd_{uuid.uuid4().hex[:8]}", f"bob_rd_{uuid.uuid4().hex[:8]}"
+    alice.execute(f"CREATE SCHEMA {schema}")
+    alice.execute(f"CREATE TABLE {schema}.changes (id INT, op STRING, seq BIGINT, name STRING)")
+    alice.execute(f"CREATE STREAMING TABLE {schema}.t (id INT, seq BIGINT, name STRING)")
+    alice.execute(f"CREATE STREAMING TABLE {schema}.alice_down AS SELECT id FROM STREAM({schema}.t)")
+    alice.execute(f"GRANT SELECT ON TABLE {schema}.t TO bob")
+    bob.execute(f"CREATE SCHEMA {mine}")
+    bob.execute(f"CREATE STREAMING TABLE {mine}.bob_hidden_reader AS SELECT id, name FROM STREAM({schema}.t)")
+    bob.execute(f"CREATE STREAMING TABLE {mine}.bob_sink (id INT)")
+    bob.execute(f"CREATE FLOW {mine}.bob_hidden_flow AS INSERT INTO {mine}.bob_sink SELECT id FROM STREAM({schema}.t)")
+    sql = (f"CREATE FLOW {schema}.apply AS AUTO CDC INTO {schema}.t FROM STREAM({schema}.changes) KEYS (id) "
+           "APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op)")
+
+    message = refused(alice, sql, "STREAMING_SOURCE_NOT_APPEND_ONLY", "0A000")
+    assert f"`{schema}`.`alice_down` and 2 streams you cannot see stream from it" in message, message
+    for secret in (mine, "bob_hidden_reader", "bob_hidden_flow", "bob_sink"):
+        assert secret not in message, message
+
+    bob.execute(f"GRANT SELECT ON TABLE {mine}.bob_sink TO alice")     # now alice may see the flow's target
+    message = refused(alice, sql, "STREAMING_SOURCE_NOT_APPEND_ONLY", "0A000")
+    assert f"`{schema}`.`alice_down`, flow `bob_hidden_flow` into `{mine}`.`bob_sink` and 1 stream you cannot see " \
+        "stream from it" in message, message
+    assert "bob_hidden_reader" not in message, message
+    assert streams.store.get_stream(schema, "t", flow="apply") is None
+    still_serves(alice)
+    for table in ("bob_hidden_reader", "bob_sink"):
+        bob.execute(f"DROP TABLE {mine}.{table}")
+    for table in ("alice_down", "t", "changes"):
+        alice.execute(f"DROP TABLE {schema}.{table}")

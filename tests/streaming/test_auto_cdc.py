@@ -1,7 +1,8 @@
 """AUTO CDC into a streaming table (issue 29), SCD type 1 (with APPLY AS TRUNCATE) and SCD type 2, through PyHive
 against a real gateway: change events land as JSON files, one micro-batch each, and after every batch the table must
-equal a plain batch SQL query over every event seen so far, written here independently of the sinks
-(engine/streams/cdc_sink.py, engine/streams/cdc_scd2.py).
+equal a plain batch SQL query over every event seen so far, written independently of the sinks
+(engine/streams/cdc_sink.py, engine/streams/cdc_scd2.py) in tests/cdc_reference.py, which the flows', expectations'
+and crash tests share.
 
 The randomized tests run `SLUICEGATE_CDC_ROUNDS` rounds each (3 in CI) of random keys, upserts and deletes, shuffled
 across micro-batches (late events), with exact duplicates, equal sequences and NULL values in updates; SCD type 2's
@@ -15,37 +16,14 @@ import random
 from pathlib import Path
 from typing import Any
 
+from cdc_reference import events_source, scd1_reference, scd2_reference
 from pyhive_helpers import error_status, poll_until, sorted_rows
-
-SCHEMA = "id INT, op STRING, seq BIGINT, name STRING, amount INT"
-
-
-def _files(folder: Path) -> str:
-    return f"read_files('{folder}', format => 'json', schema => '{SCHEMA}')"
 
 
 def _create(cur: Any, table: str, folder: Path, extra: str = "") -> None:
-    cur.execute(f"CREATE OR REFRESH STREAMING TABLE {table} FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
-                f"{extra}APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data) "
+    cur.execute(f"CREATE OR REFRESH STREAMING TABLE {table} FLOW AUTO CDC FROM STREAM {events_source(folder)} "
+                f"KEYS (id) {extra}APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data) "
                 "STORED AS SCD TYPE 1")
-
-
-def _reference(cur: Any, folder: Path, *more: Path, truncates: bool = False) -> list[tuple[Any, ...]]:
-    """Per id over the events of every folder, the event with the highest seq wins (a delete over an upsert at an
-    equal seq, then the upsert whose values as JSON sort last); the id is in the table when that event is an
-    upsert. With `truncates`, events of op 'T' are truncates: the others count, and a winner only when sequenced
-    after the latest truncate."""
-    events = " UNION ALL ".join(f"SELECT id, op, seq, name, amount FROM {_files(f)}" for f in (folder, *more))
-    others = " WHERE op <> 'T'" if truncates else ""
-    after = f" AND seq > coalesce((SELECT max(seq) FROM ({events}) WHERE op = 'T'), -1)" if truncates else ""
-    return sorted_rows(cur, f"""
-        SELECT id, seq, name, amount FROM (
-          SELECT *, row_number() OVER (
-            PARTITION BY id ORDER BY seq DESC, CASE WHEN op = 'D' THEN 1 ELSE 0 END DESC,
-                                     to_json(named_struct('id', id, 'seq', seq, 'name', name, 'amount', amount)) DESC
-          ) AS position
-          FROM ({events}){others})
-        WHERE position = 1 AND op <> 'D'{after}""")
 
 
 def test_changes_apply_by_key_with_the_highest_sequence(stream_cursor, streams, tmp_path, land):
@@ -81,7 +59,7 @@ def test_changes_apply_by_key_with_the_highest_sequence(stream_cursor, streams, 
     land(folder, [{"id": 2, "op": "U", "seq": 6, "name": "bob6", "amount": None}])
     streams.wait_for(cur.database, "customers")
     assert sorted_rows(cur, "SELECT * FROM customers") == [(1, 3, "ann3", 13), (2, 6, "bob6", None)]
-    assert sorted_rows(cur, "SELECT * FROM customers") == _reference(cur, folder)
+    assert sorted_rows(cur, "SELECT * FROM customers") == scd1_reference(cur, folder)
 
     # the tombstones and ranks are no reader's rows: the table's files hold the table's rows only
     cur.execute("SELECT count(*) FROM customers")
@@ -111,18 +89,18 @@ def test_create_checks_keys_and_sequence_against_the_source(stream_cursor, tmp_p
     cur = stream_cursor
     folder = tmp_path / "changes"
     land(folder, [{"id": 1, "op": "U", "seq": 1, "name": "ann", "amount": 10}])
-    status = error_status(cur, f"CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM {_files(folder)}\n"
+    status = error_status(cur, f"CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM {events_source(folder)}\n"
                                "KEYS (customer_id) SEQUENCE BY seq")
     assert status.sqlState == "42703" and "UNRESOLVED_COLUMN" in status.errorMessage, status.errorMessage
     assert "`customer_id`" in status.errorMessage
     assert "line 2" in status.errorMessage or "2:7" in status.errorMessage, status.errorMessage
-    status = error_status(cur, f"CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
+    status = error_status(cur, f"CREATE STREAMING TABLE t FLOW AUTO CDC FROM STREAM {events_source(folder)} KEYS (id) "
                                "APPLY AS TRUNCATE WHEN op = 'T' SEQUENCE BY seq STORED AS SCD TYPE 2")
     assert status.sqlState == "42000" and "INVALID_AUTO_CDC_CLAUSE" in status.errorMessage
     # an expectation over what the events lack is refused at CREATE (they run: test_auto_cdc_expectations.py)
     status = error_status(cur, "CREATE STREAMING TABLE t (id INT, seq BIGINT, name STRING, amount INT, "
                                "CONSTRAINT positive EXPECT (price > 0)) FLOW AUTO CDC FROM STREAM "
-                               f"{_files(folder)} KEYS (id) SEQUENCE BY seq COLUMNS id, seq, name, amount")
+                               f"{events_source(folder)} KEYS (id) SEQUENCE BY seq COLUMNS id, seq, name, amount")
     assert status.sqlState == "42703" and "UNRESOLVED_COLUMN.EXPECTATION" in status.errorMessage, status.errorMessage
     assert "`price`" in status.errorMessage and "line 1, column 100" in status.errorMessage, status.errorMessage
     cur.execute("SHOW TABLES")
@@ -159,11 +137,12 @@ def test_randomized_changes_equal_the_batch_reference(stream_cursor, streams, tm
         table = f"cdc_round{round_number}"
         land(folder, batches[0])
         _create(cur, table, folder)
-        assert sorted_rows(cur, f"SELECT * FROM {table}") == _reference(cur, folder), f"round {round_number} batch 0"
+        assert sorted_rows(cur, f"SELECT * FROM {table}") == scd1_reference(cur, folder), \
+            f"round {round_number} batch 0"
         for number, batch in enumerate(batches[1:], start=1):
             land(folder, batch)
             streams.wait_for(cur.database, table)
-            assert sorted_rows(cur, f"SELECT * FROM {table}") == _reference(cur, folder), \
+            assert sorted_rows(cur, f"SELECT * FROM {table}") == scd1_reference(cur, folder), \
                 f"round {round_number} batch {number}"
         cur.execute(f"DROP TABLE {table}")
 
@@ -172,46 +151,9 @@ def test_randomized_changes_equal_the_batch_reference(stream_cursor, streams, tm
 
 def _create_scd2(cur: Any, table: str, folder: Path, columns: str = "* EXCEPT (op, _rescued_data)",
                  track: str = "TRACK HISTORY ON name", extra: str = "") -> None:
-    cur.execute(f"CREATE OR REFRESH STREAMING TABLE {table} FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
-                f"{extra}APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS {columns} STORED AS SCD TYPE 2 "
-                f"{track}")
-
-
-def _scd2_reference(cur: Any, folder: Path, values: tuple[str, ...] = ("seq", "name", "amount"),
-                    tracked: tuple[str, ...] = ("name",), ignore_nulls: bool = False,
-                    more: tuple[Path, ...] = ()) -> list[tuple[Any, ...]]:
-    """The versions of each id, by window functions over all its events (those of `folder` and of `more`, as
-    several flows into one table bring them): one event per (id, seq) (a delete over an
-    upsert, then the upsert whose kept values as JSON sort last); with `ignore_nulls`, an upsert's NULL takes the
-    column's last non-NULL value since the id's last delete; an upsert opens a version after nothing, after a delete
-    or when a `tracked` column differs from the event before; a version ends at the sequence of the event after its
-    last one (LEAD), and holds its last upsert's values."""
-    kept = ("id", *values)
-    tie = "to_json(named_struct(" + ", ".join(f"'{c}', {c}" for c in kept) + "))"
-    cleaned = ", ".join(f"last({c}, true) OVER (PARTITION BY id, deletes ORDER BY seq ROWS BETWEEN UNBOUNDED "
-                        f"PRECEDING AND CURRENT ROW) AS {c}" if ignore_nulls and c != "seq" else c for c in values)
-    if "seq" not in values:
-        cleaned += ", seq"
-    differs = " OR ".join(f"NOT ({c} <=> lag({c}) OVER w)" for c in tracked) or "false"
-    last = "max_by(named_struct(" + ", ".join(f"'{c}', {c}" for c in values) + "), seq)"
-    return sorted_rows(cur, f"""
-        WITH chosen AS (
-          SELECT id, seq, name, amount, op = 'D' AS is_delete, row_number() OVER (
-            PARTITION BY id, seq ORDER BY CASE WHEN op = 'D' THEN 1 ELSE 0 END DESC, {tie} DESC) AS position
-          FROM ({" UNION ALL ".join(f"SELECT * FROM {_files(f)}" for f in (folder, *more))})),
-        counted AS (
-          SELECT *, sum(CASE WHEN is_delete THEN 1 ELSE 0 END) OVER (PARTITION BY id ORDER BY seq) AS deletes
-          FROM chosen WHERE position = 1),
-        filled AS (SELECT id, is_delete, {cleaned} FROM counted),
-        opened AS (
-          SELECT *, CASE WHEN NOT is_delete AND (lag(seq) OVER w IS NULL OR lag(is_delete) OVER w OR {differs})
-                         THEN 1 ELSE 0 END AS opens,
-                    lead(seq) OVER w AS next_seq
-          FROM filled WINDOW w AS (PARTITION BY id ORDER BY seq)),
-        numbered AS (SELECT *, sum(opens) OVER (PARTITION BY id ORDER BY seq) AS version FROM opened)
-        SELECT id, {", ".join(f"last_values.{c}" for c in values)}, start_at, end_at FROM (
-          SELECT id, {last} AS last_values, min(seq) AS start_at, max_by(next_seq, seq) AS end_at
-          FROM numbered WHERE NOT is_delete GROUP BY id, version)""")
+    cur.execute(f"CREATE OR REFRESH STREAMING TABLE {table} FLOW AUTO CDC FROM STREAM {events_source(folder)} "
+                f"KEYS (id) {extra}APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS {columns} "
+                f"STORED AS SCD TYPE 2 {track}")
 
 
 def test_scd2_versions_by_hand(stream_cursor, streams, tmp_path, land):
@@ -254,7 +196,7 @@ def test_scd2_versions_by_hand(stream_cursor, streams, tmp_path, land):
     assert sorted_rows(cur, "SELECT * FROM dim") == [
         (1, 1, "ann", 10, 1, 2), (1, 2, "zed", 12, 2, 3), (1, 3, "ann", 13, 3, 5), (1, 5, "ann5", 15, 5, None),
         (2, 1, "bob", 20, 1, 4), (2, 6, "bob", 26, 6, None)]
-    assert sorted_rows(cur, "SELECT * FROM dim") == _scd2_reference(cur, folder)
+    assert sorted_rows(cur, "SELECT * FROM dim") == scd2_reference(cur, folder)
 
     cur.execute("DESCRIBE STREAMING TABLE dim")
     described = {row[0]: row[1] for row in cur.fetchall()}
@@ -296,7 +238,7 @@ def test_randomized_scd2_equals_the_batch_reference(stream_cursor, streams, tmp_
                 land(folder, batch)
                 streams.wait_for(cur.database, table)
             assert sorted_rows(cur, f"SELECT * FROM {table}") == \
-                _scd2_reference(cur, folder, values, tracked, ignore_nulls), f"round {round_number} batch {number}"
+                scd2_reference(cur, folder, values, tracked, ignore_nulls), f"round {round_number} batch {number}"
         cur.execute(f"DROP TABLE {table}")
 
 
@@ -312,7 +254,7 @@ def test_apply_as_truncate(stream_cursor, streams, tmp_path, land):
     # within one batch: the truncate at 4 removes what is sequenced up to it (id 6's upsert at 4 too), not after
     land(folder, [row(1, "U", 1, "a"), row(2, "U", 2, "b"), row(3, "U", 6, "c"), row(None, "T", 4),
                   row(4, "U", 5, "d"), row(5, "U", 3, "e"), row(6, "U", 4, "f")])
-    cur.execute(f"CREATE OR REFRESH STREAMING TABLE mirror FLOW AUTO CDC FROM STREAM {_files(folder)} KEYS (id) "
+    cur.execute(f"CREATE OR REFRESH STREAMING TABLE mirror FLOW AUTO CDC FROM STREAM {events_source(folder)} KEYS (id) "
                 "APPLY AS DELETE WHEN op = 'D' APPLY AS TRUNCATE WHEN op = 'T' SEQUENCE BY seq "
                 "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1")
     assert sorted_rows(cur, "SELECT * FROM mirror") == [(3, 6, "c", 6), (4, 5, "d", 5)]
@@ -331,6 +273,6 @@ def test_apply_as_truncate(stream_cursor, streams, tmp_path, land):
     land(folder, [row(None, "T", 7), row(10, "U", 8, "j"), row(9, "U", 11, "i11"), row(9, "U", 10, "i")])
     streams.wait_for(cur.database, "mirror")
     assert sorted_rows(cur, "SELECT * FROM mirror") == [(9, 11, "i11", 11)]
-    assert sorted_rows(cur, "SELECT * FROM mirror") == _reference(cur, folder, truncates=True)
+    assert sorted_rows(cur, "SELECT * FROM mirror") == scd1_reference(cur, folder, truncates=True)
     cur.execute("DESCRIBE STREAMING TABLE mirror")
     assert "truncate when op = 'T'" in {row[0]: row[1] for row in cur.fetchall()}["Auto CDC"]

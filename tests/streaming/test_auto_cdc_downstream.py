@@ -3,13 +3,16 @@ delete rows by key, so `STREAM(t)` of it is refused at CREATE, as Databricks ref
 with updates and deletes, with STREAMING_SOURCE_NOT_APPEND_ONLY (0A000) at `STREAM(t)` and a hint naming what
 works instead: a materialized view over it, or `skipChangeCommits` (both followed here). The same for every kind of
 AUTO CDC table: SCD type 1, SCD type 2, and a table declared with columns that AUTO CDC flows fill. The other way
-round, a first AUTO CDC flow into a table that streams already read is refused at CREATE FLOW, naming them."""
+round, a first AUTO CDC flow into a table that streams already read is refused at CREATE FLOW, naming them, and so
+is CREATE OR REFRESH making such a table a FLOW AUTO CDC one."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pyhive_helpers import error_status, sorted_rows
+
+from sluicegate.dialect.streaming.plan import StreamingPlan
 
 CDC = "KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op)"
 
@@ -103,3 +106,27 @@ def test_auto_cdc_flow_into_a_table_already_streamed_is_refused_naming_its_reade
     assert sorted_rows(cur, "SELECT * FROM by_flows") == [(1, 2, "ann2"), (3, 1, "cy")]
     cur.execute("REFRESH STREAMING TABLE new_keys")   # past the commit that updated and deleted, to the new key
     assert sorted_rows(cur, "SELECT * FROM new_keys") == [(1, "ann"), (2, "bob"), (3, "cy")]
+
+
+def test_an_append_table_made_auto_cdc_by_create_or_refresh_is_refused_naming_its_readers(stream_cursor: Any,
+                                                                                         streams: Any) -> None:
+    """CREATE OR REFRESH turning an append streaming table into a FLOW AUTO CDC one would update and delete rows
+    under the streams reading it, as a first AUTO CDC flow into it would: refused the same way, at the table's name,
+    naming them, the table left as it was; once they are gone it is accepted."""
+    cur, database = stream_cursor, stream_cursor.database
+    _changes(cur)
+    cur.execute("CREATE STREAMING TABLE mirror AS SELECT id, seq, name FROM STREAM(changes)")
+    cur.execute("CREATE STREAMING TABLE down AS SELECT id, name FROM STREAM(mirror)")
+    sql = f"CREATE OR REFRESH STREAMING TABLE mirror FLOW AUTO CDC FROM STREAM(changes) {CDC}"
+    status = error_status(cur, sql)
+    message = status.errorMessage
+    assert status.sqlState == "0A000" and "STREAMING_SOURCE_NOT_APPEND_ONLY" in message, message
+    assert f"line 1, column {sql.index('mirror') + 1}" in message, message
+    assert f"Cannot make an AUTO CDC table of `{database}`.`mirror`: `{database}`.`down` streams" in message, message
+    assert "CREATE MATERIALIZED VIEW" in message and "skipChangeCommits" in message, message
+    assert StreamingPlan.from_json(streams.store.get_stream(database, "mirror").plan_json).cdc is None
+
+    cur.execute("DROP TABLE down")
+    cur.execute(sql)
+    assert StreamingPlan.from_json(streams.store.get_stream(database, "mirror").plan_json).cdc is not None
+    assert sorted_rows(cur, "SELECT * FROM mirror") == [(1, 1, "ann"), (2, 1, "bob")]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
+from cdc_reference import events_source
 from pyhive_helpers import error_status, logged_quality, sorted_rows
-from test_auto_cdc import _files
 
 CDC = "KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq COLUMNS * EXCEPT (op, _rescued_data)"
 
@@ -21,7 +21,7 @@ def test_expectations_judge_the_events_before_they_are_applied(stream_cursor, st
     cur.execute("CREATE STREAMING TABLE checked (id INT, seq BIGINT, name STRING, amount INT, "
                 "CONSTRAINT known_op EXPECT (op IN ('U', 'D')) ON VIOLATION DROP ROW, "
                 "CONSTRAINT named EXPECT (name IS NOT NULL)) "
-                f"FLOW AUTO CDC FROM STREAM {_files(folder)} {CDC}")
+                f"FLOW AUTO CDC FROM STREAM {events_source(folder)} {CDC}")
     # a dropped event takes no part: its higher sequence neither wins nor leaves a tombstone
     land(folder, [{"id": 1, "op": "X", "seq": 9, "name": "bad", "amount": 0},
                   {"id": 1, "op": "U", "seq": 2, "name": "ann2", "amount": 12}])
@@ -42,7 +42,7 @@ def test_expectations_judge_the_events_before_they_are_applied(stream_cursor, st
                   {"id": 2, "op": "U", "seq": 2, "name": "neg", "amount": -5}])
     status = error_status(cur, "CREATE STREAMING TABLE strict (id INT, seq BIGINT, name STRING, amount INT, "
                                "CONSTRAINT positive EXPECT (amount > 0) ON VIOLATION FAIL UPDATE) "
-                               f"FLOW AUTO CDC FROM STREAM {_files(strict)} {CDC}")
+                               f"FLOW AUTO CDC FROM STREAM {events_source(strict)} {CDC}")
     assert status.sqlState == "22000" and "[EXPECTATION_VIOLATION.FAIL_UPDATE]" in status.errorMessage
     assert "Violated expectations: 'positive'" in status.errorMessage and '"amount": -5' in status.errorMessage
     assert streams.store.get_stream(cur.database, "strict").status == "FAILED"

@@ -10,7 +10,7 @@ the highest sequence and the key present when that event is no delete, is comput
 table reads the same files (TRACK HISTORY ON name: a change of name opens a version, one of amount updates the open
 one in place, a late event splits the version around it, a delete closes one); at the end its `__START_AT` /
 `__END_AT` history must equal the randomized reference test's batch SQL reference over all the events
-(tests/streaming/test_auto_cdc.py `_scd2_reference`, window functions over the events, not the sink's code).
+(tests/cdc_reference.py `scd2_reference`, window functions over the events, not the sink's code).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cdc_reference import scd2_reference
 from delta_log import delta_log_operations
 from deltalake import DeltaTable
 from gateway_process import GatewayProcess, restart_conf
@@ -32,7 +33,6 @@ from kafka_broker import MockKafka
 from keyed_files import keyed_rows, per_key
 from pyhive import hive
 from pyhive_helpers import execute_on
-from test_auto_cdc import _scd2_reference
 
 FILES = 36
 ROWS_PER_FILE = 50
@@ -98,7 +98,7 @@ def _scd2_expected(port: int, folder: Path) -> list[tuple[Any, ...]]:
     """The reference history over every change event landed in `folder`, computed by the gateway at `port`."""
     connection = hive.connect("127.0.0.1", port, username="tester")
     try:
-        return _scd2_reference(connection.cursor(), folder)
+        return scd2_reference(connection.cursor(), folder)
     finally:
         connection.close()
 
