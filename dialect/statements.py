@@ -181,8 +181,9 @@ class AddConstraint:
 
 @dataclass(frozen=True)
 class DropConstraint:
-    """`ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name [CASCADE]`: CASCADE also drops the foreign keys that
-    reference a dropped primary key, as Databricks does."""
+    """`ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name [RESTRICT | CASCADE]`: CASCADE also drops the foreign keys
+    that reference a dropped primary key, as Databricks does; RESTRICT (the default) refuses to drop it while any
+    does."""
 
     table: TableName
     name: str

@@ -54,7 +54,7 @@ RULES: dict[type[st.Statement], Rule] = {
     st.SetTableProperties: owner("alter"),
     st.UnsetTableProperties: owner("alter"),
     st.AddConstraint: owner("alter"),  # as Databricks: the table's owner; its CHECK is judged by the dialect first
-    st.DropConstraint: owner("alter"),
+    st.DropConstraint: Rule(rules.drop_constraint, "change"),  # the owner; CASCADE also of the tables whose keys go
     st.SetColumnNullability: owner("alter"),  # SET NOT NULL first checks the column's rows
     st.DropColumns: owner("alter"),  # rewrites the table without them: what ADD COLUMNS needs, for the same reason
     st.SetClustering: owner("alter"),  # the table's layout, as Databricks: its owner

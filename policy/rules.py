@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from sluicegate.catalog.keys import dropped_primary_key, referencing_foreign_keys
 from sluicegate.dialect import statements as st
 from sluicegate.policy.grants import Principal
 from sluicegate.policy.statements import authorize_sources, authorize_streaming
@@ -105,6 +106,19 @@ def drop_schema(request: Request, statement: st.DropDatabase) -> None:
     """DROP SCHEMA: the schema's owner (its tables go with it under CASCADE)."""
     if request.store.get_database(statement.name) is not None:
         request.grants.require_schema_owner(request.principal, statement.name.lower(), "drop")
+
+
+def drop_constraint(request: Request, statement: st.DropConstraint) -> None:
+    """ALTER TABLE ... DROP CONSTRAINT: the table's owner. CASCADE of a primary key also drops the foreign keys of
+    the tables that reference it: as Databricks documents, the caller must own each of those tables (a key on
+    someone else's table is theirs to drop), checked before anything changes."""
+    found = request.existing(statement.table)
+    if found is None:
+        return
+    request.grants.require_owner(request.principal, found, "alter")
+    if statement.cascade and dropped_primary_key(found, statement.name) is not None:
+        for table, _key in referencing_foreign_keys(request.store.list_tables(), found):
+            request.grants.require_owner(request.principal, table, "drop a foreign key (by CASCADE) of")
 
 
 def create_or_replace(request: Request, statement: st.CreateTable | st.CreateView) -> None:

@@ -288,6 +288,45 @@ def test_rowcount_after_dml_is_the_rows_modified(trace_gateway: tuple[Any, str])
         connection.close()
 
 
+def test_a_snapshot_merge_inserts_the_source_columns_named_unqualified(trace_gateway: tuple[Any, str]) -> None:
+    """dbt-databricks 1.12.4's snapshot MERGE inserts `values (id, name, ...)` unqualified, though target and source
+    both have those columns (its suite's basic snapshot tests failed with AMBIGUOUS_REFERENCE): as Databricks
+    documents, a WHEN NOT MATCHED clause's values and condition read only the source; a lambda's variable stays its
+    own; WHEN MATCHED still needs a qualified name where both sides have one."""
+    gateway, token = trace_gateway
+    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/trace", access_token=token,
+                             catalog="main", schema=SCHEMA, enable_telemetry=False,
+                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE OR REPLACE TABLE snap (id INT, name STRING, dbt_scd_id STRING, "
+                           "dbt_valid_to TIMESTAMP, tags ARRAY<INT>)")
+            cursor.execute("INSERT INTO snap VALUES (1, 'a', 'k1', NULL, array(1)), (2, 'b', 'k2', NULL, array(2))")
+            cursor.execute("CREATE OR REPLACE VIEW snap_staging AS SELECT * FROM VALUES "
+                           "(1, 'a', 'k1', TIMESTAMP'2026-01-01 00:00:00', array(1), 'update'), "
+                           "(3, 'c', 'k3', CAST(NULL AS TIMESTAMP), array(3, 4), 'insert'), "
+                           "(4, 'd', 'k4', CAST(NULL AS TIMESTAMP), array(5), 'update') "
+                           "AS s(id, name, dbt_scd_id, dbt_valid_to, tags, dbt_change_type)")
+            cursor.execute(
+                "merge into `snap` as DBT_INTERNAL_DEST\n"
+                "using `snap_staging` as DBT_INTERNAL_SOURCE\n"
+                "on DBT_INTERNAL_SOURCE.`dbt_scd_id` = DBT_INTERNAL_DEST.`dbt_scd_id`\n"
+                "when matched and DBT_INTERNAL_DEST.`dbt_valid_to` is null\n"
+                "  and DBT_INTERNAL_SOURCE.`dbt_change_type` in ('update', 'delete')\n"
+                "  then update set `dbt_valid_to` = DBT_INTERNAL_SOURCE.`dbt_valid_to`\n"
+                "when not matched and dbt_change_type = 'insert'\n"
+                "  then insert (`id`, `name`, `dbt_scd_id`, `dbt_valid_to`, `tags`)\n"
+                "  values (`id`, upper(name), `dbt_scd_id`, `dbt_valid_to`, transform(tags, id -> id * 10))")
+            cursor.execute("SELECT id, name, dbt_valid_to IS NULL, tags FROM snap ORDER BY id")
+            assert [(r[0], r[1], r[2], list(r[3])) for r in cursor.fetchall()] == [
+                (1, "a", False, [1]), (2, "b", True, [2]), (3, "C", True, [30, 40])]
+            with pytest.raises(Exception, match="AMBIGUOUS_REFERENCE"):
+                cursor.execute("MERGE INTO snap t USING snap_staging s ON t.id = s.id "
+                               "WHEN MATCHED THEN UPDATE SET name = name")
+    finally:
+        connection.close()
+
+
 def test_incremental_strategies_by_name_replace_where_and_replace_on(trace_gateway: tuple[Any, str],
                                                                     landing: str) -> None:
     """What dbt-databricks 1.12.4 sends on a SQL warehouse (it assumes the newest runtime) for insert_overwrite

@@ -16,7 +16,8 @@ Delta log without rewriting the table, so the log's schema keeps the column null
 PRIMARY KEY and FOREIGN KEY are informational in Databricks (never enforced): kept in the catalog only (the table
 row's `keys`), named when written without a name (`<table>_pk`, `<table>_fk_<n>`), and listed by information_schema's
 table_constraints, key_column_usage, referential_constraints and constraint_column_usage, as Unity Catalog lists them;
-DROP CONSTRAINT removes one by name.
+DROP CONSTRAINT removes one by name; a primary key that foreign keys reference only with CASCADE, which drops them
+too (Databricks' default is RESTRICT: the statement fails and nothing changes).
 
 delta-rs has `alter.add_constraint`, but it re-checks the rows with DataFusion's SQL (which lacks many of Spark's
 functions) and stores DataFusion's rewrite of the expression, not the text: the property is written as Spark with
@@ -28,10 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sluicegate.catalog.keys import dropped_primary_key, referencing_foreign_keys
 from sluicegate.catalog.names import quote_identifier, quote_qualified
 from sluicegate.dialect.constraints import (
-    FOREIGN_KEY,
-    PRIMARY_KEY,
     PROPERTY_PREFIX,
     CheckConstraint,
     KeyConstraint,
@@ -194,9 +194,22 @@ def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementRes
     old = properties.pop(key, None)
     kept = tuple(k for k in entry.keys if (k.name or "").lower() != stmt.name.lower())
     if old is None and len(kept) < len(entry.keys):   # an informational key: only the catalog holds it
+        dependents = (referencing_foreign_keys(ctx.store.list_tables(), entry)
+                      if dropped_primary_key(entry, stmt.name) is not None else [])
+        if dependents and not stmt.cascade:
+            line, column = ctx.position_of(stmt.table)
+            names = ", ".join(f"`{foreign.name}`" for _table, foreign in dependents)
+            raise ConstraintError(
+                f"Cannot drop the primary key {stmt.name} of `{entry.database}`.`{entry.name}`: the foreign key(s) "
+                f"{names} depend on it (RESTRICT, the default).", error_class="CONSTRAINT_DEPENDENT_FOREIGN_KEYS",
+                sqlstate="2BP01", line=line, column=column,
+                hint=f"drop those foreign keys first, or write DROP CONSTRAINT {stmt.name} CASCADE to drop them too")
         ctx.store.update_table(entry.database, entry.name, keys=kept)
-        if stmt.cascade and any(k.kind == PRIMARY_KEY for k in entry.keys if k not in kept):
-            _drop_referencing_keys(ctx, entry)
+        for table, foreign in dependents:   # CASCADE: the policy required the ownership of each of their tables
+            current = ctx.store.get_table(table.database, table.name)
+            if current is not None:
+                ctx.store.update_table(table.database, table.name,
+                                       keys=tuple(k for k in current.keys if k.name != foreign.name))
         return no_result()
     if old is None:
         if stmt.if_exists:
@@ -216,17 +229,6 @@ def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementRes
     ctx.store.update_table(entry.database, entry.name, properties=properties)
     return no_result()
 
-
-
-def _drop_referencing_keys(ctx: StatementContext, referenced: TableEntry) -> None:
-    """DROP CONSTRAINT ... CASCADE of a primary key: the foreign keys of any table that reference its table go too,
-    as Databricks drops them (informational keys: only the catalog holds them, no table's data changes)."""
-    target = (referenced.database.lower(), referenced.name.lower())
-    for table in ctx.store.list_tables():
-        kept = tuple(k for k in table.keys
-                     if not (k.kind == FOREIGN_KEY and k.referenced_table(table.database) == target))
-        if len(kept) < len(table.keys):
-            ctx.store.update_table(table.database, table.name, keys=kept)
 
 
 def set_column_nullability(ctx: StatementContext, stmt: SetColumnNullability) -> StatementResult:

@@ -4,7 +4,8 @@ rows added, as one remove+add commit checked against the version read.
 
 Values are cast to the column types with CAST (not the stricter INSERT store assignment). As in Spark with Delta,
 several source rows matching one target row that a WHEN MATCHED clause would change is an error (which source row
-wins would be arbitrary); nothing is written then.
+wins would be arbitrary); nothing is written then. A WHEN NOT MATCHED [BY TARGET] clause reads only the source, as
+Databricks documents: its condition's and INSERT values' unqualified columns are the source's.
 
 `MERGE WITH SCHEMA EVOLUTION` (Databricks): the source's columns the target lacks are added after the target's, NULL
 in every row no clause assigns them, when `UPDATE SET *` / `INSERT *` or an explicit assignment names them (a column
@@ -75,6 +76,23 @@ def _named_columns(then: exp.Expression | None) -> list[str]:
     return []
 
 
+def _source_only(node: exp.Expression, source: str) -> exp.Expression:
+    """A WHEN NOT MATCHED [BY TARGET] clause's condition or INSERT value with its unqualified columns qualified by
+    the source's alias: as Databricks documents, these read only the source's columns (there is no target row), so
+    `INSERT (id) VALUES (id)`, as dbt-databricks' snapshots send it, is the source's `id`, not an ambiguous one. A
+    lambda's own variables stay as written."""
+    def qualify(node: exp.Expression) -> exp.Expression:
+        if not isinstance(node, exp.Column) or node.table or isinstance(node.this, exp.Star):
+            return node
+        outer = node.parent
+        while outer is not None:
+            if isinstance(outer, exp.Lambda) and node.name.lower() in {v.name.lower() for v in outer.expressions}:
+                return node
+            outer = outer.parent
+        return exp.column(node.this.copy(), table=exp.to_identifier(source, quoted=True))
+    return node.copy().transform(qualify)
+
+
 def _assignments(when: exp.When, schema: StructType, source: str,
                  source_columns: set[str] | None = None) -> dict[str, str] | None:
     """Column (lower-cased) -> value for an UPDATE or INSERT clause; None for DELETE. `source_columns` (lower-cased;
@@ -92,7 +110,7 @@ def _assignments(when: exp.When, schema: StructType, source: str,
     elif isinstance(then, exp.Insert):
         values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
         columns = _named_columns(then) or list(names.values())
-        pairs = list(zip(columns, (_sql(v) for v in values), strict=False))
+        pairs = list(zip(columns, (_sql(_source_only(v, source)) for v in values), strict=False))
     else:
         raise UnsupportedStatementError(f"this MERGE action is not supported: {_sql(then) if then else ''}",
                                         hint="use UPDATE SET, DELETE or INSERT")
@@ -169,6 +187,8 @@ def merge(ctx: StatementContext, stmt: Merge) -> StatementResult:
         else:
             base = f"{t}.__sg_t IS NULL"
         extra = when.args.get("condition")
+        if extra is not None and not matched and not by_source:
+            extra = _source_only(extra, source)
         condition = f"({base}) AND coalesce(({_sql(extra)}), false)" if extra is not None else f"({base})"
         clauses.append((condition, _assignments(when, schema, source, source_columns),
                         not matched and not by_source))

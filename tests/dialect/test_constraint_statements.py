@@ -46,6 +46,7 @@ def test_informational_keys_and_drop_constraint() -> None:
     assert classify("ALTER TABLE s.t DROP CONSTRAINT pos") == DropConstraint(TableName("s", "t"), "pos", False)
     assert classify("ALTER TABLE s.t DROP CONSTRAINT pk CASCADE") == DropConstraint(TableName("s", "t"), "pk", False,
                                                                                    cascade=True)
+    assert classify("ALTER TABLE s.t DROP CONSTRAINT pk RESTRICT") == DropConstraint(TableName("s", "t"), "pk", False)
     assert isinstance(classify("ALTER TABLE t ADD CONSTRAINT u UNIQUE (a)"), Passthrough)  # not Delta's: Spark's
 
 

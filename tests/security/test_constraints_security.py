@@ -104,3 +104,33 @@ def test_a_tampered_constraint_is_judged_again_before_a_write(as_user: Callable[
     assert spark._jvm.java.lang.System.getProperty("sluicegate.pwned") is None  # the gateway's JVM: never called
     assert sorted_rows(alice, f"SELECT * FROM {schema}.t") == [(1, "a"), (2, "b")]
     alice.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_cascade_drops_foreign_keys_only_on_tables_the_caller_owns(as_user: Callable[[str], Any],
+                                                                    streams: Any) -> None:
+    """DROP CONSTRAINT pk CASCADE drops the foreign keys that reference the key; Databricks documents that the caller
+    must own the tables those keys are on: alice may not drop bob's foreign key by dropping her own primary key. She
+    is refused before anything changes (her key and his stay), and without CASCADE the key is kept by RESTRICT, the
+    default; once bob drops his foreign key, hers goes without CASCADE."""
+    alice, bob = as_user("alice"), as_user("bob")
+    mine, his = secret_schema(alice, "pk_own"), secret_schema(bob, "fk_other")
+    alice.execute(f"ALTER TABLE {mine}.t ADD CONSTRAINT t_pk PRIMARY KEY (id)")
+    bob.execute(f"ALTER TABLE {his}.t ADD CONSTRAINT his_fk FOREIGN KEY (id) REFERENCES {mine}.t (id)")
+
+    def keys() -> tuple[list[str], list[str]]:
+        return ([k.name for k in streams.store.get_table(mine, "t").keys],
+                [k.name for k in streams.store.get_table(his, "t").keys])
+
+    message = refused(alice, f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk CASCADE", "INSUFFICIENT_PERMISSIONS")
+    assert f"`{his}`.`t`" in message and "hint:" in message
+    assert keys() == (["t_pk"], ["his_fk"])
+    refused(alice, f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk", "CONSTRAINT_DEPENDENT_FOREIGN_KEYS", "2BP01")
+    refused(alice, f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk RESTRICT", "CONSTRAINT_DEPENDENT_FOREIGN_KEYS",
+            "2BP01")
+    assert keys() == (["t_pk"], ["his_fk"])
+    bob.execute(f"ALTER TABLE {his}.t DROP CONSTRAINT his_fk")
+    alice.execute(f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk")
+    assert keys() == ([], [])
+    still_serves(alice)
+    alice.execute(f"DROP SCHEMA {mine} CASCADE")
+    bob.execute(f"DROP SCHEMA {his} CASCADE")

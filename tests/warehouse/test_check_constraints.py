@@ -270,14 +270,16 @@ def test_describe_as_json_lists_the_keys_as_databricks(dbx: Any, cursor: Any) ->
     assert described("j_parent")["table_constraints"] == "[(j_parent_pk,PRIMARY KEY (`id`, `version`))]"
     assert described("j_child")["table_constraints"] == (
         f"[(j_fk,FOREIGN KEY (`parent`, `v`) REFERENCES `main`.`{DB}`.`j_parent` (`id`, `version`))]")
-    dbx_cursor.execute(f"ALTER TABLE main.{DB}.j_parent DROP CONSTRAINT j_parent_pk")
+    dbx_cursor.execute(f"ALTER TABLE main.{DB}.j_parent DROP CONSTRAINT j_parent_pk CASCADE")  # j_fk goes too
     assert "table_constraints" not in described("j_parent")
+    assert "table_constraints" not in described("j_child")
 
 
 def test_drop_primary_key_cascade_drops_the_foreign_keys_that_reference_it(dbx: Any, cursor: Any) -> None:
     """dbt-databricks drops a primary key a model no longer declares with DROP CONSTRAINT ... CASCADE; as on
     Databricks, the foreign keys of other tables that reference it go too (its suite's TestCascadingConstraintDrop
-    found the foreign key still listed), and those of other tables stay."""
+    found the foreign key still listed), and those of other tables stay; without CASCADE, a referenced primary key is
+    kept and the statement fails (RESTRICT, the default)."""
     dbx_cursor, _ = dbx
 
     def referential() -> list[str]:
@@ -291,8 +293,16 @@ def test_drop_primary_key_cascade_drops_the_foreign_keys_that_reference_it(dbx: 
                        f"CONSTRAINT cx_fk_parent FOREIGN KEY (id) REFERENCES main.{DB}.cx_parent (id), "
                        f"CONSTRAINT cx_fk_other FOREIGN KEY (o) REFERENCES {DB}.cx_other (id))")
     assert referential() == ["cx_fk_other", "cx_fk_parent"]
-    dbx_cursor.execute(f"ALTER TABLE `main`.`{DB}`.`cx_other` DROP CONSTRAINT cx_other_pk")   # no CASCADE: kept
+    # no CASCADE: RESTRICT, Databricks' default, refuses to orphan a foreign key; nothing changes
+    message = _fails(cursor, f"ALTER TABLE `main`.`{DB}`.`cx_other` DROP CONSTRAINT cx_other_pk",
+                     "CONSTRAINT_DEPENDENT_FOREIGN_KEYS", "2BP01")
+    assert "`cx_fk_other`" in message and "CASCADE" in message
+    _fails(cursor, "ALTER TABLE cx_other DROP CONSTRAINT cx_other_pk RESTRICT", "CONSTRAINT_DEPENDENT_FOREIGN_KEYS",
+           "2BP01")
     assert referential() == ["cx_fk_other", "cx_fk_parent"]
+    dbx_cursor.execute("SELECT constraint_name FROM main.information_schema.table_constraints "
+                       f"WHERE table_schema = '{DB}' AND table_name = 'cx_other'")
+    assert [row[0] for row in dbx_cursor.fetchall()] == ["cx_other_pk"]
     dbx_cursor.execute(f"ALTER TABLE `main`.`{DB}`.`cx_parent` DROP CONSTRAINT cx_parent_pk CASCADE")
     assert referential() == ["cx_fk_other"]
     dbx_cursor.execute(f"DESCRIBE TABLE EXTENDED main.{DB}.cx_ref AS JSON")
