@@ -46,7 +46,7 @@ from sluicegate.executor.errors import NotATableError, spark_errors
 from sluicegate.executor.lookups import not_found
 from sluicegate.executor.output import no_result, rows_result
 from sluicegate.executor.spark_databases import ensure_spark_database
-from sluicegate.executor.stream_plans import qualified, streams_of, table_kind
+from sluicegate.executor.stream_plans import qualified, readable_error, streams_of, table_kind
 from sluicegate.storage import locations
 from sluicegate.storage.delta.tables import delta_configuration
 from sluicegate.storage.delta.write import commit_files
@@ -333,7 +333,8 @@ def show_flows(ctx: StatementContext, statement: st.ShowFlows) -> StatementResul
     database = (statement.database or ctx.current_database).lower()
     matcher = pattern_matcher(statement.pattern)
     rows = [(f.stream.database, f.stream.flow, f.stream.name, f.stream.status, f.stream.last_batch_id,
-             display_time(f.stream.last_batch_at), f.stream.last_error, f.comment, f.owner)
+             display_time(f.stream.last_batch_at),
+             readable_error(ctx, f.stream.database, f.stream.name, f.stream.last_error), f.comment, f.owner)
             for f in ctx.store.list_flows(database) if matcher is None or matcher.match(f.stream.flow or "")]
     return rows_result([("namespace", "string"), ("flowName", "string"), ("tableName", "string"),
                         ("status", "string"), ("lastBatchId", "bigint"), ("lastBatchAt", "string"),
@@ -366,7 +367,7 @@ def flow_only_show_rows(ctx: StatementContext, database: str, matcher: Any) -> l
         flows = [f.stream for f in ctx.store.list_flows(database, table.name)]
         statuses = [f.status for f in flows]
         status = next((s for s in _WORST_FIRST if s in statuses), statuses[0] if statuses else "NO_FLOWS")
-        error = next((f.last_error for f in flows if f.last_error), None)
+        error = readable_error(ctx, database, table.name, next((f.last_error for f in flows if f.last_error), None))
         rows.append((database, table.name, status, _flows_mode(flows),
                      max((f.last_batch_id for f in flows if f.last_batch_id is not None), default=None),
                      display_time(max((f.last_batch_at for f in flows if f.last_batch_at), default=None)),

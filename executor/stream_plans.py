@@ -83,6 +83,15 @@ def stream_readers(ctx: StatementContext, database: str, name: str) -> StreamRea
     return StreamReaders(sorted(shown), hidden)
 
 
+def readable_error(ctx: StatementContext, database: str, name: str, error: str | None) -> str | None:
+    """A stream's (or refresh's) last error as a listing shows it: only to a caller who may read its table (a
+    flow's: its target; policy `may_read`), since an error may quote the data (a CAST of a row's value, an
+    expectation's offending record). Its name and status stay listed for everyone, as SHOW TABLES lists names."""
+    if error is None or ctx.policy.may_read(ctx.principal, database, name):
+        return error
+    return None
+
+
 def qualified(ctx: StatementContext, plan: StreamingPlan, stored: StreamingPlan | None) -> StreamingPlan:
     """Every name of the plan with its database, and each file source's schema (inferred once when not given):
     what is stored must mean the same after a restart, whatever the session's current database or the files.

@@ -52,7 +52,7 @@ from sluicegate.executor.object_kinds import refuse_schedule
 from sluicegate.executor.output import no_result, rows_result
 from sluicegate.executor.schedule_rows import change_schedule, refresh_rows, schedule_json, with_session_zone
 from sluicegate.executor.spark_databases import ensure_spark_database
-from sluicegate.executor.stream_plans import qualified, streams_of, table_kind
+from sluicegate.executor.stream_plans import qualified, readable_error, streams_of, table_kind
 from sluicegate.storage import locations
 from sluicegate.storage.delta.write import commit_files
 from sluicegate.storage.spark_errors import RuntimeQueryError
@@ -507,7 +507,8 @@ def show_streaming_tables(ctx: StatementContext, statement: st.ShowStreamingTabl
             continue  # flows: SHOW FLOWS
         plan = StreamingPlan.from_json(entry.plan_json)
         rows.append((entry.database, entry.name, entry.status, plan.output_mode, entry.last_batch_id,
-                     display_time(entry.last_batch_at), entry.rows_per_second, entry.last_error, entry.failures))
+                     display_time(entry.last_batch_at), entry.rows_per_second,
+                     readable_error(ctx, entry.database, entry.name, entry.last_error), entry.failures))
     rows = sorted(rows + flow_only_show_rows(ctx, database, matcher), key=lambda row: row[1])
     columns = [("namespace", "string"), ("tableName", "string"), ("status", "string"), ("outputMode", "string"),
                ("lastBatchId", "bigint"), ("lastBatchAt", "string"), ("rowsPerSecond", "double"),

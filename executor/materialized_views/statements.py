@@ -32,6 +32,7 @@ from sluicegate.executor.object_kinds import kind_name, refuse_refresh, refuse_s
 from sluicegate.executor.output import no_result, rows_result
 from sluicegate.executor.schedule_rows import change_schedule, schedule_json
 from sluicegate.executor.spark_databases import ensure_spark_database
+from sluicegate.executor.stream_plans import readable_error
 from sluicegate.executor.tables.dml import table_schema
 from sluicegate.executor.tables.view_columns import named_columns
 from sluicegate.storage import locations
@@ -245,13 +246,11 @@ def drop(ctx: StatementContext, database: str, name: str) -> None:
 def show_materialized_views(ctx: StatementContext, statement: st.ShowMaterializedViews) -> StatementResult:
     database = (statement.database or ctx.current_database).lower()
     rows = []
-    principal = ctx.principal
     for entry in ctx.store.list_tables(database, statement.pattern, kinds=(KIND,)):
         row, state = mv_refresh.state_of(ctx, entry)
-        readable = ctx.policy.may_read(principal, entry.database, entry.name)  # an error may quote the data
         rows.append((entry.database, entry.name, row.last_refresh_status if row is not None else None,
                      display_time(row.last_refresh_at) if row is not None else None, state.last_kind,
-                     row.last_error if row is not None and readable else None))
+                     readable_error(ctx, entry.database, entry.name, row.last_error if row is not None else None)))
     columns = [("namespace", "string"), ("viewName", "string"), ("lastRefreshStatus", "string"),
                ("lastRefreshedAt", "string"), ("lastRefreshType", "string"), ("lastError", "string")]
     return rows_result(columns, rows)
