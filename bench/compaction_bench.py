@@ -366,6 +366,12 @@ def commit_figures(plan: Plan, events: dict[tuple[str, int], tuple[float, float]
         "events": len(events), "stream_commits": len(commits), "streams": plan.flows,
         "first_phases_s": phase_medians(phases, first) if plan.flows == 1 else {},
         "last_phases_s": phase_medians(phases, last) if plan.flows == 1 else {}}
+    # the commit's median in each tenth of the run, in version order: whether it grows does not hang on the first
+    # window alone (a JVM warming up, or a machine slower for a while, makes the first 100 batches slow)
+    tenth = max(1, len(commits) // 10)
+    figures["commit_s_by_tenth"] = [
+        median([events[c.app, c.batch][0] for c in commits[start:start + tenth] if (c.app, c.batch) in events])
+        for start in range(0, tenth * 10, tenth) if commits[start:start + tenth]]
     for part, index in (("commit_s", 0), ("batch_s", 1)):
         early = [events[c.app, c.batch][index] for c in first if (c.app, c.batch) in events]
         late = [events[c.app, c.batch][index] for c in last if (c.app, c.batch) in events]
@@ -471,6 +477,8 @@ def report(plan: Plan, available: bool, results: list[dict[str, Any]]) -> str:
     add(f"sink commit, median of first / last {edge} batches",
         lambda r: f"{r['commits']['first_commit_s'] * 1000:.0f} / {r['commits']['last_commit_s'] * 1000:.0f} ms = "
                   f"{_ratio(r['commits']['commit_s_ratio'])}")
+    add("sink commit, median of each tenth of the run (ms)",
+        lambda r: " ".join(f"{value * 1000:.0f}" for value in r["commits"].get("commit_s_by_tenth", [])))
     add(f"micro-batch, median of first / last {edge} batches",
         lambda r: f"{r['commits']['first_batch_s'] * 1000:.0f} / {r['commits']['last_batch_s'] * 1000:.0f} ms = "
                   f"{_ratio(r['commits']['batch_s_ratio'])}")
