@@ -48,14 +48,20 @@ def landing(landing_root: Path) -> str:
     return str(folder)
 
 
+def trace_connection(gateway: Any, token: str, catalog: str = "main",
+                     http_path: str = "/sql/1.0/warehouses/trace", **options: Any) -> Any:
+    """A Databricks connector session on the trace gateway, in `catalog` and the trace schema, as dbt opens one."""
+    return sql.connect(server_hostname="127.0.0.1", http_path=http_path, access_token=token, catalog=catalog,
+                       schema=SCHEMA, enable_telemetry=False,
+                       _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice", **options)
+
+
 def replay(gateway: Any, token: str, catalog: str, steps: list[Step], landing: str) -> None:
     """Run `steps` in one session opened as dbt opens it (its catalog and schema); every failure or unexpected
     answer is collected, so one run names all of them."""
     problems = []
-    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/trace", access_token=token,
-                             catalog=catalog, schema=SCHEMA, enable_telemetry=False,
-                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice",
-                             session_configuration={"QUERY_TAGS": "@@dbt_databricks_version:1.12.8"})
+    connection = trace_connection(gateway, token, catalog,
+                                  session_configuration={"QUERY_TAGS": "@@dbt_databricks_version:1.12.8"})
     try:
         with connection.cursor() as cursor:
             for step in steps:
@@ -245,9 +251,7 @@ def test_cluster_path_with_hive_metastore(trace_gateway: tuple[Any, str], landin
              "`hive_metastore`.`analytics`.`m_table_hms`\n)"),
     ]
     replay(gateway, token, "hive_metastore", steps, landing)
-    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/protocolv1/o/0/trace", access_token=token,
-                             catalog="hive_metastore", schema=SCHEMA, enable_telemetry=False,
-                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    connection = trace_connection(gateway, token, "hive_metastore", http_path="/sql/protocolv1/o/0/trace")
     try:
         with connection.cursor() as cursor:  # how dbt lists relations on this path
             cursor.tables(catalog_name="hive_metastore", schema_name=SCHEMA)
@@ -261,9 +265,7 @@ def test_rowcount_after_dml_is_the_rows_modified(trace_gateway: tuple[Any, str])
     """numModifiedRows, the connector's cursor.rowcount: rows inserted, updated, deleted, or all three of a MERGE;
     -1 for statements that modify no rows (a query, DDL)."""
     gateway, token = trace_gateway
-    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/trace", access_token=token,
-                             catalog="main", schema=SCHEMA, enable_telemetry=False,
-                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    connection = trace_connection(gateway, token)
     try:
         with connection.cursor() as cursor:
             def rowcount(statement: str) -> int:
@@ -294,9 +296,7 @@ def test_a_snapshot_merge_inserts_the_source_columns_named_unqualified(trace_gat
     documents, a WHEN NOT MATCHED clause's values and condition read only the source; a lambda's variable stays its
     own; WHEN MATCHED still needs a qualified name where both sides have one."""
     gateway, token = trace_gateway
-    connection = sql.connect(server_hostname="127.0.0.1", http_path="/sql/1.0/warehouses/trace", access_token=token,
-                             catalog="main", schema=SCHEMA, enable_telemetry=False,
-                             _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice")
+    connection = trace_connection(gateway, token)
     try:
         with connection.cursor() as cursor:
             cursor.execute("CREATE OR REPLACE TABLE snap (id INT, name STRING, dbt_scd_id STRING, "
