@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.names import quote_identifier
+from sluicegate.catalog.uris import is_object_uri
 from sluicegate.dialect.errors import SqlError
 from sluicegate.engine.streams.errors import RAISED_IN_BATCH, StreamError
 from sluicegate.engine.streams.expectations import TOTALS, BatchChecks, Counts
@@ -50,6 +51,7 @@ from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.checkpoints import checkpoint_if_due, no_hooks
 from sluicegate.storage.delta.kept import KeptTable, latest_version
 from sluicegate.storage.delta.locks import table_lock
+from sluicegate.storage.delta.log_tail import LogTail
 from sluicegate.storage.delta.not_null import check_not_null, not_null_columns
 from sluicegate.storage.delta.write import AppTransaction
 from sluicegate.storage.observations import observable
@@ -104,11 +106,11 @@ def merge_predicate(keys: Sequence[str], rows: pa.Table) -> str:
     return " AND ".join(terms)
 
 
-def batch_done(kept: KeptTable | None, stream_id: str, batch_id: int) -> bool:
+def batch_done(kept: KeptTable | LogTail | None, stream_id: str, batch_id: int) -> bool:
     """Whether the kept table (None: no such table to write) already has this batch's commit."""
     if kept is None:
         return True
-    table = kept.latest()
+    table = kept.current() if isinstance(kept, LogTail) else kept.latest()
     done = None if table is None else table.transaction_version(stream_id)
     return done is not None and batch_id <= done
 
@@ -172,13 +174,15 @@ class DeltaSink(BatchSink):
         # the table and the quarantine kept open between batches: opening one from its checkpoint costs more the
         # longer the stream runs (storage/delta/kept.py)
         self._kept = KeptTable(location)
+        # an append sink follows its table's log by reading each new commit by name (storage/delta/log_tail.py)
+        self._tail = LogTail(self._kept) if mode == "append" and not is_object_uri(location) else None
         self._kept_quarantine = KeptTable(self.quarantine) if self.quarantine is not None else None
 
     def _batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
         if self.before_batch is not None:
             self.before_batch()
-        table_done = batch_done(self._kept, self.stream_id, batch_id)
+        table_done = batch_done(self._tail or self._kept, self.stream_id, batch_id)
         quarantine_done = batch_done(self._kept_quarantine, self.stream_id, batch_id)
         quality = None
         if table_done and quarantine_done:
@@ -219,6 +223,8 @@ class DeltaSink(BatchSink):
         txn = AppTransaction(self.stream_id, batch_id)
         parameters = self._parameters(batch_id)
         batch = self._checked(batch)
+        if self.mode == "append" and self._tail is not None:
+            return commit.append_logged(self._tail, batch, OPERATION, parameters, txn)
         if self.mode == "append":
             return commit.append(self.location, batch, OPERATION, parameters, txn, table=self._kept.latest())
         if self.mode == "complete" or not self.keys:

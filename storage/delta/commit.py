@@ -22,11 +22,19 @@ from urllib.parse import unquote
 
 from sluicegate.catalog.uris import as_location, is_object_uri
 from sluicegate.storage.delta.changes import table_change
-from sluicegate.storage.delta.checkpoints import checkpoint_if_due, no_hooks
+from sluicegate.storage.delta.checkpoints import checkpoint_due, checkpoint_if_due, no_hooks
 from sluicegate.storage.delta.errors import DeltaCommitConflictError
 from sluicegate.storage.delta.files import WrittenFile, list_written_files
 from sluicegate.storage.delta.kept import latest_version, table_location
 from sluicegate.storage.delta.locks import table_lock
+from sluicegate.storage.delta.log_commits import (
+    add_action,
+    append_commit_info,
+    client_version,
+    put_commit,
+    transaction_action,
+)
+from sluicegate.storage.delta.log_tail import LogTail, TailState
 from sluicegate.storage.delta.object_write import write_arrow_files
 from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.delta.write import AppTransaction, write_files
@@ -150,6 +158,60 @@ def append(location: str, df: DataFrame, operation: str = "WRITE",
     table = open_table(location) if table is None else table
     files = write_files(df, location, table.metadata().partition_columns)
     return commit_actions(table, _adds(files), "append", operation, parameters or {"mode": "Append"}, app_transaction)
+
+
+def append_logged(tail: LogTail, df: DataFrame, operation: str, parameters: dict[str, str],
+                  app_transaction: AppTransaction) -> int:
+    """A stream's append of `df`'s rows to the local table `tail` follows: the commit file written by name after the
+    latest version (storage/delta/log_commits.py: no listing of the log, whose length grows with the stream's age);
+    through delta-rs (`append`) when the table is on an object store or its protocol asks more of a writer."""
+    state = None if is_object_uri(tail.location) else tail.current()
+    if state is None or not state.direct:
+        return append(tail.location, df, operation, parameters, app_transaction, table=tail.kept.latest())
+    return commit_appended(tail, write_files(df, tail.location, state.partition_columns), operation, parameters,
+                           app_transaction)
+
+
+def commit_appended(tail: LogTail, files: Sequence[WrittenFile], operation: str, parameters: dict[str, str],
+                    app_transaction: AppTransaction) -> int:
+    """Commit the data files a stream's batch wrote to the local table `tail` follows, by name (`append_logged`);
+    the checkpoint when the version makes one due, as `commit_actions` does."""
+    with table_lock(tail.location):
+        version = _put_append(tail, files, operation, parameters, app_transaction)
+        if version is None:  # the table changed under the append: delta-rs's commit judges it
+            return commit_actions(tail.kept.existing(), _adds(files), "append", operation, parameters,
+                                  app_transaction)
+        state = tail.current()
+        if state is not None and checkpoint_due(version, state.configuration):
+            checkpoint_if_due(tail.kept.existing(), version)
+            tail.rebase()
+    notify_committed(str(as_location(tail.location)))
+    return version
+
+
+def _put_append(tail: LogTail, files: Sequence[WrittenFile], operation: str, parameters: dict[str, str],
+                app_transaction: AppTransaction) -> int | None:
+    """Put the append's commit file in place after the latest version, moving past commits other processes land
+    first (an append reads nothing, so it is valid after any of them); None when the table's metadata or protocol
+    changed meanwhile. A commit of the same stream's txn that landed first fails it, as in delta-rs."""
+    adds = [add_action(f.path, f.size, f.partition_values, f.modification_time, f.stats or None) for f in files]
+    txn = (app_transaction.app_id, app_transaction.version)
+    while True:
+        state: TailState | None = tail.current()
+        if state is None or not state.direct:
+            return None
+        done = state.transaction_version(app_transaction.app_id)
+        if done is not None and done >= app_transaction.version:
+            raise DeltaCommitConflictError(
+                f"another writer committed batch {done} of stream {app_transaction.app_id} to the table first",
+                hint="the stream's batch is already in the table; restart the stream to carry on from it")
+        info = append_commit_info(int(time.time() * 1000), state.partition_columns,
+                                  {OPERATION_KEY: operation, PARAMETERS_KEY: json.dumps(parameters)},
+                                  client_version())
+        version = state.version + 1
+        if put_commit(tail.location, version, [info, *adds, transaction_action(*txn)]):
+            tail.committed(state, version, txn)
+            return version
 
 
 def overwrite(location: str, df: DataFrame, operation: str = "WRITE",
