@@ -108,6 +108,8 @@ class HistoryRecorder:
         self._ended: dict[bytes, tuple[OperationState, BaseException | None, int | None]] = {}
         self._lock = threading.Lock()
         self._progress = threading.Condition()
+        self._wake = threading.Event()   # cuts the writer's wait for a batch short: a full batch, flush, stop
+        self._stopping = False           # stop() was called: what is queued is written without waiting
         self._queued = 0
         self._done = 0
         self.cpu_seconds = 0.0   # the writer thread's CPU time so far: what the history costs (bench/history_bench.py)
@@ -161,16 +163,25 @@ class HistoryRecorder:
     def _put(self, item: _Noted | HistoryRecord) -> None:
         with self._progress:
             self._queued += 1
+            full = self._queued - self._done >= self._settings.batch_size
         self._queue.put(item)
+        if full:   # a whole batch waits: written now rather than at the end of the interval
+            self._wake.set()
 
     # -- the writer thread --------------------------------------------------------------------------------------------
 
     def _run(self) -> None:
         stopping = False
         while not stopping:
-            item = self._queue.get()
+            item = self._queue.get()   # asleep while nothing is noted
+            # one wake-up a batch, not one a statement: the writer sleeps while the batch gathers (`flush_interval`,
+            # or until `batch_size` are noted, or `flush`/`stop` ask), then takes what is queued. Woken by every
+            # statement's `put`, it asked for the interpreter's lock once a statement, in the middle of the next
+            # statement's work (bench/RESULTS.md, issue 26)
+            if not self._stopping:
+                self._wake.wait(self._settings.flush_interval)
+                self._wake.clear()
             batch: list[_Noted | HistoryRecord] = []
-            deadline = time.monotonic() + self._settings.flush_interval
             while True:
                 if item is None:
                     stopping = True
@@ -179,7 +190,7 @@ class HistoryRecorder:
                 if stopping or len(batch) >= self._settings.batch_size:
                     break
                 try:
-                    item = self._queue.get(timeout=max(deadline - time.monotonic(), 0.0))
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
             began = time.thread_time()
@@ -250,14 +261,24 @@ class HistoryRecorder:
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every statement noted so far is written; False if `timeout` passed first."""
+        deadline = time.monotonic() + timeout
         with self._progress:
             target = self._queued
-            return self._progress.wait_for(lambda: self._done >= target, timeout)
+            while self._done < target:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # again each turn: a statement noted as the writer took its batch is in the next one, which waits
+                self._wake.set()
+                self._progress.wait(min(left, 0.05))
+            return True
 
     def stop(self, timeout: float = 10.0) -> None:
         """Write what is queued, then end the writer thread (before the catalog closes)."""
         if self._thread.is_alive():
+            self._stopping = True
             self._queue.put(None)
+            self._wake.set()
             self._thread.join(timeout)
 
 
