@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -278,3 +279,26 @@ def test_a_full_batch_is_written_at_once_and_stop_writes_what_is_queued(tmp_path
         manager.shutdown()
         recorder.stop()
         store.close()
+
+
+def test_the_record_is_read_off_the_operation_on_the_writer_not_on_the_request_path(setup: Any) -> None:
+    """`closed` queues the operation; its session's user and address are read on the writer's thread, once the
+    operation is closed (nothing the history keeps changes then), and the row is the same."""
+    store, recorder, manager = setup
+    readers: list[str] = []
+
+    class _Watched(SimpleNamespace):
+        @property
+        def user(self) -> str:
+            readers.append(threading.current_thread().name)
+            return "frank"
+
+    session = _Watched(handle=SessionHandle.new(), client="10.9.8.7:4000", touch=lambda: None, forget=lambda op: None)
+    op = _run(manager, _Statement(session, "SELECT 1"))
+    assert op.fetch(FetchOrientation.NEXT, 10).num_rows == 3
+    op.close()
+    assert readers == []   # nothing read as the client closed it
+    assert recorder.flush(10)
+    assert readers == ["sluicegate-history"]
+    (row,) = history.read(store, "frank")
+    assert (row.execution_status, row.produced_rows, row.client_address) == ("FINISHED", 3, "10.9.8.7")
