@@ -1,13 +1,17 @@
-"""What the query history costs a statement: `SELECT 1` (execute + fetchall, through PyHive) on two gateways of one
-Spark, one with the history and the statement log on (the default), one with both off (no observer at all),
-measured in short alternating rounds so that the machine's drift falls on both alike. Two workloads: the same text
-again and again (`SELECT 1`: the writer's cache of described texts hits) and a new text each time (`SELECT <n>`:
-every statement's facts read and its text redacted anew). Prints p50, p99 and mean of each side, the median over
-rounds of the on/off ratio of the round's medians and of their p99s (paired: each round's two halves ran back to
-back), the machine's load average, and what the history costs in CPU time, which the machine's load does not inflate
-as it does latency: the writer thread's CPU per statement (`HistoryRecorder.cpu_seconds`) and the time the
-observer's two calls take on the statement's own thread (timed directly, on operations that do nothing). Writes the
-samples to bench/out/history_bench.json.
+"""What the query history and the metrics cost a statement (execute + fetchall, through PyHive) on three gateways of
+one Spark: `on` with the history, the statement log and the metrics (the default), `off` with the history and the
+statement log off (the metrics on), `bare` with the metrics' statement observer removed too; measured in short
+alternating rounds so that the machine's drift falls on all alike. The history's cost is on/off, the metrics' share
+off/bare (what is left of the metrics on `bare`: two integer adds per fetch). Four workloads: `SELECT 1` (the same
+text again and again: the writer's cache of described texts hits) and `SELECT <n>` (a new text each time: every
+statement's facts read and its text redacted anew), both answered by the gateway without the JVM
+(engine/literal_results.py), and the same two through Spark (`SELECT abs(1)`, `SELECT abs(<n>)`: a function is not
+answered by the gateway, and a statement without a table is not kept by the result cache). Prints p50, p99 and mean
+of each side, the median over rounds of the on/off and off/bare ratios of the round's medians and of their p99s
+(paired: each round's sides ran back to back, in turns), the machine's load average, and what the history costs in
+CPU time, which the machine's load does not inflate as it does latency: the writer thread's CPU per statement
+(`HistoryRecorder.cpu_seconds`) and the time the observer's two calls take on the statement's own thread (timed
+directly, on operations that do nothing). Writes the samples to bench/out/history_bench.json.
 
     ./run bench bench/history_bench.py [--rounds 20] [--per-round 50]
 """
@@ -40,10 +44,21 @@ def _percentile(samples: list[float], q: float) -> float:
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)]
 
 
-def _round(cursor: Any, n: int, distinct: bool = False) -> list[float]:
+# workload -> (its label, the text of its n-th statement)
+WORKLOADS: dict[str, tuple[str, Any]] = {
+    "same": ("SELECT 1 (same text)", lambda n: "SELECT 1"),
+    "distinct": ("SELECT <n> (new text)", lambda n: f"SELECT {n}"),
+    "spark_same": ("SELECT abs(1) (Spark)", lambda n: "SELECT abs(1)"),
+    "spark_distinct": ("SELECT abs(<n>) (Spark)", lambda n: f"SELECT abs({n})"),
+}
+SIDES = ("on", "off", "bare")
+
+
+def _round(cursor: Any, n: int, workload: str = "same") -> list[float]:
     times = []
+    text = WORKLOADS[workload][1]
     for _ in range(n):
-        sql = f"SELECT {next(_numbers)}" if distinct else "SELECT 1"
+        sql = text(next(_numbers))
         start = time.perf_counter()
         cursor.execute(sql)
         cursor.fetchall()
@@ -100,29 +115,36 @@ def main() -> None:
     off_config = load_config(port=0, warehouse=warehouse, overrides={
         "history": {"enabled": False}, "log": {"statements": False}})
     spark = app.start_spark(on_config)
-    # the side without the history owns the warehouse's background work (streams, scheduler, compaction): if
-    # anything, that is charged to the side the history is compared with, not to the history
-    off = app.start(off_config, spark, host="127.0.0.1", port=0)
-    on = app.start(on_config, spark, catalog=off.service.catalog, streams=off.service.streams, host="127.0.0.1",
-                   port=0)
-    assert on.history is not None and off.history is None
+    # a fourth gateway, not measured, owns the warehouse's background work (streams, scheduler, compaction) and the
+    # others share its catalog: when the `off` side owned it, its `SELECT 1` was 1.4-2.5x slower than `on`'s and
+    # `bare`'s on a busy machine (bench/RESULTS.md, issue 26), which charged the owner's work to the comparison
+    owner = app.start(off_config, spark, host="127.0.0.1", port=0)
+    off = app.start(off_config, spark, catalog=owner.service.catalog, streams=owner.service.streams,
+                    host="127.0.0.1", port=0)
+    on = app.start(on_config, spark, catalog=owner.service.catalog, streams=owner.service.streams,
+                   host="127.0.0.1", port=0)
+    bare = app.start(off_config, spark, catalog=owner.service.catalog, streams=owner.service.streams,
+                     host="127.0.0.1", port=0)
+    bare.service.operations.observers.remove(bare.service.metrics.observer)   # no metrics per statement either
+    assert on.history is not None and off.history is None and bare.history is None
     try:
         cursors = {name: hive.connect("127.0.0.1", gw.port, username="bench").cursor()
-                   for name, gw in (("on", on), ("off", off))}
+                   for name, gw in (("on", on), ("off", off), ("bare", bare))}
         for cursor in cursors.values():
-            _round(cursor, 50)   # warm-up, both sides
+            for workload in WORKLOADS:
+                _round(cursor, 20, workload)   # warm-up, every side
         samples: dict[str, dict[str, list[list[float]]]] = {
-            workload: {"on": [], "off": []} for workload in ("same", "distinct")}
+            workload: {side: [] for side in SIDES} for workload in WORKLOADS}
         writer_cpu: dict[str, float] = {}
         started = time.time()
         load_before = os.getloadavg()
-        for workload in ("same", "distinct"):
+        for workload in WORKLOADS:
             assert on.history.flush(60)
             before = on.history.cpu_seconds
             for number in range(args.rounds):
-                order = ("on", "off") if number % 2 == 0 else ("off", "on")
-                for name in order:
-                    samples[workload][name].append(_round(cursors[name], args.per_round, workload == "distinct"))
+                turn = number % len(SIDES)   # each side first, second and last in turn
+                for name in SIDES[turn:] + SIDES[:turn]:
+                    samples[workload][name].append(_round(cursors[name], args.per_round, workload))
             assert on.history.flush(60)
             writer_cpu[workload] = on.history.cpu_seconds - before
         elapsed = time.time() - started
@@ -135,26 +157,27 @@ def main() -> None:
     finally:
         on.server.shutdown(0)
         on.history.stop()
-        off.stop(grace=0)
+        bare.server.shutdown(0)
+        off.server.shutdown(0)
+        owner.stop(grace=0)
         spark.stop()
     print(f"SELECT through PyHive, {args.rounds} alternating rounds of {args.per_round} per side and workload, "
           f"{elapsed:.0f} s; {stored} statements stored by the history; load average (1, 5, 15 min) "
           f"{_load(load_before)} before, {_load(load_after)} after on {os.cpu_count()} CPUs")
-    print(f"{'workload':24} {'history':8} {'n':>6} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
-    for workload, label in (("same", "SELECT 1 (same text)"), ("distinct", "SELECT <n> (new text)")):
-        for name in ("off", "on"):
+    print(f"{'workload':24} {'side':8} {'n':>6} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
+    for workload, (label, _) in WORKLOADS.items():
+        for name in ("bare", "off", "on"):
             data = [x for each in samples[workload][name] for x in each]
             print(f"{label:24} {name:8} {len(data):>6} {statistics.median(data):>8.2f} "
                   f"{_percentile(data, 0.99):>8.2f} {statistics.fmean(data):>8.2f}")
-        ratios = [statistics.median(with_history) / statistics.median(without)
-                  for with_history, without in zip(samples[workload]["on"], samples[workload]["off"], strict=True)]
-        print(f"{label:24} cost of the history, median over rounds of the paired p50 ratio: "
-              f"{100 * (statistics.median(ratios) - 1):+.1f}% (rounds' ratios {min(ratios):.2f}-{max(ratios):.2f})")
-        tails = [_percentile(with_history, 0.99) / _percentile(without, 0.99)
-                 for with_history, without in zip(samples[workload]["on"], samples[workload]["off"], strict=True)]
-        print(f"{label:24} cost of the history, median over rounds of the paired p99 ratio: "
-              f"{100 * (statistics.median(tails) - 1):+.1f}% (rounds' ratios {min(tails):.2f}-{max(tails):.2f})")
-        # the statements of the on side, and the one that closed each round's previous statement
+        for what, upper, lower in (("the history (on/off)", "on", "off"), ("the metrics (off/bare)", "off", "bare")):
+            ratios = [statistics.median(a) / statistics.median(b)
+                      for a, b in zip(samples[workload][upper], samples[workload][lower], strict=True)]
+            tails = [_percentile(a, 0.99) / _percentile(b, 0.99)
+                     for a, b in zip(samples[workload][upper], samples[workload][lower], strict=True)]
+            print(f"{label:24} cost of {what}, median over rounds of the paired p50 ratio: "
+                  f"{100 * (statistics.median(ratios) - 1):+.1f}% (rounds' ratios {min(ratios):.2f}-{max(ratios):.2f})"
+                  f"; of the p99 ratio: {100 * (statistics.median(tails) - 1):+.1f}%")
         per = 1000 * writer_cpu[workload] / (args.rounds * args.per_round)
         print(f"{label:24} the writer thread's CPU per statement: {per:.3f} ms")
     print(f"the observer on the statement's thread (ended + closed): {observer_us:.1f} us per statement")

@@ -4,8 +4,9 @@ as ExecuteStatement classifies them, told to a real HistoryRecorder writing a re
 `time.thread_time()` (CPU of the thread measured only):
 - the request path: the observer's `ended` + `closed` on the operation's thread;
 - the writer thread, in its parts, run synchronously on this thread over the same kind of items: describing a
-  statement and building its record (`_record`), the statement log line (`_log_line`, with the log at INFO into a
-  handler that drops it: the formatting is paid, the terminal is not), and the batch insert (`history.append`);
+  statement and building its record (`_noted` + `_record`), the statement log line (`_log_line`, with the log at
+  INFO into a handler that drops it: the formatting is paid, the terminal is not), and the batch insert
+  (`history.append`);
 - the writer's whole work (`_write_batch`: records, log lines, the GIL hand-backs, insert and commit) on this thread
   in batches of `--batch` (40: what 0.5 s of `flush_interval` gathers of ~12 ms statements from one client);
 - the writer thread as it runs (`HistoryRecorder.cpu_seconds`, batches as large as the queue allows);
@@ -99,7 +100,8 @@ def _measure(store: CatalogStore, n: int, distinct: bool, batch_size: int, profi
         parts._write_batch(each)
     whole_cpu = time.thread_time() - began
     began = time.thread_time()
-    records = [parts._record(item) for item in noted]
+    # read off the closed operation, then described, as the writer does
+    records = [parts._record(recorder_module._noted(*item)) for item in noted]
     record_cpu = time.thread_time() - began
     began = time.thread_time()
     for record in records:
@@ -119,7 +121,7 @@ def _measure(store: CatalogStore, n: int, distinct: bool, batch_size: int, profi
     print(f"  request path, observer ended + closed:      {_us(observer, n)}")
     print(f"  writer's work, batches of {batch_size:<4} (_write_batch): {_us(whole_cpu, n)}")
     print(f"  writer thread as it runs (cpu_seconds):     {_us(writer, n)}")
-    print(f"    describe + build the record (_record): {_us(record_cpu, n)}")
+    print(f"    describe + build the record (_noted + _record): {_us(record_cpu, n)}")
     print(f"    the statement log line (_log_line):    {_us(log_cpu, n)}")
     print(f"    the batch insert (history.append):     {_us(append_cpu, n)}")
     if profiler is not None:

@@ -1,8 +1,9 @@
 """The query history's recorder and the statement log: an operation observer (gateway/operation/observers.py) that
 notes what it needs of each statement when the client closes it, and a thread of its own that does the rest.
 
-On the operation's thread only plain attributes are copied into a `_Noted` and put on a queue (no parsing, no JVM, no
-I/O), so a statement is never slower for being recorded. The writer thread, in batches: reads the statement's type
+On the operation's thread the closed operation, the state it ended in and the time are put on a queue (no parsing,
+no JVM, no I/O, no copying), so a statement is never slower for being recorded. The writer thread, in batches (it
+sleeps while one gathers: one wake-up a batch): reads what it keeps of the operation (`_noted`), its type
 and tables off the tree it was classified from as it ran (dialect/statement_types.py `facts_of`: a walk, no parse),
 redacts its text from sqlglot's tokens (dialect/redaction.py: literals unless `history.keep_text_whole`, secrets
 always), asks Spark's status store what a statement that names tables read (engine/progress.py `group_input`), logs
@@ -54,7 +55,7 @@ TRIM_EVERY_SECONDS = 60.0   # the retention is enforced at least this often, and
 
 @dataclass(frozen=True)
 class _Noted:
-    """What the operation's thread copies at close: plain values, nothing computed."""
+    """What the writer reads of a closed operation: plain values, nothing computed."""
 
     statement_id: str
     session_id: str | None
@@ -74,6 +75,33 @@ class _Noted:
     spark_context: Any = None      # where the rows a query read are counted (its job group is the statement id)
     classified: Any = None         # (statement, sqlglot tree) as the operation classified it, None if it did not
     from_result_cache: bool | None = None   # a statement's result was a kept answer (None: no statement)
+
+
+# what the operation's thread queues at close: the operation, the state it ended in (None: closed before it ended)
+# and when it was closed
+_Closed = tuple["Operation", "OperationState | None", float]
+
+
+def _noted(operation: Operation, ended: OperationState | None, closed: float) -> _Noted:
+    """What the history keeps of a closed operation, read on the writer thread."""
+    if ended is None:
+        state, error, modified = OperationState.CLOSED, None, None
+    else:
+        status = operation.status()
+        state, error, modified = ended, status.error, status.modified_rows
+    session = operation.session
+    session_handle = getattr(session, "handle", None)
+    text = operation.statement if operation.op_type is OperationType.EXECUTE_STATEMENT else None
+    return _Noted(
+        statement_id=operation.handle.hex, session_id=getattr(session_handle, "hex", None),
+        user=getattr(session, "user", None) or "anonymous", source=CLIENT,
+        client_application=getattr(session, "client_application", None),
+        client_address=_address(getattr(session, "client", None)), op_type=operation.op_type.value, text=text,
+        state=state, error=error, started=operation.started, completed=operation.completed, closed=closed,
+        rows=operation.rows_fetched if state is OperationState.FINISHED else None,
+        modified_rows=modified, spark_context=getattr(getattr(session, "spark", None), "sparkContext", None),
+        classified=getattr(operation, "classified", None),
+        from_result_cache=operation.from_result_cache if text is not None else None)
 
 
 def _address(peer: str | None) -> str | None:
@@ -104,10 +132,12 @@ class HistoryRecorder:
         self._since_trim = 0            # rows written since the table was last trimmed (the writer thread's)
         self._next_trim = 0.0           # monotonic time of the next trim due by time
         self._log_lines = log_lines
-        self._queue: queue.SimpleQueue[_Noted | HistoryRecord | None] = queue.SimpleQueue()
-        self._ended: dict[bytes, tuple[OperationState, BaseException | None, int | None]] = {}
+        self._queue: queue.SimpleQueue[_Closed | HistoryRecord | None] = queue.SimpleQueue()
+        self._ended: dict[bytes, OperationState] = {}   # the state each operation ended in, until it closes
         self._lock = threading.Lock()
         self._progress = threading.Condition()
+        self._wake = threading.Event()   # cuts the writer's wait for a batch short: a full batch, flush, stop
+        self._stopping = False           # stop() was called: what is queued is written without waiting
         self._queued = 0
         self._done = 0
         self.cpu_seconds = 0.0   # the writer thread's CPU time so far: what the history costs (bench/history_bench.py)
@@ -120,26 +150,16 @@ class HistoryRecorder:
         pass
 
     def ended(self, operation: Operation) -> None:
-        status = operation.status()
         with self._lock:
-            self._ended[operation.handle.guid] = (status.state, status.error, status.modified_rows)
+            self._ended[operation.handle.guid] = operation.state   # after the close it reads CLOSED
 
     def closed(self, operation: Operation) -> None:
         with self._lock:
-            state, error, modified = self._ended.pop(operation.handle.guid, (OperationState.CLOSED, None, None))
-        session = operation.session
-        session_handle = getattr(session, "handle", None)
-        text = operation.statement if operation.op_type is OperationType.EXECUTE_STATEMENT else None
-        self._put(_Noted(
-            statement_id=operation.handle.hex, session_id=getattr(session_handle, "hex", None),
-            user=getattr(session, "user", None) or "anonymous", source=CLIENT,
-            client_application=getattr(session, "client_application", None),
-            client_address=_address(getattr(session, "client", None)), op_type=operation.op_type.value, text=text,
-            state=state, error=error, started=operation.started, completed=operation.completed, closed=time.time(),
-            rows=operation.rows_fetched if state is OperationState.FINISHED else None,
-            modified_rows=modified, spark_context=getattr(getattr(session, "spark", None), "sparkContext", None),
-            classified=getattr(operation, "classified", None),
-            from_result_cache=operation.from_result_cache if text is not None else None))
+            state = self._ended.pop(operation.handle.guid, None)
+        # the operation itself is queued and its fields read on the writer (`_noted`): once closed, nothing of what
+        # the history keeps changes, and copying them here (a frozen record of 18 fields) was most of the observer's
+        # 12 us a statement
+        self._put((operation, state, time.time()))
 
     # -- the gateway's own work ---------------------------------------------------------------------------------------
 
@@ -158,19 +178,28 @@ class HistoryRecorder:
             produced_rows=None, modified_rows=None, read_tables=read, written_tables=written,
             statement_text=redact_statement(text, keep_literals=self._settings.keep_text_whole) if text else None))
 
-    def _put(self, item: _Noted | HistoryRecord) -> None:
+    def _put(self, item: _Closed | HistoryRecord) -> None:
         with self._progress:
             self._queued += 1
+            full = self._queued - self._done >= self._settings.batch_size
         self._queue.put(item)
+        if full:   # a whole batch waits: written now rather than at the end of the interval
+            self._wake.set()
 
     # -- the writer thread --------------------------------------------------------------------------------------------
 
     def _run(self) -> None:
         stopping = False
         while not stopping:
-            item = self._queue.get()
-            batch: list[_Noted | HistoryRecord] = []
-            deadline = time.monotonic() + self._settings.flush_interval
+            item = self._queue.get()   # asleep while nothing is noted
+            # one wake-up a batch, not one a statement: the writer sleeps while the batch gathers (`flush_interval`,
+            # or until `batch_size` are noted, or `flush`/`stop` ask), then takes what is queued. Woken by every
+            # statement's `put`, it asked for the interpreter's lock once a statement, in the middle of the next
+            # statement's work (bench/RESULTS.md, issue 26)
+            if not self._stopping:
+                self._wake.wait(self._settings.flush_interval)
+                self._wake.clear()
+            batch: list[_Closed | HistoryRecord] = []
             while True:
                 if item is None:
                     stopping = True
@@ -179,19 +208,19 @@ class HistoryRecorder:
                 if stopping or len(batch) >= self._settings.batch_size:
                     break
                 try:
-                    item = self._queue.get(timeout=max(deadline - time.monotonic(), 0.0))
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
             began = time.thread_time()
             self._write_batch(batch)
             self.cpu_seconds += time.thread_time() - began
 
-    def _write_batch(self, batch: list[_Noted | HistoryRecord]) -> None:
+    def _write_batch(self, batch: list[_Closed | HistoryRecord]) -> None:
         records: list[HistoryRecord] = []
         yielded = time.perf_counter()
         for item in batch:
             try:
-                record = item if isinstance(item, HistoryRecord) else self._record(item)
+                record = item if isinstance(item, HistoryRecord) else self._record(_noted(*item))
                 records.append(record)
                 if self._log_lines:
                     _log_line(record)
@@ -250,14 +279,24 @@ class HistoryRecorder:
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every statement noted so far is written; False if `timeout` passed first."""
+        deadline = time.monotonic() + timeout
         with self._progress:
             target = self._queued
-            return self._progress.wait_for(lambda: self._done >= target, timeout)
+            while self._done < target:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # again each turn: a statement noted as the writer took its batch is in the next one, which waits
+                self._wake.set()
+                self._progress.wait(min(left, 0.05))
+            return True
 
     def stop(self, timeout: float = 10.0) -> None:
         """Write what is queued, then end the writer thread (before the catalog closes)."""
         if self._thread.is_alive():
+            self._stopping = True
             self._queue.put(None)
+            self._wake.set()
             self._thread.join(timeout)
 
 

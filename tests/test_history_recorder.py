@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -217,3 +218,87 @@ def test_log_format_json_puts_a_json_formatter_on_the_root_handlers() -> None:
         for each, formatter in before.items():
             each.setFormatter(formatter)   # pytest's own handlers too
         root.removeHandler(handler)
+
+
+def _voluntary_switches(thread_id: int | None) -> int:
+    """How often a thread gave up the CPU to wait (Linux counts it per thread)."""
+    status = Path(f"/proc/self/task/{thread_id}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("voluntary_ctxt_switches")).split()[1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts the writer's switches in /proc")
+def test_the_writer_wakes_once_a_batch_not_once_a_statement(tmp_path: Path) -> None:
+    """Woken by every statement noted, the writer asked for the interpreter's lock once a statement, amid the next
+    statement's work (bench/RESULTS.md, issue 26). It sleeps while a batch gathers: 40 statements closed 5 ms apart
+    within one interval wake it a few times, not 40, and each is written with its user and status."""
+    store = CatalogStore.for_warehouse(tmp_path)
+    recorder = HistoryRecorder(store, HistorySettings(flush_interval=2.0))
+    manager = OperationManager(background_threads=1, idle_timeout=0)
+    manager.observers.add(recorder)
+    try:
+        _run(manager, _Statement(_session("warm"), "SELECT 1")).close()
+        assert recorder.flush(10)
+        operations = [_run(manager, _Statement(_session(f"u{i}"), "SELECT 1", fail=i % 2 == 1)) for i in range(40)]
+        before = _voluntary_switches(recorder._thread.native_id)
+        for operation in operations:
+            operation.close()
+            time.sleep(0.005)
+        woken = _voluntary_switches(recorder._thread.native_id) - before
+        assert woken < 10, f"the writer was woken {woken} times for 40 statements"
+        assert recorder.flush(1.0)   # flush does not wait for the interval's end
+        rows = {r.executed_by: r for r in history.read(store, None)}
+        assert all(rows[f"u{i}"].execution_status == ("FAILED" if i % 2 else "FINISHED") for i in range(40))
+    finally:
+        manager.shutdown()
+        recorder.stop()
+        store.close()
+
+
+def test_a_full_batch_is_written_at_once_and_stop_writes_what_is_queued(tmp_path: Path) -> None:
+    """The writer's wait for a batch is cut short by `batch_size` statements noted, and by `stop`: neither waits for
+    a long `flush_interval`, and nothing queued is lost (more than one batch's worth at stop)."""
+    store = CatalogStore.for_warehouse(tmp_path)
+    recorder = HistoryRecorder(store, HistorySettings(flush_interval=30.0, batch_size=5))
+    manager = OperationManager(background_threads=1, idle_timeout=0)
+    manager.observers.add(recorder)
+    try:
+        for i in range(5):
+            _run(manager, _Statement(_session(f"a{i}"), "SELECT 1")).close()
+        deadline = time.monotonic() + 5
+        while history.count(store) < 5 and time.monotonic() < deadline:   # no flush: the full batch alone
+            time.sleep(0.02)
+        assert history.count(store) == 5
+        for i in range(12):
+            _run(manager, _Statement(_session(f"b{i}"), "SELECT 1")).close()
+        began = time.monotonic()
+        recorder.stop()
+        assert time.monotonic() - began < 5 and not recorder._thread.is_alive()
+        assert {r.executed_by for r in history.read(store, None)} == {f"a{i}" for i in range(5)} | \
+            {f"b{i}" for i in range(12)}
+    finally:
+        manager.shutdown()
+        recorder.stop()
+        store.close()
+
+
+def test_the_record_is_read_off_the_operation_on_the_writer_not_on_the_request_path(setup: Any) -> None:
+    """`closed` queues the operation; its session's user and address are read on the writer's thread, once the
+    operation is closed (nothing the history keeps changes then), and the row is the same."""
+    store, recorder, manager = setup
+    readers: list[str] = []
+
+    class _Watched(SimpleNamespace):
+        @property
+        def user(self) -> str:
+            readers.append(threading.current_thread().name)
+            return "frank"
+
+    session = _Watched(handle=SessionHandle.new(), client="10.9.8.7:4000", touch=lambda: None, forget=lambda op: None)
+    op = _run(manager, _Statement(session, "SELECT 1"))
+    assert op.fetch(FetchOrientation.NEXT, 10).num_rows == 3
+    op.close()
+    assert readers == []   # nothing read as the client closed it
+    assert recorder.flush(10)
+    assert readers == ["sluicegate-history"]
+    (row,) = history.read(store, "frank")
+    assert (row.execution_status, row.produced_rows, row.client_address) == ("FINISHED", 3, "10.9.8.7")
