@@ -1,0 +1,153 @@
+"""py4j round trips per statement (issue 28): how many calls the gateway makes into the JVM for one statement of each
+kind, counted, not estimated, and each kind's latency alone.
+
+    ./run bench bench/round_trips_bench.py [--reps 7]
+
+One gateway in this process (bench/in_process.py) on a fresh warehouse with a small Delta table `rt.small`
+(100 rows), and a PyHive client on it. py4j's client class is wrapped in a counter for the whole run
+(`GatewayClient.send_command`, which every py4j call goes through, pinned-thread mode or not): each call made by a
+thread of the gateway's statement path (the operation pool, the connections' threads) while one statement runs
+(execute, then every row fetched) counts for that statement. Background threads (history writer, metrics, the JVM
+watchdog, the compactor, streams) are counted apart, so their work does not blur the figure. Each kind runs --reps
+times after a warm-up pass; prints the minimum and median of its round trips, and its latency p50 / max in ms, as a
+Markdown table; writes the figures to bench/out/round_trips_bench.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from in_process import in_process_gateway
+
+# The statements measured: what a BI tool and a pipeline send most, one of each way through the gateway.
+STATEMENTS: dict[str, str] = {
+    "select1": "SELECT 1",                                            # a pool's validation query (literal)
+    "select_expr": "SELECT 1 + 1",                                    # a projection Spark computes, no table
+    "select_delta": "SELECT id, v FROM rt.small WHERE id < 10",       # a small Delta table, filtered
+    "describe": "DESCRIBE rt.small",
+    "show_tables": "SHOW TABLES IN rt",
+    "insert": "INSERT INTO rt.small VALUES (1000, 1.5)",
+}
+# Threads whose py4j calls belong to no statement.
+BACKGROUND = ("sluicegate-history", "sluicegate-metrics", "sluicegate-jvm-watchdog", "sluicegate-compactor",
+              "sluicegate-stream", "sluicegate-functions", "sluicegate-sweeper", "sluicegate-refresh")
+
+
+class RoundTrips:
+    """Counts py4j calls by the calling thread's kind while installed: measures the real client, changes nothing of
+    what it sends or returns."""
+
+    def __init__(self) -> None:
+        self.statement = 0
+        self.background = 0
+        self.tracing = False
+        self.sites: Counter[str] = Counter()   # while tracing: the project line each statement call came from
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def installed(self) -> Iterator[RoundTrips]:
+        from py4j.java_gateway import GatewayClient
+
+        original = GatewayClient.send_command
+        counter = self
+
+        def counted(client: Any, command: str, *args: Any, **kwargs: Any) -> Any:
+            background = threading.current_thread().name.startswith(BACKGROUND)
+            with counter._lock:
+                if background:
+                    counter.background += 1
+                else:
+                    counter.statement += 1
+                    if counter.tracing:
+                        counter.sites[_project_site()] += 1
+            return original(client, command, *args, **kwargs)
+
+        GatewayClient.send_command = counted  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            GatewayClient.send_command = original  # type: ignore[method-assign]
+
+    def take(self) -> tuple[int, int]:
+        with self._lock:
+            taken = (self.statement, self.background)
+            self.statement = self.background = 0
+        return taken
+
+
+def _project_site() -> str:
+    """The innermost frame of the project's own code on the calling stack (py4j and pyspark frames skipped)."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if "/sluicegate/" in frame.filename or "/wt-" in frame.filename and "/.venv/" not in frame.filename:
+            return f"{Path(frame.filename).parent.name}/{Path(frame.filename).name}:{frame.lineno} {frame.name}"
+    return "(outside the project)"
+
+
+def measure(run: Any, counter: RoundTrips, reps: int) -> dict[str, dict[str, Any]]:
+    for sql in STATEMENTS.values():  # warm-up: Spark's first pass, the gateway's first look-ups
+        run(sql)
+    figures: dict[str, dict[str, Any]] = {}
+    for kind, sql in STATEMENTS.items():
+        trips: list[int] = []
+        background: list[int] = []
+        times: list[float] = []
+        for _ in range(reps):
+            counter.take()
+            start = time.perf_counter()
+            run(sql)
+            times.append((time.perf_counter() - start) * 1000)
+            statement_trips, background_trips = counter.take()
+            trips.append(statement_trips)
+            background.append(background_trips)
+        figures[kind] = {"sql": sql, "round_trips": trips, "background": background, "ms": times}
+    return figures
+
+
+def table(figures: dict[str, dict[str, Any]]) -> str:
+    lines = ["| kind | statement | round trips min / median | background calls | ms p50 / max |",
+             "|---|---|---|---|---|"]
+    for kind, f in figures.items():
+        trips, ms = f["round_trips"], f["ms"]
+        lines.append(f"| {kind} | `{f['sql']}` | {min(trips)} / {statistics.median(trips):g} | {sum(f['background'])}"
+                     f" | {statistics.median(ms):.1f} / {max(ms):.1f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reps", type=int, default=7, help="runs of each statement (after one warm-up pass)")
+    parser.add_argument("--trace", choices=list(STATEMENTS), help="also print where one run of this kind calls py4j")
+    args = parser.parse_args()
+    counter = RoundTrips()
+    with counter.installed(), in_process_gateway("sg-round-trips-") as gw:
+        gw.run("CREATE DATABASE rt")
+        gw.run("CREATE TABLE rt.small (id BIGINT, v DOUBLE) USING delta")
+        gw.run("INSERT INTO rt.small SELECT id, id * 0.5 FROM range(100)")
+        figures = measure(gw.run, counter, args.reps)
+        if args.trace:
+            counter.take()
+            counter.tracing = True
+            gw.run(STATEMENTS[args.trace])
+            counter.tracing = False
+    print(table(figures))
+    for site, calls in counter.sites.most_common():
+        print(f"{calls:4d}  {site}")
+    out = Path(__file__).resolve().parent / "out"
+    out.mkdir(exist_ok=True)
+    (out / "round_trips_bench.json").write_text(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    main()
