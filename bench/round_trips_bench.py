@@ -19,17 +19,14 @@ import argparse
 import json
 import statistics
 import sys
-import threading
 import time
-import traceback
-from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from in_process import in_process_gateway
+from round_trips import RoundTrips
 
 # The statements measured: what a BI tool and a pipeline send most, one of each way through the gateway.
 STATEMENTS: dict[str, str] = {
@@ -40,61 +37,6 @@ STATEMENTS: dict[str, str] = {
     "show_tables": "SHOW TABLES IN rt",
     "insert": "INSERT INTO rt.small VALUES (1000, 1.5)",
 }
-# Threads whose py4j calls belong to no statement.
-BACKGROUND = ("sluicegate-history", "sluicegate-metrics", "sluicegate-jvm-watchdog", "sluicegate-compactor",
-              "sluicegate-stream", "sluicegate-functions", "sluicegate-sweeper", "sluicegate-refresh")
-
-
-class RoundTrips:
-    """Counts py4j calls by the calling thread's kind while installed: measures the real client, changes nothing of
-    what it sends or returns."""
-
-    def __init__(self) -> None:
-        self.statement = 0
-        self.background = 0
-        self.tracing = False
-        self.sites: Counter[str] = Counter()   # while tracing: the project line each statement call came from
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def installed(self) -> Iterator[RoundTrips]:
-        from py4j.java_gateway import GatewayClient
-
-        original = GatewayClient.send_command
-        counter = self
-
-        def counted(client: Any, command: str, *args: Any, **kwargs: Any) -> Any:
-            background = threading.current_thread().name.startswith(BACKGROUND)
-            with counter._lock:
-                if background:
-                    counter.background += 1
-                else:
-                    counter.statement += 1
-                    if counter.tracing:
-                        counter.sites[_project_site()] += 1
-            return original(client, command, *args, **kwargs)
-
-        GatewayClient.send_command = counted  # type: ignore[method-assign]
-        try:
-            yield self
-        finally:
-            GatewayClient.send_command = original  # type: ignore[method-assign]
-
-    def take(self) -> tuple[int, int]:
-        with self._lock:
-            taken = (self.statement, self.background)
-            self.statement = self.background = 0
-        return taken
-
-
-def _project_site() -> str:
-    """The innermost frame of the project's own code on the calling stack (py4j and pyspark frames skipped)."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        if "/sluicegate/" in frame.filename or "/wt-" in frame.filename and "/.venv/" not in frame.filename:
-            return f"{Path(frame.filename).parent.name}/{Path(frame.filename).name}:{frame.lineno} {frame.name}"
-    return "(outside the project)"
-
-
 def measure(run: Any, counter: RoundTrips, reps: int) -> dict[str, dict[str, Any]]:
     for sql in STATEMENTS.values():  # warm-up: Spark's first pass, the gateway's first look-ups
         run(sql)
