@@ -120,3 +120,30 @@ def session_settings(spark: SparkSession) -> dict[str, str]:
         _JSON_WRITER[id(client)] = cached
     settings = spark.conf._jconf.getAllAsJava()
     return dict(json.loads(cached[1].writeValueAsString(settings)))
+
+
+# Each Spark session's parser and SQL conf objects in the JVM: fixed for the session's life (`sessionState` is built
+# once; SET changes the conf object in place), so asking for them again costs two py4j round trips for nothing.
+_SESSION_STATE: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+_SESSION_STATE_LOCK = threading.Lock()
+
+
+def _session_state(spark: SparkSession) -> tuple[Any, Any]:
+    with _SESSION_STATE_LOCK:
+        kept = _SESSION_STATE.get(spark)
+    if kept is None:
+        state = spark._jsparkSession.sessionState()
+        kept = (state.sqlParser(), state.conf())
+        with _SESSION_STATE_LOCK:
+            _SESSION_STATE[spark] = kept
+    return kept
+
+
+def session_parser(spark: SparkSession) -> Any:
+    """The session's SQL parser (`sessionState().sqlParser()`), kept per session."""
+    return _session_state(spark)[0]
+
+
+def session_conf(spark: SparkSession) -> Any:
+    """The session's live SQLConf (`sessionState().conf()`), kept per session: read its values each time."""
+    return _session_state(spark)[1]

@@ -28,6 +28,7 @@ class RoundTrips:
         self.background = 0
         self.tracing = False
         self.sites: Counter[str] = Counter()   # while tracing: the project line each statement call came from
+        self.methods: Counter[str] = Counter()   # while tracing: the JVM method each statement call named
         self._lock = threading.Lock()
 
     @contextmanager
@@ -46,6 +47,7 @@ class RoundTrips:
                     counter.statement += 1
                     if counter.tracing:
                         counter.sites[_project_site()] += 1
+                        counter.methods[_method(command)] += 1
             return original(client, command, *args, **kwargs)
 
         GatewayClient.send_command = counted  # type: ignore[method-assign]
@@ -58,7 +60,15 @@ class RoundTrips:
         with self._lock:
             taken = (self.statement, self.background)
             self.statement = self.background = 0
+            self.sites.clear()
+            self.methods.clear()
         return taken
+
+
+def _method(command: str) -> str:
+    """The method a py4j call command names (`c`, the target object, the method, ...), or the command's kind."""
+    lines = command.split("\n")
+    return lines[2] if lines[0] == "c" and len(lines) > 2 else lines[0]
 
 
 def _project_site() -> str:

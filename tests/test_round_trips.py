@@ -35,6 +35,24 @@ def test_select_1_makes_no_round_trip(connect: Any, round_trips: RoundTrips) -> 
     assert statement_trips == 0
 
 
+def test_the_session_s_parser_and_conf_are_asked_once(connect: Any, round_trips: RoundTrips) -> None:
+    """A projection Spark computes (its result in the driver) and a query the policy parses: the session's parser,
+    conf and Arrow converters are kept, so no statement after the first asks for them again."""
+    cursor = connect().cursor()
+    assert _one(cursor, "SELECT 1 + 1") == 2
+    round_trips.take()
+    round_trips.tracing = True
+    for _ in range(3):
+        assert _one(cursor, "SELECT 1 + 1") == 2
+        assert _one(cursor, "SELECT count(*) FROM range(3)") == 3
+    round_trips.tracing = False
+    assert round_trips.methods["sqlParser"] == 0
+    assert round_trips.methods["sessionState"] == 0
+    assert round_trips.methods["empty"] == 0
+    assert round_trips.methods["parsePlan"] >= 3  # the policy still parses every statement's text itself
+    assert round_trips.methods["setCurrentDatabase"] == round_trips.methods["currentDatabase"] == 0
+
+
 def test_each_connection_sees_its_own_user(connect: Any) -> None:
     """Two users taking turns share the operation pool's threads: each statement sees its own user."""
     cursors = {user: connect(username=user).cursor() for user in ("rt_alice", "rt_bob")}
