@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from py4j.java_gateway import JavaClass
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 REFLECTION_FUNCTIONS = ("java_method", "reflect", "try_reflect")
 # The JVM's `CurrentUserContext.CURRENT_USER` thread-local, per py4j gateway client (one per Spark driver).
@@ -147,3 +147,13 @@ def session_parser(spark: SparkSession) -> Any:
 def session_conf(spark: SparkSession) -> Any:
     """The session's live SQLConf (`sessionState().conf()`), kept per session: read its values each time."""
     return _session_state(spark)[1]
+
+
+def sql_dataframe(spark: SparkSession, sql: str) -> DataFrame:
+    """`spark.sql(sql)` in one py4j round trip instead of five: PySpark's `sql` builds an empty Java array of
+    parameters through the JVM (a class look-up, a list, its conversion) before calling `sql(text, args)`, whose empty
+    `args` Spark treats as `sql(text)` does (no parameter markers bound). Spark's errors come back as from `spark.sql`
+    (PySpark converts them for every py4j call)."""
+    from pyspark.sql.dataframe import DataFrame as SparkDataFrame
+
+    return SparkDataFrame(spark._jsparkSession.sql(sql), spark)
