@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -70,6 +71,7 @@ def table(figures: dict[str, dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=7, help="runs of each statement (after one warm-up pass)")
+    parser.add_argument("--tag", default="", help="a suffix for the JSON file's name (`-before`: another tree's run)")
     parser.add_argument("--trace", choices=list(STATEMENTS), help="also print where one run of this kind calls py4j")
     args = parser.parse_args()
     counter = RoundTrips()
@@ -84,11 +86,13 @@ def main() -> None:
             gw.run(STATEMENTS[args.trace])
             counter.tracing = False
     print(table(figures))
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end")
     for site, calls in counter.sites.most_common():
         print(f"{calls:4d}  {site}")
     out = Path(__file__).resolve().parent / "out"
     out.mkdir(exist_ok=True)
-    (out / "round_trips_bench.json").write_text(json.dumps(figures, indent=1))
+    (out / f"round_trips_bench{args.tag}.json").write_text(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":
