@@ -77,11 +77,13 @@ def _driver_rows(df: DataFrame, plan: Any) -> Any | None:
         return plan.rows().iterator()
     expressions = _literal_projection(plan, name)
     if expressions is not None:
-        projection = _java_class(df, "org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection")
+        # py4j asks the JVM what a static member is on every attribute access: the members are kept, as the row is
+        create = _constant(df, "createProjection", lambda d: _java_class(
+            d, "org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection").createProjection)
         empty = _constant(df, "InternalRow.empty",
                           lambda d: _java_class(d, "org.apache.spark.sql.catalyst.InternalRow").empty())
-        row = projection.createProjection(expressions).apply(empty).copy()
-        return _java_class(df, "scala.collection.Iterator").single(row)
+        single = _constant(df, "Iterator.single", lambda d: _java_class(d, "scala.collection.Iterator").single)
+        return single(create(expressions).apply(empty).copy())
     return None
 
 

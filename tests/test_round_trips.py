@@ -49,6 +49,7 @@ def test_the_session_s_parser_and_conf_are_asked_once(connect: Any, round_trips:
     assert round_trips.methods["sqlParser"] == 0
     assert round_trips.methods["sessionState"] == 0
     assert round_trips.methods["empty"] == 0
+    assert round_trips.methods["r"] == 0   # no static member looked up again (py4j's reflection command)
     assert round_trips.methods["parsePlan"] >= 3  # the policy still parses every statement's text itself
     assert round_trips.methods["setCurrentDatabase"] == round_trips.methods["currentDatabase"] == 0
     assert round_trips.methods["toArray"] == 0   # spark.sql's empty parameter array, built in the JVM, is not asked for
