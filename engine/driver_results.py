@@ -13,10 +13,13 @@ runs as a job, as before.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from py4j.java_gateway import JavaClass
+
+from sluicegate.engine.sessions import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -32,16 +35,37 @@ def _java_class(df: DataFrame, name: str) -> Any:
     return JavaClass(name, gateway._gateway_client)
 
 
-def _literal_projection(plan: Any) -> bool:
-    """`Project [literal AS name, ...]` over `OneRowRelation`: the optimizer folded every expression."""
-    if plan.nodeName() != "Project" or plan.child().nodeName() != "OneRowRelation":
-        return False
+# JVM objects that never change for a py4j client (one per Spark driver): Scala objects and a constant, each a round
+# trip to look up, kept per client as `sessions.py` keeps its own.
+_CONSTANTS: dict[tuple[int, str], tuple[Any, Any]] = {}
+_CONSTANTS_LOCK = threading.Lock()
+
+
+def _constant(df: DataFrame, name: str, lookup: Any) -> Any:
+    """`lookup(df)`'s JVM object, asked once per py4j client under `name`."""
+    gateway = df.sparkSession.sparkContext._gateway
+    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
+    client = gateway._gateway_client
+    with _CONSTANTS_LOCK:
+        kept = _CONSTANTS.get((id(client), name))
+    if kept is None or kept[0] is not client:
+        kept = (client, lookup(df))
+        with _CONSTANTS_LOCK:
+            _CONSTANTS[(id(client), name)] = kept
+    return kept[1]
+
+
+def _literal_projection(plan: Any, name: str) -> Any | None:
+    """`Project [literal AS name, ...]` over `OneRowRelation` (the optimizer folded every expression): its project
+    list, else None. `name`: the plan's node name, already asked."""
+    if name != "Project" or plan.child().nodeName() != "OneRowRelation":
+        return None
     expressions = plan.projectList()
     for i in range(expressions.size()):
         expression = expressions.apply(i)
         if expression.nodeName() != "Alias" or expression.child().nodeName() != "Literal":
-            return False
-    return True
+            return None
+    return expressions
 
 
 def _driver_rows(df: DataFrame, plan: Any) -> Any | None:
@@ -51,11 +75,15 @@ def _driver_rows(df: DataFrame, plan: Any) -> Any | None:
         return plan.data().iterator()
     if name == "CommandResult":
         return plan.rows().iterator()
-    if _literal_projection(plan):
-        projection = _java_class(df, "org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection")
-        empty = _java_class(df, "org.apache.spark.sql.catalyst.InternalRow").empty()
-        row = projection.createProjection(plan.projectList()).apply(empty).copy()
-        return _java_class(df, "scala.collection.Iterator").single(row)
+    expressions = _literal_projection(plan, name)
+    if expressions is not None:
+        # py4j asks the JVM what a static member is on every attribute access: the members are kept, as the row is
+        create = _constant(df, "createProjection", lambda d: _java_class(
+            d, "org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection").createProjection)
+        empty = _constant(df, "InternalRow.empty",
+                          lambda d: _java_class(d, "org.apache.spark.sql.catalyst.InternalRow").empty())
+        single = _constant(df, "Iterator.single", lambda d: _java_class(d, "scala.collection.Iterator").single)
+        return single(create(expressions).apply(empty).copy())
     return None
 
 
@@ -66,8 +94,9 @@ def driver_batches(df: DataFrame) -> list[pa.RecordBatch] | None:
     rows = _driver_rows(df, jdf.queryExecution().optimizedPlan())
     if rows is None:
         return None
-    conf = df.sparkSession._jsparkSession.sessionState().conf()
-    converters = getattr(_java_class(df, "org.apache.spark.sql.execution.arrow.ArrowConverters$"), "MODULE$")
+    conf = session_conf(df.sparkSession)
+    converters = _constant(df, "ArrowConverters", lambda d: getattr(
+        _java_class(d, "org.apache.spark.sql.execution.arrow.ArrowConverters$"), "MODULE$"))
     # Each element is one IPC stream (schema and a batch); duplicate names are allowed (`SELECT 1 AS a, 2 AS a`).
     streams = converters.toBatchWithSchemaIterator(rows, jdf.schema(), _MAX_ROWS_PER_BATCH, _MAX_BATCH_BYTES,
                                                    conf.sessionLocalTimeZone(), False, False)

@@ -21,6 +21,7 @@ from sluicegate.engine.results import (
     typed_arrow_schema,
     wire_dataframe,
 )
+from sluicegate.engine.sessions import sql_dataframe
 from sluicegate.storage.spark_errors import from_spark
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def run_sql(
     """
     spark.sparkContext.setJobGroup(job_group, sql[:200], interruptOnCancel=True)
     try:
-        df = spark.sql(sql)
+        df = sql_dataframe(spark, sql)
     except Exception as exc:
         raise from_spark(exc, sql, include_stack_trace=include_stack_trace, original=original,
                          to_original=to_original) from exc

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from sluicegate.catalog.store import CatalogStore
     from sluicegate.engine.result_cache import ResultCache
+    from sluicegate.engine.sessions import CurrentDatabase
     from sluicegate.engine.streams.protocols import Streams
     from sluicegate.executor.listings.runtime_view import RuntimeView
     from sluicegate.executor.system_work import SystemWork
@@ -45,6 +46,7 @@ class StatementContext:
     result_cache: ResultCache | None = None   # the gateway's exact result cache (executor/result_cache.py); None: off
     result_types: WireTypes = TEXT   # the types the client reads the result in (a cached answer is kept per types)
     tree: exp.Expr | None = None     # `sql`'s tree as the classifier parsed it (read it, never change it), if known
+    database: CurrentDatabase | None = None  # the client session's current database, kept without a round trip
 
     @property
     def principal(self) -> Principal:
@@ -52,7 +54,26 @@ class StatementContext:
 
     @property
     def current_database(self) -> str:
-        return self.spark.catalog.currentDatabase().lower()
+        kept = self._kept_database()
+        return (kept.get() if kept is not None else self.spark.catalog.currentDatabase()).lower()
+
+    def _kept_database(self) -> CurrentDatabase | None:
+        """The kept current database if it is `spark`'s (a context copied onto another session has none)."""
+        return self.database if self.database is not None and self.database.spark is self.spark else None
+
+    def use_database(self, name: str) -> None:
+        """Make `name` the session's current database (Spark's errors pass through)."""
+        kept = self._kept_database()
+        if kept is not None:
+            kept.use(name)
+        else:
+            self.spark.catalog.setCurrentDatabase(name)
+
+    def forget_database(self) -> None:
+        """After Spark ran a statement as typed: it may have changed the current database; read it again."""
+        kept = self._kept_database()
+        if kept is not None:
+            kept.forget()
 
     def is_temporary_view(self, name: str) -> bool:
         return bool(self.spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())

@@ -53,7 +53,10 @@ def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
     in_spark = name_problem(name, "database") is None and spark_has_database(ctx.spark, name)
     if ctx.store.get_database(name) is None and in_spark:
         # Only Spark knows it (no Delta table ever lived there): Spark's own rules apply.
-        ctx.spark.sql(f"DROP DATABASE {quoted}" + (" CASCADE" if stmt.cascade else ""))
+        try:
+            ctx.spark.sql(f"DROP DATABASE {quoted}" + (" CASCADE" if stmt.cascade else ""))
+        finally:
+            ctx.forget_database()  # Spark's own drop may move the session off a database it dropped
         return no_result()
     if in_spark and not stmt.cascade and ctx.spark.catalog.listTables(name):
         ctx.spark.sql(f"DROP DATABASE {quoted}")  # raises Spark's SCHEMA_NOT_EMPTY for its own tables
@@ -65,7 +68,7 @@ def drop_database(ctx: StatementContext, stmt: DropDatabase) -> StatementResult:
         drop_table_folder(ctx.warehouse, entry.location)
     if in_spark and name != "default":
         if ctx.current_database == name:
-            ctx.spark.catalog.setCurrentDatabase("default")
+            ctx.use_database("default")
         ctx.spark.sql(f"DROP DATABASE IF EXISTS {quoted} CASCADE")
     return no_result()
 
@@ -78,7 +81,7 @@ def use_database(ctx: StatementContext, stmt: UseDatabase) -> StatementResult:
     elif not valid or not spark_has_database(ctx.spark, name):
         raise SchemaNotFoundError(f"The schema `{name}` cannot be found.",
                                   hint="SHOW DATABASES lists them; CREATE DATABASE makes one")
-    ctx.spark.catalog.setCurrentDatabase(name)
+    ctx.use_database(name)
     return no_result()
 
 

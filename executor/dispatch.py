@@ -169,8 +169,9 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
         sql, to_original, binder = ctx.sql, None, None
     else:
         sql, to_original, binder = bind_statement(ctx)
+    database = ctx.current_database
     try:
-        check_spark_run(ctx.policy, ctx.principal, ctx.spark, statement, sql, ctx.current_database,
+        check_spark_run(ctx.policy, ctx.principal, ctx.spark, statement, sql, database,
                         original=ctx.sql, to_original=to_original, is_temporary_view=ctx.is_temporary_view)
         result = run_sql(ctx.spark, sql, ctx.job_group, include_stack_trace=ctx.include_stack_trace,
                          check=lambda df: ctx.policy.check_query(df, ctx.principal), original=ctx.sql,
@@ -180,6 +181,7 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
         if binder is not None:
             result.on_close = binder.take_holds()  # a query's files are read as rows are fetched
     finally:
+        ctx.forget_database()  # what Spark ran as typed may have changed it (`SET CATALOG`, a `USE` it parsed)
         if binder is not None:
             binder.close()
     owners = ctx.policy.spark_tables
@@ -195,7 +197,7 @@ def _run_in_spark(ctx: StatementContext, statement: st.Statement) -> StatementRe
 def execute(ctx: StatementContext, statement: st.Statement) -> StatementResult:
     """Run `statement` once the policy allows it; raises the typed errors of the policy, the catalog, the runtime or
     Spark (with positions)."""
-    decide(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)
+    decide(ctx.policy, ctx.principal, ctx.store, statement, ctx.current_database)  # kept: no round trip
     if isinstance(statement, st.SelectQuery):
         literal = literal_result(statement.query.sql)  # `SELECT 1`: computed here, no round trip to the JVM
         if literal is not None:

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from sluicegate.engine.sessions import new_user_session
+from sluicegate.engine.sessions import CurrentDatabase, new_user_session
 from sluicegate.executor.binding.session_views import SessionViews
 from sluicegate.executor.spark_databases import spark_has_database
 from sluicegate.gateway.errors import InvalidRequestError, LimitExceededError, SessionNotFoundError
@@ -45,6 +45,7 @@ class Session:
         self._lock = threading.Lock()
         self.views = SessionViews()  # temporary views defined by a query, bound afresh by each statement
         self.long_poll: float | None = None  # the client's own hive.server2.long.polling.timeout, in seconds
+        self.database = CurrentDatabase(spark)  # its current database, read without a round trip
 
     def touch(self) -> None:
         self.last_access = time.monotonic()
@@ -66,7 +67,7 @@ class Session:
 
     @property
     def current_database(self) -> str:
-        return self.spark.catalog.currentDatabase()
+        return self.database.get()
 
 
 class SessionManager:
@@ -188,7 +189,7 @@ def _apply_session_configuration(session: Session, configuration: dict[str, str]
                 error_class="SCHEMA_NOT_FOUND",
                 sqlstate="42704",
             )
-        session.spark.catalog.setCurrentDatabase(database)
+        session.database.use(database)
 
 
 def _use_initial_schema(session: Session, schema: str) -> None:
@@ -198,7 +199,7 @@ def _use_initial_schema(session: Session, schema: str) -> None:
     if schema.lower() == "default":
         return
     if spark_has_database(session.spark, schema):
-        session.spark.catalog.setCurrentDatabase(schema)
+        session.database.use(schema)
     else:
         log.info("session %s: the initial schema %r does not exist (yet); the session starts in default",
                  session.handle.hex, schema)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sluicegate.catalog.grants import GrantStore
 from sluicegate.catalog.uris import Location
 from sluicegate.dialect.streaming.kafka import server_hosts
+from sluicegate.engine.sessions import session_parser
 from sluicegate.engine.streams.checkpoint_offsets import INTERNAL_OPTIONS as GATEWAY_SOURCE_OPTIONS
 from sluicegate.policy import settings as session_settings
 from sluicegate.policy import spark_plans
@@ -136,7 +137,7 @@ class Policy:
         if self._unrestricted(principal):
             return
         try:
-            jplan = spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+            jplan = session_parser(spark).parsePlan(sql)
         except Exception:  # noqa: BLE001 - see above: the error is reported by spark.sql, with its position
             return
         spark_plans.check_parsed(spark_plans.plan_nodes(jplan), commands=False)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sluicegate.engine.sessions import session_parser
 from sluicegate.policy.errors import StatementNotAllowedError
 from sluicegate.storage.spark_errors import from_spark
 
@@ -161,7 +162,7 @@ def parse(spark: SparkSession, sql: str, original: str | None = None,
           to_original: Callable[[int], int] | None = None) -> Any:
     """Spark's parsed (unresolved) plan of `sql`: nothing is looked up or run. Raises Spark's own syntax error."""
     try:
-        return spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+        return session_parser(spark).parsePlan(sql)
     except Exception as exc:
         raise from_spark(exc, sql, original=original, to_original=to_original) from exc
 

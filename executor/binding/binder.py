@@ -42,6 +42,7 @@ from sluicegate.dialect.references import (
     table_references,
 )
 from sluicegate.dialect.statements import Query
+from sluicegate.engine.sessions import sql_dataframe
 from sluicegate.executor.binding.file_reads import file_dataframe
 from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.binding.resolver import CatalogResolver
@@ -334,7 +335,7 @@ class Binder:
         if self._guard is not None:
             self._guard(sql)
         try:
-            return self._spark.sql(sql)
+            return sql_dataframe(self._spark, sql)
         except Exception as exc:
             raise from_spark(exc, sql, original=self._statement,
                              to_original=lambda position: query.offset + to_original(position)) from exc

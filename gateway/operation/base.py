@@ -34,6 +34,7 @@ from sluicegate.gateway.operation.state import TERMINAL, OperationState, check_t
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from sluicegate.engine.sessions import CurrentDatabase
     from sluicegate.executor.binding.session_views import SessionViews
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class Session(Protocol):
     protocol: int
     spark: SparkSession
     views: SessionViews
+    database: CurrentDatabase   # `spark`'s current database, kept in Python
 
     def touch(self) -> None: ...
 

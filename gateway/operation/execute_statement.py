@@ -72,6 +72,7 @@ class ExecuteStatement(Operation):
             streams=self._streams, session_views=self.session.views,
             cancelled=lambda: self.state in TERMINAL, runtime=self._runtime, system_work=self._system_work,
             notice=self.log.add, result_cache=self._result_cache, result_types=self.result_format.types, tree=tree,
+            database=self.session.database,
         )
         return execute(context, statement)
 
