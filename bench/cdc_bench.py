@@ -298,17 +298,18 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
     warm = bench.work / "warm"
     warming_events = History(random.Random(1))
     land_events(warm, late_files([warming_events.event(rng.randrange(100)) for _ in range(1000)], 2, rng))
-    for key, side in SIDES.items():
+    chosen = {key: SIDES[key] for key in bench.sides}
+    for key, side in chosen.items():
         say(f"(a) warm-up: {side.label}")
         warming = side(bench, f"{key}_warm", warm)
         warming.start()
         warming.wait()
         warming.close()
-    results: dict[str, Any] = {key: {"label": side.label, "runs": []} for key, side in SIDES.items()}
+    results: dict[str, Any] = {key: {"label": side.label, "runs": []} for key, side in chosen.items()}
     for index in range(plan.runs):
-        order = list(SIDES) if index % 2 == 0 else list(reversed(SIDES))   # turns: neither always goes first
+        order = list(chosen) if index % 2 == 0 else list(reversed(chosen))   # turns: neither always goes first
         for key in order:
-            side = SIDES[key](bench, f"{key}_{index}", folder)
+            side = chosen[key](bench, f"{key}_{index}", folder)
             started_at = time.time()
             started = time.perf_counter()
             side.start()
@@ -326,7 +327,7 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
             results[key]["runs"].append(run)
             say(f"(a) run {index + 1}/{plan.runs} {side.label}: {seconds:.1f} s, {run['events_per_s']:,.0f} "
                 f"events/s, {len(commits)} commits, batch median first tenth {first:.2f} s, last {last:.2f} s")
-    for entry in results.values():
+    for entry in list(results.values()):
         for figure in ("events_per_s", "seconds", "first_tenth_s", "last_tenth_s"):
             entry[figure] = statistics.median(r[figure] for r in entry["runs"])
     results["rows"] = len(expected)
@@ -352,7 +353,8 @@ def bench_size(bench: Bench, size: int) -> dict[str, Any]:
     parts = late_files(changes, files, rng)
     expected = history.expected()
     result: dict[str, Any] = {"table_rows": size}
-    for key, kind in SIDES.items():
+    for key in bench.sides:
+        kind = SIDES[key]
         folder = bench.work / f"size_{size}_{key}"
         land_events(folder, [prefill])
         side = kind(bench, f"{key}_size_{size}", folder)
@@ -385,13 +387,14 @@ def report(plan: Plan, results: dict[str, Any]) -> str:
     rows: list[list[str]] = []
     if "throughput" in results:
         found = results["throughput"]
-        gateway, hand = found["gateway"], found["hand"]
         rows.append([f"**(a) {plan.events:,} events over {plan.keys:,} keys, {plan.batches} micro-batches, "
                      f"median of {plan.runs}**", "", ""])
-        for key, entry in (("gateway", gateway), ("hand", hand)):
+        for key in (k for k in SIDES if k in found):
+            entry = found[key]
+            both = key == "gateway" and "hand" in found
             rows.append([entry["label"], f"{entry['events_per_s']:,.0f} events/s ({entry['seconds']:.1f} s)",
-                         f"gateway / hand-written: {ratio(gateway['events_per_s'], hand['events_per_s'])}"
-                         if key == "gateway" else ""])
+                         f"gateway / hand-written: {ratio(entry['events_per_s'], found['hand']['events_per_s'])}"
+                         if both else ""])
             rows.append([f"{entry['label']}: batch time, first / last tenth",
                          f"{entry['first_tenth_s']:.2f} s / {entry['last_tenth_s']:.2f} s",
                          f"last / first: {ratio(entry['last_tenth_s'], entry['first_tenth_s'])}"])
@@ -401,7 +404,7 @@ def report(plan: Plan, results: dict[str, Any]) -> str:
         small = results["size"][str(plan.sizes[0])]
         for size in plan.sizes:
             entry = results["size"][str(size)]
-            for key in SIDES:
+            for key in (k for k in SIDES if k in entry):
                 note = "" if size == plan.sizes[0] else (
                     f"{size / plan.sizes[0]:g}x the rows: "
                     f"{ratio(entry[key]['batch_s_median'], small[key]['batch_s_median'])} the batch time")
@@ -422,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-batches", type=int, default=6, help="(b) batches after the pre-fill")
     parser.add_argument("--size-batch-events", type=int, default=10_000)
     parser.add_argument("--only", choices=("throughput", "size"), action="append")
+    parser.add_argument("--sides", default=",".join(SIDES),
+                        help="(a) the sides to run, comma-separated (one alone: to profile it)")
     parser.add_argument("--form", choices=("flow", "table"), default="flow",
                         help="gateway: CREATE FLOW ... AS AUTO CDC INTO (default), or the table's own FLOW AUTO CDC")
     args = parser.parse_args(argv)
@@ -432,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
                 runs=args.runs, sizes=sizes, size_batches=max(3, args.size_batches),
                 size_batch_events=args.size_batch_events, form=args.form)
     parts = tuple(args.only or ("throughput", "size"))
+    sides = tuple(v.strip() for v in args.sides.split(",") if v.strip())
+    if not sides or set(sides) - set(SIDES):
+        parser.error(f"--sides takes {', '.join(SIDES)}")
 
     machine = machine_info(java_home())
     load_before = load_average()
@@ -440,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results: dict[str, Any] = {}
     bench = Bench(work, plan, streams={"trigger_interval": 0.0})
+    bench.sides = sides
     try:
         if "throughput" in parts:
             results["throughput"] = bench_throughput(bench)
