@@ -227,9 +227,11 @@ def copy_backlog(backlog: Backlog, folder: Path, files: int) -> Path:
 
 
 class Bench:
-    def __init__(self, work: Path, plan: Plan, spark: Any = None, store: Any = None) -> None:
+    def __init__(self, work: Path, plan: Any, spark: Any = None, store: Any = None,
+                 streams: dict[str, Any] | None = None) -> None:
         """`store` (tests/object_store.S3Store): the warehouse on that object store, its landing prefix the users'
-        root; `spark`: a session to share (another Bench's), kept running at close."""
+        root; `spark`: a session to share (another Bench's), kept running at close; `streams`: settings of the
+        configuration's [streams] section (bench/cdc_bench.py: a 0 s default trigger for its flows)."""
         from pyhive import hive
 
         from sluicegate.engine.spark import create_spark_session, warm_up
@@ -244,7 +246,8 @@ class Bench:
         # The bench's sources live in its work folder: the users' landing root here (the warehouse stays protected).
         if store is None:
             self.config = load_config(port=0, warehouse=work / "warehouse",
-                                      overrides={"security": {"allowed_paths": [str(work)]}})
+                                      overrides={"security": {"allowed_paths": [str(work)]},
+                                                 **({"streams": streams} if streams else {})})
         else:
             self.config = load_config(port=0, overrides={
                 "warehouse": {"path": f"s3://{store.bucket}/warehouse", "local_state": str(work / "state")},

@@ -335,7 +335,19 @@ class Scd1Sink(CdcSink):
 
         rank = F.struct(F.col(SEQ), F.col(DELETE), F.col(TIE))
         last = F.max(rank).alias("__sg_rank")
-        if not self.spec.ignore_null_updates:
+        if not self.spec.ignore_null_updates and all(_orderable(events.schema[c].dataType) for c in self.values):
+            # one max over the rank followed by the kept values, not a max_by per column (issue 29's bench: the
+            # aggregate was most of the batch's Spark job): events of an equal rank have an equal tie, the kept
+            # values as JSON, so the values never decide which event wins
+            values = [F.col(q(c)).alias(f"__sg_value{i}") for i, c in enumerate(self.values)]
+            best = F.col("__sg_best")
+            grouped = events.groupBy(*[F.col(q(k)) for k in self.keys]).agg(
+                F.max(F.struct(F.col(SEQ), F.col(DELETE), F.col(TIE), *values)).alias("__sg_best"))
+            by_value = {c: best.getField(f"__sg_value{i}").alias(c) for i, c in enumerate(self.values)}
+            return grouped.select(*[by_value.get(c, F.col(q(c))) for c in self.columns],
+                                  best.getField(SEQ).alias(SEQ), best.getField(DELETE).alias(DELETE),
+                                  best.getField(TIE).alias(TIE), F.lit(True).alias(FRESH))
+        if not self.spec.ignore_null_updates:   # a kept column Spark cannot order (a map): each picked by the rank
             picked = [F.max_by(F.col(q(c)), rank).alias(c) for c in self.values]
             grouped = events.groupBy(*[F.col(q(k)) for k in self.keys]).agg(last, *picked)
             return grouped.select(*[F.col(q(c)) for c in self.columns], F.col("__sg_rank").getField(SEQ).alias(SEQ),
@@ -497,6 +509,20 @@ class Scd1Sink(CdcSink):
         self._commit_state(decided.state(), keys, txn, parameters,
                            "AUTO CDC: the rank of every key's latest change, and tombstones",
                            gc=f"t.{DELETE} AND t.{DELETED_AT} < {cutoff}")
+
+
+def _orderable(data_type: Any) -> bool:
+    """Whether Spark can order values of `data_type` (max over a struct holding it): not a map or a variant,
+    nor a struct or array holding one."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(data_type, MapType) or data_type.typeName() == "variant":
+        return False
+    if isinstance(data_type, ArrayType):
+        return _orderable(data_type.elementType)
+    if isinstance(data_type, StructType):
+        return all(_orderable(f.dataType) for f in data_type.fields)
+    return True
 
 
 def _concat(*tables: pa.Table) -> pa.Table:
