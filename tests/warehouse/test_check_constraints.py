@@ -345,3 +345,19 @@ def test_drop_primary_key_and_foreign_key_by_kind_and_columns(dbx: Any, cursor: 
     cursor.execute("ALTER TABLE dk_parent ADD CONSTRAINT dk_pk2 PRIMARY KEY (id)")
     cursor.execute("ALTER TABLE dk_parent DROP PRIMARY KEY")  # no foreign key references it: RESTRICT drops it
     assert keys("dk_parent") == []
+
+
+def test_a_varchar_column_is_a_string_that_keeps_its_length(dbx: Any, cursor: Any) -> None:
+    """dbt's seeds and snapshots create `VARCHAR(n)` columns (its suite's simple_snapshot files: the CREATE failed,
+    the Arrow conversion knowing no varchar): as Spark with Delta, the column is a string whose metadata keeps
+    `varchar(n)`, and every write fails a longer value with EXCEED_LIMIT_LENGTH (54006), committing nothing."""
+    dbx_cursor, failure = dbx
+    dbx_cursor.execute(f"CREATE TABLE `main`.`{DB}`.`vc` (id INTEGER, name VARCHAR(5), note STRING)")
+    dbx_cursor.execute(f"INSERT INTO main.{DB}.vc VALUES (1, 'abcde', 'a note longer than five')")
+    with pytest.raises(failure) as failed:
+        dbx_cursor.execute(f"INSERT INTO main.{DB}.vc VALUES (2, 'abcdef', 'x')")
+    assert failed.value.message.startswith("[EXCEED_LIMIT_LENGTH] Exceeds char/varchar type length limitation: 5.")
+    _fails(cursor, "UPDATE vc SET name = concat(name, '!')", "EXCEED_LIMIT_LENGTH", "54006")
+    cursor.execute("MERGE INTO vc t USING (SELECT 3 AS id, 'xyz' AS name) s ON t.id = s.id "
+                   "WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, s.name)")
+    assert sorted_rows(cursor, "SELECT id, name, length(note) FROM vc") == [(1, "abcde", 23), (3, "xyz", None)]
