@@ -11,6 +11,8 @@ from sqlglot import exp
 
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.constraints import (
+    FOREIGN_KEY,
+    PRIMARY_KEY,
     Constraint,
     check_constraint,
     constraints_in_properties,
@@ -577,6 +579,9 @@ def _altered_table(sql: str, tree: exp.Alter) -> Statement | None:
     if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "CONSTRAINT":
         dropped = (action.args.get("tables") or [action.this])[0]
         return DropConstraint(table, dropped.name, bool(action.args.get("exists")), bool(action.args.get("cascade")))
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "") in (PRIMARY_KEY, FOREIGN_KEY):
+        return DropConstraint(table, "", bool(action.args.get("exists")), bool(action.args.get("cascade")),
+                              key_kind=str(action.args["kind"]), key_columns=tuple(c.name for c in action.expressions))
     if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() in ("COLUMN", "COLUMNS"):
         return _dropped_columns(sql, table, action)
     if isinstance(action, exp.ClusterProperty):

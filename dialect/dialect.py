@@ -368,6 +368,24 @@ class StreamingSpark(Databricks):
             comment = self._parse_string()
             return self.expression(exp.AlterColumn(this=column, comment=comment)) if comment is not None else None
 
+        def _parse_alter_table_drop(self) -> list[exp.Expr]:
+            """`ALTER TABLE t DROP PRIMARY KEY [IF EXISTS] [RESTRICT | CASCADE]` and `... DROP FOREIGN KEY [IF EXISTS]
+            (c, ...)` (Databricks' forms naming a key by its kind and columns, not its name): an exp.Drop of kind
+            PRIMARY KEY or FOREIGN KEY, the columns its expressions; any other DROP is sqlglot's."""
+            if self._match(TokenType.PRIMARY_KEY):
+                exists = bool(self._parse_exists())
+                cascade = self._match_text_seq("CASCADE")
+                restrict = not cascade and self._match_text_seq("RESTRICT")
+                return [self.expression(exp.Drop(kind="PRIMARY KEY", exists=exists, cascade=cascade,
+                                                 restrict=restrict))]
+            if self._match(TokenType.FOREIGN_KEY):
+                exists = bool(self._parse_exists())
+                if not self._match(TokenType.L_PAREN, advance=False):
+                    self.raise_error("Expected (column, ...) after DROP FOREIGN KEY: the key's columns, in order")
+                columns = self._parse_wrapped_csv(self._parse_id_var)
+                return [self.expression(exp.Drop(kind="FOREIGN KEY", exists=exists, expressions=columns))]
+            return super()._parse_alter_table_drop()
+
         def _parse_unset_properties(self) -> UnsetProperties | None:
             if not self._match_text_seq("TBLPROPERTIES"):
                 return None

@@ -181,14 +181,18 @@ class AddConstraint:
 
 @dataclass(frozen=True)
 class DropConstraint:
-    """`ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name [RESTRICT | CASCADE]`: CASCADE also drops the foreign keys
-    that reference a dropped primary key, as Databricks does; RESTRICT (the default) refuses to drop it while any
-    does."""
+    """`ALTER TABLE t DROP CONSTRAINT [IF EXISTS] name [RESTRICT | CASCADE]`, `... DROP PRIMARY KEY [IF EXISTS]
+    [RESTRICT | CASCADE]` or `... DROP FOREIGN KEY [IF EXISTS] (c, ...)`: CASCADE also drops the foreign keys that
+    reference a dropped primary key, as Databricks does; RESTRICT (the default) refuses to drop it while any does.
+    `key_kind` (PRIMARY KEY | FOREIGN KEY) names the key by its kind and, for a foreign key, its `key_columns` in
+    order, instead of `name` (empty then): catalog/keys.py finds its name on the table."""
 
     table: TableName
     name: str
     if_exists: bool
     cascade: bool = False
+    key_kind: str | None = None
+    key_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

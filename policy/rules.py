@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from sluicegate.catalog.keys import dropped_primary_key, referencing_foreign_keys
+from sluicegate.catalog.keys import dropped_name, dropped_primary_key, referencing_foreign_keys
 from sluicegate.dialect import statements as st
 from sluicegate.policy.grants import Principal
 from sluicegate.policy.statements import authorize_sources, authorize_streaming
@@ -109,14 +109,15 @@ def drop_schema(request: Request, statement: st.DropDatabase) -> None:
 
 
 def drop_constraint(request: Request, statement: st.DropConstraint) -> None:
-    """ALTER TABLE ... DROP CONSTRAINT: the table's owner. CASCADE of a primary key also drops the foreign keys of
-    the tables that reference it: as Databricks documents, the caller must own each of those tables (a key on
-    someone else's table is theirs to drop), checked before anything changes."""
+    """ALTER TABLE ... DROP CONSTRAINT | PRIMARY KEY | FOREIGN KEY: the table's owner. CASCADE of a primary key also
+    drops the foreign keys of the tables that reference it: as Databricks documents, the caller must own each of
+    those tables (a key on someone else's table is theirs to drop), checked before anything changes."""
     found = request.existing(statement.table)
     if found is None:
         return
     request.grants.require_owner(request.principal, found, "alter")
-    if statement.cascade and dropped_primary_key(found, statement.name) is not None:
+    name = dropped_name(found, statement)
+    if statement.cascade and name is not None and dropped_primary_key(found, name) is not None:
         for table, _key in referencing_foreign_keys(request.store.list_tables(), found):
             request.grants.require_owner(request.principal, table, "drop a foreign key (by CASCADE) of")
 

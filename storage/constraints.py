@@ -6,6 +6,9 @@ with Delta's error: DELTA_NOT_NULL_CONSTRAINT_VIOLATED (23502) naming the column
 DELTA_VIOLATE_CONSTRAINT_WITH_VALUES (23001) naming the constraint, its expression and the values the row has in the
 columns it reads. As in Delta, a CHECK fails when its expression is false or NULL.
 
+A VARCHAR(n) column (a string column whose metadata says `varchar(n)`, as Spark with Delta keeps one) takes no
+longer string: EXCEED_LIMIT_LENGTH (54006), as Spark's and Databricks' writes check it.
+
 The checks ride on the values written (a column's value is replaced by an error when its row violates a
 constraint), so no optimizer can prune them away as unused. Every CHECK expression is judged again by the dialect
 before it reaches Spark: what was stored is re-read here, and must still be one the dialect accepts.
@@ -13,8 +16,9 @@ before it reaches Spark: what was stored is re-read here, and must still be one 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect.constraints import CheckConstraint, checked_expression, referenced_columns
@@ -40,6 +44,16 @@ def _violated(check: CheckConstraint) -> tuple[Column, Column]:
     return violated, raised_in_row("DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", message)
 
 
+CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"   # Spark's field metadata for a CHAR / VARCHAR column stored as string
+_VARCHAR = re.compile(r"varchar\((\d+)\)", re.IGNORECASE)
+
+
+def varchar_limit(metadata: dict[str, Any]) -> int | None:
+    """The length limit of a column whose metadata says `varchar(n)`; None for any other column."""
+    found = _VARCHAR.fullmatch(str(metadata.get(CHAR_VARCHAR_KEY, "")).strip())
+    return int(found.group(1)) if found else None
+
+
 def enforce(df: DataFrame, schema: StructType, table: str, checks: Sequence[CheckConstraint] = ()) -> DataFrame:
     """`df`'s columns of `schema` (extra columns of `df` dropped), each value failing the job when its row breaks
     a NOT NULL of the schema (storage/delta/not_null.py's guard, naming `table`) or one of `checks` (evaluated on
@@ -50,6 +64,11 @@ def enforce(df: DataFrame, schema: StructType, table: str, checks: Sequence[Chec
     columns = []
     for at, field in enumerate(schema.fields):
         column = F.col(quote_identifier(field.name)) if field.nullable else not_null_guard(field.name, table)
+        limit = varchar_limit(field.metadata)
+        if limit is not None:
+            column = F.when(F.length(column) > limit, raised_in_row(
+                "EXCEED_LIMIT_LENGTH", F.lit(f"Exceeds char/varchar type length limitation: {limit}."))
+            ).otherwise(column)
         if at == 0 and failures:
             guarded = F.when(failures[0][0], failures[0][1])
             for violated, error in failures[1:]:

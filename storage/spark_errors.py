@@ -28,7 +28,8 @@ _MAX_CAUSES = 5       # how deep a Java exception's cause chain is searched for 
 # Errors the gateway raises from inside a Spark job (`raised_in_row`: Delta's constraints, storage/constraints.py and
 # storage/delta/not_null.py), by the class and SQLSTATE Databricks answers with: Spark reports each as
 # USER_RAISED_EXCEPTION (P0001), or wraps it in a failed write task, so `from_spark` gives it back its own.
-ROW_ERRORS = {"DELTA_NOT_NULL_CONSTRAINT_VIOLATED": "23502", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES": "23001"}
+ROW_ERRORS = {"DELTA_NOT_NULL_CONSTRAINT_VIOLATED": "23502", "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES": "23001",
+              "EXCEED_LIMIT_LENGTH": "54006"}
 _ROW_ERROR = re.compile(r"\[(" + "|".join(ROW_ERRORS) + r")\] ?(.*?)(?:\s*SQLSTATE: P0001|$)", re.DOTALL)
 
 

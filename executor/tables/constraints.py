@@ -29,9 +29,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sluicegate.catalog.keys import dropped_primary_key, referencing_foreign_keys
+from sluicegate.catalog.keys import dropped_name, dropped_primary_key, referencing_foreign_keys
 from sluicegate.catalog.names import quote_identifier, quote_qualified
 from sluicegate.dialect.constraints import (
+    PRIMARY_KEY,
     PROPERTY_PREFIX,
     CheckConstraint,
     KeyConstraint,
@@ -189,21 +190,33 @@ def _commit_property(entry: TableEntry, read_version: int | None, check: CheckCo
 
 def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementResult:
     entry = require_table(ctx, stmt.table, "ALTER TABLE DROP CONSTRAINT")
-    key = PROPERTY_PREFIX + stmt.name.lower()
+    name = dropped_name(entry, stmt)
+    if name is None:   # DROP PRIMARY KEY / FOREIGN KEY (cols): the table has no such key
+        if stmt.if_exists:
+            return no_result()
+        line, column = ctx.position_of(stmt.table)
+        which = "primary key" if stmt.key_kind == PRIMARY_KEY else (
+            f"foreign key on ({', '.join(quote_identifier(c) for c in stmt.key_columns)})")
+        raise ConstraintError(
+            f"Cannot drop nonexistent constraint: the table `{entry.database}`.`{entry.name}` has no {which}.",
+            error_class="DELTA_CONSTRAINT_DOES_NOT_EXIST", sqlstate="42704", line=line, column=column,
+            hint=f"write DROP {stmt.key_kind} IF EXISTS; information_schema.table_constraints lists the table's keys"
+                 + ("" if stmt.key_kind == PRIMARY_KEY else " (a foreign key is named by its columns in order)"))
+    key = PROPERTY_PREFIX + name.lower()
     properties = dict(entry.properties or {})
     old = properties.pop(key, None)
-    kept = tuple(k for k in entry.keys if (k.name or "").lower() != stmt.name.lower())
+    kept = tuple(k for k in entry.keys if (k.name or "").lower() != name.lower())
     if old is None and len(kept) < len(entry.keys):   # an informational key: only the catalog holds it
         dependents = (referencing_foreign_keys(ctx.store.list_tables(), entry)
-                      if dropped_primary_key(entry, stmt.name) is not None else [])
+                      if dropped_primary_key(entry, name) is not None else [])
         if dependents and not stmt.cascade:
             line, column = ctx.position_of(stmt.table)
             names = ", ".join(f"`{foreign.name}`" for _table, foreign in dependents)
             raise ConstraintError(
-                f"Cannot drop the primary key {stmt.name} of `{entry.database}`.`{entry.name}`: the foreign key(s) "
+                f"Cannot drop the primary key {name} of `{entry.database}`.`{entry.name}`: the foreign key(s) "
                 f"{names} depend on it (RESTRICT, the default).", error_class="CONSTRAINT_DEPENDENT_FOREIGN_KEYS",
                 sqlstate="2BP01", line=line, column=column,
-                hint=f"drop those foreign keys first, or write DROP CONSTRAINT {stmt.name} CASCADE to drop them too")
+                hint=f"drop those foreign keys first, or write DROP CONSTRAINT {name} CASCADE to drop them too")
         ctx.store.update_table(entry.database, entry.name, keys=kept)
         for table, foreign in dependents:   # CASCADE: the policy required the ownership of each of their tables
             current = ctx.store.get_table(table.database, table.name)
@@ -216,7 +229,7 @@ def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementRes
             return no_result()
         line, column = ctx.position_of(stmt.table)
         raise ConstraintError(
-            f"Cannot drop nonexistent constraint {stmt.name} from table `{entry.database}`.`{entry.name}`. To avoid "
+            f"Cannot drop nonexistent constraint {name} from table `{entry.database}`.`{entry.name}`. To avoid "
             f"throwing an error, provide the parameter IF EXISTS or set the SQL session configuration "
             f"{_ASSUME_IF_EXISTS} to true.", error_class="DELTA_CONSTRAINT_DOES_NOT_EXIST", sqlstate="42704",
             line=line, column=column, hint="write DROP CONSTRAINT IF EXISTS; SHOW TBLPROPERTIES lists the table's "
@@ -224,8 +237,8 @@ def drop_constraint(ctx: StatementContext, stmt: DropConstraint) -> StatementRes
     location = entry.location or ""
     with table_lock(location):
         open_table(location).alter.drop_constraint(
-            stmt.name.lower(), raise_if_not_exists=False,
-            commit_properties=commit.commit_properties("DROP CONSTRAINT", {"name": stmt.name, "expr": old}))
+            name.lower(), raise_if_not_exists=False,
+            commit_properties=commit.commit_properties("DROP CONSTRAINT", {"name": name, "expr": old}))
     ctx.store.update_table(entry.database, entry.name, properties=properties)
     return no_result()
 

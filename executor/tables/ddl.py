@@ -46,7 +46,7 @@ from sluicegate.executor.spark_databases import ensure_spark_database
 from sluicegate.executor.tables.constraints import constraint_properties, judge_all
 from sluicegate.executor.tables.view_columns import named_columns
 from sluicegate.storage import locations
-from sluicegate.storage.constraints import enforce
+from sluicegate.storage.constraints import CHAR_VARCHAR_KEY, enforce
 from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.intervals import check_interval_properties
 from sluicegate.storage.delta.tables import create_table as create_delta_table
@@ -62,12 +62,18 @@ _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING
 
 
 def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:
-    from pyspark.sql.types import StructField, StructType, _parse_datatype_string
+    """The columns as Spark with Delta stores them: a VARCHAR(n) column is a string whose metadata keeps
+    `varchar(n)` (the Delta log has no varchar type; every write checks the length: storage/constraints.py)."""
+    from pyspark.sql.types import StringType, StructField, StructType, VarcharType, _parse_datatype_string
 
     fields = []
     for column in columns:
-        metadata = {"comment": column.comment} if column.comment else {}
-        fields.append(StructField(column.name, _parse_datatype_string(column.type), column.nullable, metadata))
+        metadata: dict[str, str] = {"comment": column.comment} if column.comment else {}
+        data_type = _parse_datatype_string(column.type)
+        if isinstance(data_type, VarcharType):
+            metadata[CHAR_VARCHAR_KEY] = data_type.simpleString()
+            data_type = StringType()
+        fields.append(StructField(column.name, data_type, column.nullable, metadata))
     return StructType(fields)
 
 

@@ -50,6 +50,20 @@ def test_informational_keys_and_drop_constraint() -> None:
     assert isinstance(classify("ALTER TABLE t ADD CONSTRAINT u UNIQUE (a)"), Passthrough)  # not Delta's: Spark's
 
 
+def test_drop_primary_key_and_foreign_key_by_columns() -> None:
+    """Databricks' DROP forms that name a key by its kind (and a foreign key by its columns, in order)."""
+    t = TableName("s", "t")
+    assert classify("ALTER TABLE main.s.t DROP PRIMARY KEY") == DropConstraint(t, "", False, key_kind="PRIMARY KEY")
+    assert classify("alter table s.t drop primary key if exists cascade") == DropConstraint(
+        t, "", True, cascade=True, key_kind="PRIMARY KEY")
+    assert classify("ALTER TABLE s.t DROP PRIMARY KEY RESTRICT") == DropConstraint(t, "", False,
+                                                                                  key_kind="PRIMARY KEY")
+    assert classify("ALTER TABLE s.t DROP FOREIGN KEY IF EXISTS (b, `A`)") == DropConstraint(
+        t, "", True, key_kind="FOREIGN KEY", key_columns=("b", "A"))
+    assert classify("ALTER TABLE s.t DROP FOREIGN KEY fk") == Passthrough("ALTER TABLE s.t DROP FOREIGN KEY fk",
+                                                                         parsed=False)  # not a form: no key drop
+
+
 def test_create_table_column_list_constraints() -> None:
     stmt = classify("CREATE TABLE t (id INT NOT NULL CHECK (id > 0), v INT PRIMARY KEY, CONSTRAINT pos CHECK (v > 0), "
                     "PRIMARY KEY (id), FOREIGN KEY (v) REFERENCES u(id)) USING delta")

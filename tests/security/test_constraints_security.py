@@ -33,6 +33,8 @@ def test_adding_or_dropping_a_constraint_needs_ownership(as_user: Callable[[str]
                 f"ALTER TABLE {schema}.t ADD CONSTRAINT pk PRIMARY KEY (id)",
                 f"ALTER TABLE {schema}.t DROP CONSTRAINT known",
                 f"ALTER TABLE {schema}.t DROP CONSTRAINT IF EXISTS nothing",
+                f"ALTER TABLE {schema}.t DROP PRIMARY KEY IF EXISTS",
+                f"ALTER TABLE {schema}.t DROP FOREIGN KEY IF EXISTS (id)",
                 f"ALTER TABLE {schema}.t ALTER COLUMN id SET NOT NULL",
                 f"alter table {schema}.t change column secret set not null"):
         message = refused(bob, sql, "INSUFFICIENT_PERMISSIONS")
@@ -108,10 +110,11 @@ def test_a_tampered_constraint_is_judged_again_before_a_write(as_user: Callable[
 
 def test_cascade_drops_foreign_keys_only_on_tables_the_caller_owns(as_user: Callable[[str], Any],
                                                                     streams: Any) -> None:
-    """DROP CONSTRAINT pk CASCADE drops the foreign keys that reference the key; Databricks documents that the caller
-    must own the tables those keys are on: alice may not drop bob's foreign key by dropping her own primary key. She
-    is refused before anything changes (her key and his stay), and without CASCADE the key is kept by RESTRICT, the
-    default; once bob drops his foreign key, hers goes without CASCADE."""
+    """DROP CONSTRAINT pk CASCADE (or DROP PRIMARY KEY CASCADE) drops the foreign keys that reference the key;
+    Databricks documents that the caller must own the tables those keys are on: alice may not drop bob's foreign key
+    by dropping her own primary key, nor by DROP FOREIGN KEY on his table. She is refused before anything changes
+    (her key and his stay), and without CASCADE the key is kept by RESTRICT, the default; once bob drops his foreign
+    key (by its columns), hers goes without CASCADE."""
     alice, bob = as_user("alice"), as_user("bob")
     mine, his = secret_schema(alice, "pk_own"), secret_schema(bob, "fk_other")
     alice.execute(f"ALTER TABLE {mine}.t ADD CONSTRAINT t_pk PRIMARY KEY (id)")
@@ -121,15 +124,18 @@ def test_cascade_drops_foreign_keys_only_on_tables_the_caller_owns(as_user: Call
         return ([k.name for k in streams.store.get_table(mine, "t").keys],
                 [k.name for k in streams.store.get_table(his, "t").keys])
 
-    message = refused(alice, f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk CASCADE", "INSUFFICIENT_PERMISSIONS")
-    assert f"`{his}`.`t`" in message and "hint:" in message
+    for sql in (f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk CASCADE", f"ALTER TABLE {mine}.t DROP PRIMARY KEY CASCADE"):
+        message = refused(alice, sql, "INSUFFICIENT_PERMISSIONS")
+        assert f"`{his}`.`t`" in message and "hint:" in message
+    refused(alice, f"ALTER TABLE {his}.t DROP FOREIGN KEY (id)", "INSUFFICIENT_PERMISSIONS")  # bob's key
     assert keys() == (["t_pk"], ["his_fk"])
     refused(alice, f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk", "CONSTRAINT_DEPENDENT_FOREIGN_KEYS", "2BP01")
     refused(alice, f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk RESTRICT", "CONSTRAINT_DEPENDENT_FOREIGN_KEYS",
             "2BP01")
+    refused(alice, f"ALTER TABLE {mine}.t DROP PRIMARY KEY", "CONSTRAINT_DEPENDENT_FOREIGN_KEYS", "2BP01")
     assert keys() == (["t_pk"], ["his_fk"])
-    bob.execute(f"ALTER TABLE {his}.t DROP CONSTRAINT his_fk")
-    alice.execute(f"ALTER TABLE {mine}.t DROP CONSTRAINT t_pk")
+    bob.execute(f"ALTER TABLE {his}.t DROP FOREIGN KEY (id)")
+    alice.execute(f"ALTER TABLE {mine}.t DROP PRIMARY KEY")
     assert keys() == ([], [])
     still_serves(alice)
     alice.execute(f"DROP SCHEMA {mine} CASCADE")

@@ -307,3 +307,57 @@ def test_drop_primary_key_cascade_drops_the_foreign_keys_that_reference_it(dbx: 
     assert referential() == ["cx_fk_other"]
     dbx_cursor.execute(f"DESCRIBE TABLE EXTENDED main.{DB}.cx_ref AS JSON")
     assert "cx_fk_parent" not in json.loads(dbx_cursor.fetchall()[0][0])["table_constraints"]
+
+
+def test_drop_primary_key_and_foreign_key_by_kind_and_columns(dbx: Any, cursor: Any) -> None:
+    """Databricks' other DROP forms: `DROP PRIMARY KEY [IF EXISTS] [RESTRICT | CASCADE]` drops the table's primary key
+    whatever its name, with DROP CONSTRAINT's RESTRICT (the default) and CASCADE; `DROP FOREIGN KEY [IF EXISTS]
+    (cols)` the foreign key on exactly those columns in that order; no such key fails unless IF EXISTS. The
+    connector with three-part names, PyHive with two."""
+    dbx_cursor, failure = dbx
+
+    def keys(table: str) -> list[tuple[str, str]]:
+        dbx_cursor.execute("SELECT constraint_name, constraint_type FROM main.information_schema.table_constraints "
+                           f"WHERE table_schema = '{DB}' AND table_name = '{table}' ORDER BY 1")
+        return [tuple(row) for row in dbx_cursor.fetchall()]
+
+    cursor.execute("CREATE TABLE dk_parent (id BIGINT NOT NULL, v INT NOT NULL, CONSTRAINT dk_pk PRIMARY KEY (id, v))")
+    cursor.execute("CREATE TABLE dk_child (id BIGINT, v INT, w INT, "
+                   f"CONSTRAINT dk_fk_iv FOREIGN KEY (id, v) REFERENCES {DB}.dk_parent (id, v), "
+                   f"CONSTRAINT dk_fk_w FOREIGN KEY (w) REFERENCES {DB}.dk_parent (v))")
+    parent, child = f"`main`.`{DB}`.`dk_parent`", f"`main`.`{DB}`.`dk_child`"
+    with pytest.raises(failure) as failed:  # RESTRICT, the default: dk_fk_iv and dk_fk_w depend on it
+        dbx_cursor.execute(f"ALTER TABLE {parent} DROP PRIMARY KEY")
+    assert failed.value.message.startswith("[CONSTRAINT_DEPENDENT_FOREIGN_KEYS]")
+    _fails(cursor, "ALTER TABLE dk_parent DROP PRIMARY KEY RESTRICT", "CONSTRAINT_DEPENDENT_FOREIGN_KEYS", "2BP01")
+    assert keys("dk_parent") == [("dk_pk", "PRIMARY KEY")]
+    # a foreign key is named by its columns in order: (v, id) is no key of dk_child
+    _fails(cursor, "ALTER TABLE dk_child DROP FOREIGN KEY (v, id)", "DELTA_CONSTRAINT_DOES_NOT_EXIST", "42704")
+    dbx_cursor.execute(f"ALTER TABLE {child} DROP FOREIGN KEY IF EXISTS (v, id)")
+    dbx_cursor.execute(f"ALTER TABLE {child} DROP FOREIGN KEY (`ID`, v)")
+    assert keys("dk_child") == [("dk_fk_w", "FOREIGN KEY")]
+    dbx_cursor.execute(f"ALTER TABLE {parent} DROP PRIMARY KEY IF EXISTS CASCADE")  # dk_fk_w goes with it
+    assert keys("dk_parent") == [] and keys("dk_child") == []
+    with pytest.raises(failure) as failed:
+        dbx_cursor.execute(f"ALTER TABLE {parent} DROP PRIMARY KEY")
+    assert failed.value.message.startswith("[DELTA_CONSTRAINT_DOES_NOT_EXIST]")
+    cursor.execute("ALTER TABLE dk_parent DROP PRIMARY KEY IF EXISTS")
+    cursor.execute("ALTER TABLE dk_parent ADD CONSTRAINT dk_pk2 PRIMARY KEY (id)")
+    cursor.execute("ALTER TABLE dk_parent DROP PRIMARY KEY")  # no foreign key references it: RESTRICT drops it
+    assert keys("dk_parent") == []
+
+
+def test_a_varchar_column_is_a_string_that_keeps_its_length(dbx: Any, cursor: Any) -> None:
+    """dbt's seeds and snapshots create `VARCHAR(n)` columns (its suite's simple_snapshot files: the CREATE failed,
+    the Arrow conversion knowing no varchar): as Spark with Delta, the column is a string whose metadata keeps
+    `varchar(n)`, and every write fails a longer value with EXCEED_LIMIT_LENGTH (54006), committing nothing."""
+    dbx_cursor, failure = dbx
+    dbx_cursor.execute(f"CREATE TABLE `main`.`{DB}`.`vc` (id INTEGER, name VARCHAR(5), note STRING)")
+    dbx_cursor.execute(f"INSERT INTO main.{DB}.vc VALUES (1, 'abcde', 'a note longer than five')")
+    with pytest.raises(failure) as failed:
+        dbx_cursor.execute(f"INSERT INTO main.{DB}.vc VALUES (2, 'abcdef', 'x')")
+    assert failed.value.message.startswith("[EXCEED_LIMIT_LENGTH] Exceeds char/varchar type length limitation: 5.")
+    _fails(cursor, "UPDATE vc SET name = concat(name, '!')", "EXCEED_LIMIT_LENGTH", "54006")
+    cursor.execute("MERGE INTO vc t USING (SELECT 3 AS id, 'xyz' AS name) s ON t.id = s.id "
+                   "WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, s.name)")
+    assert sorted_rows(cursor, "SELECT id, name, length(note) FROM vc") == [(1, "abcde", 23), (3, "xyz", None)]
