@@ -217,6 +217,10 @@ def _gateway_statement(sql: str, tree: exp.Expr) -> Statement | None:
     if isinstance(tree, exp.Set) and len(tree.expressions) == 1 and tree.expressions[0].text("kind") == "CATALOG":
         return _use_catalog(sql, tree.expressions[0].this)
     if isinstance(tree, exp.Use):
+        kind = tree.text("kind").upper()
+        if kind not in ("", "DATABASE", "SCHEMA", "NAMESPACE"):
+            raise StatementSyntaxError(f"USE {kind} is not supported",
+                                       hint="write USE [DATABASE | SCHEMA | NAMESPACE] name, or USE CATALOG name")
         return UseDatabase(_database_name(tree.this))
     if isinstance(tree, exp.Alter) and (tree.args.get("kind") or "").upper() == "TABLE":
         return _altered_table(sql, tree)

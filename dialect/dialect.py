@@ -91,6 +91,9 @@ class StreamingSpark(Databricks):
         }
         SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
+        # Spark's `USE NAMESPACE db` (besides DATABASE and SCHEMA); without it NAMESPACE was read as the name
+        USABLES = {**DatabricksParser.USABLES, "NAMESPACE": ()}
+
         PROPERTY_PARSERS = {
             **Databricks.Parser.PROPERTY_PARSERS,
             "SCHEDULE": lambda self: self._parse_refresh_schedule(),

@@ -110,12 +110,20 @@ def test_replacing_inserts_refused(sql: str, message: str):
         classify(sql)
 
 
+@pytest.mark.parametrize("sql", ["USE ROLE admin", "USE WAREHOUSE w"])
+def test_use_of_what_spark_has_not_is_refused(sql: str):
+    with pytest.raises(StatementSyntaxError, match=f"{sql.rsplit(' ', 1)[0]} is not supported"):
+        classify(sql)
+
+
 @pytest.mark.parametrize("sql, expected", [
     ("CREATE DATABASE IF NOT EXISTS sales COMMENT 'x'", CreateDatabase("sales", True, "x")),
     ("CREATE SCHEMA s", CreateDatabase("s", False, None)),
     ("DROP SCHEMA s CASCADE", DropDatabase("s", False, True)),
     ("DROP DATABASE IF EXISTS s", DropDatabase("s", True, False)),
     ("USE sales", UseDatabase("sales")),
+    ("USE NAMESPACE sales", UseDatabase("sales")),
+    ("USE DATABASE sales", UseDatabase("sales")),
     ("SHOW DATABASES", ShowDatabases(None)),
     ("SHOW SCHEMAS LIKE 'sa*'", ShowDatabases("sa*")),
     ("SHOW TABLES", ShowTables(None, None)),
