@@ -141,8 +141,9 @@ def _stop_spark(spark: object) -> None:
 
     try:
         spark.stop()  # type: ignore[attr-defined]
-    except (Py4JError, ConnectionError) as exc:
-        logging.getLogger("sluicegate").info("Spark's JVM had already exited: %s", type(exc).__name__)
+    except (Py4JError, ConnectionError):
+        # the signal reached the JVM too; naming py4j's exception would only look like a failure to an operator
+        logging.getLogger("sluicegate").info("Spark's JVM had already exited (the signal reached it too)")
 
 
 def _passwd(args: argparse.Namespace) -> int:

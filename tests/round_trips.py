@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 _PROJECT = Path(__file__).resolve().parents[1]
-# Threads whose py4j calls belong to no statement.
-BACKGROUND = ("sluicegate-history", "sluicegate-metrics", "sluicegate-jvm-watchdog", "sluicegate-compactor",
-              "sluicegate-stream", "sluicegate-functions", "sluicegate-sweeper", "sluicegate-refresh")
+# Threads that serve clients' statements: each connection's own and the operation pool's (gateway/server.py,
+# gateway/operation/manager.py). Every other thread's py4j calls belong to no statement: the gateway's background
+# work, and, in a test process, whatever earlier tests left running on the shared Spark (a stream's batches).
+STATEMENT_THREADS = ("sluicegate-conn-", "sluicegate-op")
 
 
 class RoundTrips:
@@ -39,7 +40,7 @@ class RoundTrips:
         counter = self
 
         def counted(client: Any, command: str, *args: Any, **kwargs: Any) -> Any:
-            background = threading.current_thread().name.startswith(BACKGROUND)
+            background = not threading.current_thread().name.startswith(STATEMENT_THREADS)
             with counter._lock:
                 if background:
                     counter.background += 1
