@@ -1,10 +1,13 @@
 """OPTIMIZE through beeline (the Hive JDBC driver): Databricks' answer printed as csv2 (the path and the metrics
 struct as JSON), the rows unchanged, ZORDER BY and a WHERE on a partition, and a refused OPTIMIZE printing its
-error class and SQLSTATE."""
+error class and SQLSTATE; with EXPLAIN's files skipped by statistics and VACUUM of what the OPTIMIZEs removed (issue
+25 through the JDBC driver)."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,8 @@ INSERT INTO t VALUES (1, 'a');
 INSERT INTO t VALUES (2, 'a');
 INSERT INTO t VALUES (3, 'b');
 INSERT INTO t VALUES (4, 'b');
+SELECT 'skipping' AS section;
+EXPLAIN SELECT * FROM t WHERE id = 3;
 SELECT 'compact' AS section;
 OPTIMIZE t WHERE day = 'a';
 SELECT 'zorder' AS section;
@@ -31,6 +36,15 @@ SELECT 'rows' AS section;
 SELECT * FROM t ORDER BY id;
 SELECT 'history' AS section;
 DESCRIBE HISTORY t;
+SET spark.databricks.delta.retentionDurationCheck.enabled = false;
+SELECT 'dry run' AS section;
+VACUUM t RETAIN 0 HOURS DRY RUN;
+SELECT 'vacuum' AS section;
+VACUUM t RETAIN 0 HOURS;
+SELECT 'dry run after' AS section;
+VACUUM t RETAIN 0 HOURS DRY RUN;
+SELECT 'rows after' AS section;
+SELECT * FROM t ORDER BY id;
 """
 
 
@@ -63,6 +77,29 @@ def test_optimize_answers_in_databricks_shape(run: Any) -> None:
     assert csv_rows(found["rows"]) == [["id", "day"], ["1", "a"], ["2", "a"], ["3", "b"], ["4", "b"]]
     header, *history = csv_rows(found["history"])
     assert [row[header.index("operation")] for row in history[:2]] == ["OPTIMIZE", "OPTIMIZE"]
+
+
+def test_explain_says_which_files_a_point_query_skips(run: Any) -> None:
+    """Each INSERT wrote one file; the statistics of three say they cannot hold id 3 (file skipping, issue 25)."""
+    assert run.returncode == 0, run.stdout + run.stderr
+    found = sections(clean(run.stdout))
+    plan = "\n".join(found["skipping"])
+    assert re.search(rf"Delta main\.{DATABASE}\.t version \d+: read 1 of 4 files \(3 skipped by statistics\)",
+                     plan), plan
+
+
+def test_vacuum_deletes_the_files_the_optimizes_removed_and_no_row(run: Any) -> None:
+    """Retention through beeline: the five data files the two OPTIMIZEs took out are listed, then deleted; the rows
+    stay."""
+    assert run.returncode == 0, run.stdout + run.stderr
+    found = {name: [line for line in lines if line] for name, lines in sections(clean(run.stdout)).items()}
+    header, *listed = csv_rows(found["dry run"])
+    names = [os.path.basename(row[0]) for row in listed]
+    assert header == ["path"] and len([name for name in names if name.endswith(".parquet")]) == 5, names
+    # the rest: what Spark's writer left beside the data files, which the log never knew (markers, checksums)
+    assert all(name.endswith(".parquet") or name.endswith(".crc") or name == "_SUCCESS" for name in names), names
+    assert csv_rows(found["dry run after"]) == [["path"]]
+    assert csv_rows(found["rows after"]) == [["id", "day"], ["1", "a"], ["2", "a"], ["3", "b"], ["4", "b"]]
 
 
 def test_a_refused_optimize_prints_its_class_and_state(beeline: Any, gateway: Any, tmp_path: Path) -> None:
