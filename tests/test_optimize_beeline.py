@@ -97,7 +97,7 @@ def test_vacuum_deletes_the_files_the_optimizes_removed_and_no_row(run: Any) -> 
     names = [os.path.basename(row[0]) for row in listed]
     assert header == ["path"] and len([name for name in names if name.endswith(".parquet")]) == 5, names
     # the rest: what Spark's writer left beside the data files, which the log never knew (markers, checksums)
-    assert all(name.endswith(".parquet") or name.endswith(".crc") or name == "_SUCCESS" for name in names), names
+    assert all(name.endswith((".parquet", ".crc")) or name == "_SUCCESS" for name in names), names
     assert csv_rows(found["dry run after"]) == [["path"]]
     assert csv_rows(found["rows after"]) == [["id", "day"], ["1", "a"], ["2", "a"], ["3", "b"], ["4", "b"]]
 
