@@ -78,7 +78,11 @@ def test_current_database_follows_every_change(connect: Any) -> None:
     cursor.execute(f"USE {second}")
     assert _one(cursor, "SELECT current_database()") == second
     assert _one(cursor, "SELECT v FROM t") == 2
-    cursor.execute(f"USE {first}")
+    cursor.execute(f"USE NAMESPACE {first}")   # Spark's third spelling of USE
+    assert _one(cursor, "SELECT v FROM t") == 1
+    with pytest.raises(Exception, match=r"PARSE_SYNTAX_ERROR.*USE ROLE is not supported") as refused:
+        cursor.execute(f"USE ROLE {second}")   # no such thing in Spark: refused, the database left as it was
+    assert "42601" in str(refused.value)
     assert _one(cursor, "SELECT v FROM t") == 1
     cursor.execute(f"DROP DATABASE {first} CASCADE")
     assert _one(cursor, "SELECT current_database()") == "default"
