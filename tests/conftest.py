@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pyhive_helpers import connections
 
+from sluicegate.engine.maintenance import TableMaintenance
 from sluicegate.gateway import app
 from sluicegate.gateway.app import RunningGateway
 from sluicegate.gateway.config import load_config
@@ -125,6 +126,15 @@ def start_gateway(spark: Any, warehouse: Path, streams: Any,
 @pytest.fixture(scope="session")
 def gateway(start_gateway: Callable[..., RunningGateway]) -> RunningGateway:
     return start_gateway()
+
+
+@pytest.fixture(scope="module")
+def shipped_compactor(gateway: RunningGateway) -> Iterator[TableMaintenance]:
+    """The background compactor at the shipped defaults, on the shared gateway's catalog, as `sluicegate serve` runs
+    it: the tests' gateways share one stream manager, so none of them starts its own."""
+    maintenance = TableMaintenance(gateway.service.catalog, load_config().maintenance).start()
+    yield maintenance
+    maintenance.close()
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ from pyhive_helpers import database_cursor, land_named, poll_until
 
 from sluicegate.engine.maintenance import TableMaintenance
 from sluicegate.executor.streaming_tables import CREATE_WAITS
-from sluicegate.gateway.config import load_config
 
 DATABASE = "st_stays_small"
 BATCHES = 120              # one landed file, one micro-batch, one Delta commit each: ~0.5 s a batch on 2 quiet
@@ -33,14 +32,6 @@ class Fed:
     stream_id: str
     files_at_last_batch: int     # live files when the last batch had committed
     most_files: int              # the most live files seen while the stream ran
-
-
-@pytest.fixture(scope="module")
-def compactor(gateway: Any) -> Iterator[TableMaintenance]:
-    """The compactor at the shipped defaults (the tests' gateways share one stream manager and start none)."""
-    maintenance = TableMaintenance(gateway.service.catalog, load_config().maintenance).start()
-    yield maintenance
-    maintenance.close()
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +55,8 @@ def newest_txn(location: str, app_id: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def fed(cursor: Any, streams: Any, compactor: TableMaintenance, tmp_path_factory: pytest.TempPathFactory) -> Fed:
+def fed(cursor: Any, streams: Any, shipped_compactor: TableMaintenance,
+        tmp_path_factory: pytest.TempPathFactory) -> Fed:
     """BATCHES files landed first, then a streaming table reading one per micro-batch back to back; returned once
     the stream's txn has reached the last batch (the stream is then stopped)."""
     folder: Path = tmp_path_factory.mktemp("stays_small")
@@ -100,10 +92,11 @@ def test_every_row_lands_once_one_commit_per_batch(cursor: Any, fed: Fed) -> Non
 
 
 def test_live_file_count_stays_bounded_with_auto_compaction(cursor: Any, fed: Fed,
-                                                            compactor: TableMaintenance) -> None:
+                                                            shipped_compactor: TableMaintenance) -> None:
     assert fed.most_files <= MAX_LIVE_FILES, f"{fed.most_files} live files at one time"
-    poll_until(lambda: not compactor.pending(fed.location), "the compactor to merge what is full", timeout=120)
-    fan_in = compactor.settings.policy.fan_in
+    poll_until(lambda: not shipped_compactor.pending(fed.location), "the compactor to merge what is full",
+               timeout=120)
+    fan_in = shipped_compactor.settings.policy.fan_in
     assert live_files(fed.location) < fan_in   # a hundred tiny files: one size class, fewer than fan_in left
     total = BATCHES * ROWS
     cursor.execute("SELECT count(*), count(DISTINCT id), sum(id) FROM events")
