@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 LOG_FOLDER = "_delta_log"
+# a commit file before it is put in place (storage/delta/log_commits.py, delta-rs): `_commit_<uuid>.json.tmp`
+TEMPORARY_COMMIT = re.compile(r"_commit_[0-9a-f-]{32,36}\.json\.tmp")
 # A Delta table of its own inside a table's folder, which the table's log does not know and retention of the table
 # never touches: an AUTO CDC table's keys, ranks and tombstones, or SCD type 2's events (engine/streams/cdc_sink.py).
 CDC_STATE_FOLDER = "_sg_cdc_state"
@@ -257,14 +259,22 @@ def _remove_empty_folders(location: str, emptied: set[str], cutoff: float) -> No
                     raise
 
 
-def clean_up_log(location: str) -> int:
+def clean_up_log(location: str, now: float | None = None) -> int:
     """Delete the log entries older than the table's `delta.logRetentionDuration` (delta-rs's `cleanup_metadata`:
-    only those before a checkpoint that is itself older, so every version in the window stays loadable). Returns
-    how many files of `_delta_log/` went. delta-rs reads the clock itself: there is no `now` to pass."""
+    only those before a checkpoint that is itself older, so every version in the window stays loadable), and the
+    temporary commit files a writer killed between writing one and putting it in place left behind (the
+    gateway's and delta-rs's `_commit_<uuid>.json.tmp`, no reader's business) once they are an hour old: a live
+    writer's is gone within milliseconds. Returns how many files of `_delta_log/` went. delta-rs reads the clock
+    itself for the entries: `now` only ages the temporary files."""
     log = _join(location, LOG_FOLDER)
-    before = len(list_files(log))
+    listed = list_files(log)
+    cutoff_ms = ((time.time() if now is None else now) - UNTRACKED_MIN_AGE_SECONDS) * 1000
+    abandoned = [entry.path for entry in listed
+                 if TEMPORARY_COMMIT.fullmatch(entry.path) and entry.mtime_ms < cutoff_ms]
+    if abandoned:
+        delete_files(log, abandoned)
     open_table(location).cleanup_metadata()
-    return before - len(list_files(log))
+    return len(listed) - len(list_files(log))
 
 
 def maintain_retention(location: str | Path, now: float | None = None) -> RetentionResult:
@@ -276,4 +286,4 @@ def maintain_retention(location: str | Path, now: float | None = None) -> Retent
         raise DeltaTableNotFoundError(f"no Delta table at {location}", hint="retention applies to Delta tables only")
     retentions = effective_retentions(location)
     result = vacuum(location, retentions.deleted_files, now=now, untracked_min_age=UNTRACKED_MIN_AGE_SECONDS)
-    return RetentionResult(len(result.paths), result.bytes, clean_up_log(location))
+    return RetentionResult(len(result.paths), result.bytes, clean_up_log(location, now))

@@ -262,6 +262,25 @@ def test_log_cleanup_keeps_what_versions_inside_the_window_need(tmp_path):
     assert [_rows(location, v) for v in range(4)] == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
 
 
+def test_log_cleanup_deletes_a_killed_writers_temporary_commit_once_it_is_an_hour_old(tmp_path):
+    """A writer killed between writing its commit's temporary file and linking it in place leaves the file behind
+    (the gateway's hex name, delta-rs's hyphenated one); a live writer's, minutes old, is kept."""
+    location = tmp_path / "t"
+    _table(location, batches=2)
+    log = location / "_delta_log"
+    ours, theirs, live = (log / f"_commit_{'a' * 32}.json.tmp", log / "_commit_0b6e5a8c-3f57-4b8e-9d0c-1c2d3e4f5a6b"
+                          ".json.tmp", log / f"_commit_{'b' * 32}.json.tmp")
+    for temporary in (ours, theirs, live):
+        temporary.write_text('{"commitInfo":{}}')
+    _age(ours, 2 * 3600)
+    _age(theirs, 2 * 3600)
+    _age(live, 600)
+    assert retention.clean_up_log(str(location)) == 2
+    assert not ours.exists() and not theirs.exists() and live.exists()
+    assert retention.clean_up_log(str(location), now=time.time() + 3600) == 1 and not live.exists()
+    assert _rows(location) == [0, 1]
+
+
 def test_maintain_retention_counts_the_log_entries_it_cleaned(tmp_path):
     location = tmp_path / "t"
     _table(location, batches=3, configuration={"delta.logRetentionDuration": "interval 1 hours"})
