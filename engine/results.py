@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from sluicegate.catalog.names import quote_identifier
+from sluicegate.engine.jvm_objects import java_strings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -96,10 +97,15 @@ def wire_dataframe(df: DataFrame, columns: list[ResultColumn], types: WireTypes 
     spared."""
     if all(types.keeps(col.type) for col in columns):
         return df
+    from pyspark.sql.dataframe import DataFrame as SparkDataFrame
+
     positional = [f"_c{i}" for i in range(len(columns))]
-    renamed = df.toDF(*positional)
-    return renamed.selectExpr(*[f"{_wire_expression(name, col.type, types)} AS {name}"
-                                for name, col in zip(positional, columns, strict=True)])
+    expressions = [f"{_wire_expression(name, col.type, types)} AS {name}"
+                   for name, col in zip(positional, columns, strict=True)]
+    # two round trips and the two lists sent whole, where `df.toDF(*names).selectExpr(*exprs)` costs one per column
+    # more (py4j adds a list's strings to a Java list one by one)
+    renamed = df._jdf.toDF(java_strings(df, positional))
+    return SparkDataFrame(renamed.selectExpr(java_strings(df, expressions)), df.sparkSession)
 
 
 def typed_arrow_schema(wire_df: DataFrame) -> pa.Schema:
