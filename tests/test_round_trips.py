@@ -124,3 +124,24 @@ def test_text_columns_cost_no_round_trip_each(connect: Any, round_trips: RoundTr
                          "FROM range(2)")
     assert rows == [(*(Decimal(f"{i}.25") for i in range(10)), '["x,y","\\u001F"]', None)] * 2
     assert twelve == two
+
+
+def test_a_one_partition_result_is_collected_in_few_round_trips(connect: Any, round_trips: RoundTrips) -> None:
+    """A result of one partition is collected in one job with the collect's own round trips only (no call site set
+    and cleared around it), its rows in order, and a failure inside the job comes back as Spark's error."""
+    cursor = connect().cursor()
+    sql = "SELECT id, CAST(id AS DECIMAL(5,1)) AS d FROM range(0, 3000, 1, 1)"
+    cursor.execute(sql)
+    cursor.fetchall()
+    round_trips.take()
+    round_trips.tracing = True
+    cursor.execute(sql)
+    rows = cursor.fetchall()
+    round_trips.tracing = False
+    assert rows == [(i, Decimal(f"{i}.0")) for i in range(3000)]
+    assert round_trips.methods["collectAsArrowToPython"] == 1
+    assert round_trips.methods["setCallSite"] == 0
+    with pytest.raises(Exception, match="DIVIDE_BY_ZERO") as failed:
+        cursor.execute("SELECT 1 / (id - 1) AS boom FROM range(0, 2, 1, 1)")
+        cursor.fetchall()
+    assert "22012" in str(failed.value)
