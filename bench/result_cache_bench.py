@@ -27,108 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway_bench import OUT_DIR, load_average, machine_info, pyhive_connect, running, say, servers_env
-
-
-def tables(scale: float) -> dict[str, tuple[int, str]]:
-    """Each table's rows and the projection over `range(rows)` (column `id`) that makes them."""
-    lineitems = max(int(6_000_000 * scale), 1000)
-    orders = max(lineitems // 4, 250)
-    customers = max(orders // 10, 25)
-    parts = max(customers // 8, 10)
-    suppliers = max(parts // 20, 5)
-    money = "CAST({} AS DECIMAL(15,2))"
-    return {
-        "region": (5, "id AS r_regionkey, element_at(array('AFRICA','AMERICA','ASIA','EUROPE','MIDDLE EAST'), "
-                      "CAST(id AS INT) + 1) AS r_name"),
-        "nation": (25, "id AS n_nationkey, concat('NATION', id) AS n_name, id % 5 AS n_regionkey"),
-        "supplier": (suppliers, f"id AS s_suppkey, concat('Supplier#', id) AS s_name, id % 25 AS s_nationkey, "
-                                f"{money.format('(id * 37) % 10000 - 999')} AS s_acctbal"),
-        "customer": (customers, f"id AS c_custkey, concat('Customer#', id) AS c_name, id % 25 AS c_nationkey, "
-                                f"{money.format('(id * 53) % 10000 - 999')} AS c_acctbal, "
-                                "element_at(array('AUTOMOBILE','BUILDING','FURNITURE','HOUSEHOLD','MACHINERY'), "
-                                "CAST(id % 5 AS INT) + 1) AS c_mktsegment"),
-        "part": (parts, "id AS p_partkey, concat('Part#', id) AS p_name, "
-                        "element_at(array('PROMO BRUSHED', 'STANDARD POLISHED', 'ECONOMY ANODIZED', 'PROMO PLATED'), "
-                        "CAST(id % 4 AS INT) + 1) AS p_type, concat('Brand#', id % 5) AS p_brand, "
-                        "CAST(id % 50 + 1 AS INT) AS p_size"),
-        "orders": (orders, f"id AS o_orderkey, id % {customers} AS o_custkey, "
-                           "element_at(array('F','O','P'), CAST(id % 3 AS INT) + 1) AS o_orderstatus, "
-                           f"{money.format('(id * 97) % 500000 / 1.0')} AS o_totalprice, "
-                           "date_add(DATE'1992-01-01', CAST((id * 7) % 2400 AS INT)) AS o_orderdate, "
-                           "concat(CAST(id % 5 + 1 AS STRING), '-PRIORITY') AS o_orderpriority"),
-        "lineitem": (lineitems, f"id DIV 4 AS l_orderkey, (id * 13) % {parts} AS l_partkey, "
-                                f"(id * 7) % {suppliers} AS l_suppkey, CAST(id % 4 + 1 AS INT) AS l_linenumber, "
-                                f"{money.format('(id % 50) + 1')} AS l_quantity, "
-                                f"{money.format('((id * 31) % 100000) / 1.0 + 900')} AS l_extendedprice, "
-                                f"{money.format('(id % 11) / 100.0')} AS l_discount, "
-                                f"{money.format('(id % 9) / 100.0')} AS l_tax, "
-                                "element_at(array('A','N','R'), CAST(id % 3 AS INT) + 1) AS l_returnflag, "
-                                "element_at(array('F','O'), CAST(id % 2 AS INT) + 1) AS l_linestatus, "
-                                "date_add(DATE'1992-01-02', CAST((id * 11) % 2500 AS INT)) AS l_shipdate, "
-                                "date_add(DATE'1992-01-30', CAST((id * 11) % 2500 AS INT)) AS l_commitdate, "
-                                "date_add(DATE'1992-02-10', CAST((id * 17) % 2500 AS INT)) AS l_receiptdate, "
-                                "element_at(array('MAIL','SHIP','AIR','TRUCK','RAIL'), CAST(id % 5 AS INT) + 1) "
-                                "AS l_shipmode"),
-    }
-
-
-QUERIES = {
-    "q1": """SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, sum(l_extendedprice) AS sum_base_price,
-  sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price,
-  sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, avg(l_quantity) AS avg_qty,
-  avg(l_extendedprice) AS avg_price, avg(l_discount) AS avg_disc, count(*) AS count_order
-FROM tpch.lineitem WHERE l_shipdate <= date_sub(DATE'1998-12-01', 90)
-GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus""",
-    "q3": """SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate
-FROM tpch.customer JOIN tpch.orders ON c_custkey = o_custkey JOIN tpch.lineitem ON l_orderkey = o_orderkey
-WHERE c_mktsegment = 'BUILDING' AND o_orderdate < DATE'1995-03-15' AND l_shipdate > DATE'1995-03-15'
-GROUP BY l_orderkey, o_orderdate ORDER BY revenue DESC, o_orderdate, l_orderkey LIMIT 10""",
-    "q5": """SELECT n_name, sum(l_extendedprice * (1 - l_discount)) AS revenue
-FROM tpch.customer JOIN tpch.orders ON c_custkey = o_custkey JOIN tpch.lineitem ON l_orderkey = o_orderkey
-  JOIN tpch.supplier ON l_suppkey = s_suppkey AND c_nationkey = s_nationkey
-  JOIN tpch.nation ON s_nationkey = n_nationkey JOIN tpch.region ON n_regionkey = r_regionkey
-WHERE r_name = 'ASIA' AND o_orderdate >= DATE'1994-01-01' AND o_orderdate < DATE'1995-01-01'
-GROUP BY n_name ORDER BY revenue DESC, n_name""",
-    "q6": """SELECT sum(l_extendedprice * l_discount) AS revenue FROM tpch.lineitem
-WHERE l_shipdate >= DATE'1994-01-01' AND l_shipdate < DATE'1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07
-  AND l_quantity < 24""",
-    "q10": """SELECT c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) AS revenue, c_acctbal, n_name
-FROM tpch.customer JOIN tpch.orders ON c_custkey = o_custkey JOIN tpch.lineitem ON l_orderkey = o_orderkey
-  JOIN tpch.nation ON c_nationkey = n_nationkey
-WHERE o_orderdate >= DATE'1993-10-01' AND o_orderdate < DATE'1994-01-01' AND l_returnflag = 'R'
-GROUP BY c_custkey, c_name, c_acctbal, n_name ORDER BY revenue DESC, c_custkey LIMIT 20""",
-    "q12": """SELECT l_shipmode,
-  sum(CASE WHEN o_orderpriority = '1-PRIORITY' OR o_orderpriority = '2-PRIORITY' THEN 1 ELSE 0 END) AS high,
-  sum(CASE WHEN o_orderpriority <> '1-PRIORITY' AND o_orderpriority <> '2-PRIORITY' THEN 1 ELSE 0 END) AS low
-FROM tpch.orders JOIN tpch.lineitem ON o_orderkey = l_orderkey
-WHERE l_shipmode IN ('MAIL', 'SHIP') AND l_receiptdate >= DATE'1994-01-01' AND l_receiptdate < DATE'1995-01-01'
-GROUP BY l_shipmode ORDER BY l_shipmode""",
-    "q14": """SELECT 100.00 * sum(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l_discount) ELSE 0 END)
-  / sum(l_extendedprice * (1 - l_discount)) AS promo_revenue
-FROM tpch.lineitem JOIN tpch.part ON l_partkey = p_partkey
-WHERE l_shipdate >= DATE'1995-09-01' AND l_shipdate < DATE'1995-10-01'""",
-    "q19": """SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue
-FROM tpch.lineitem JOIN tpch.part ON p_partkey = l_partkey
-WHERE (p_brand = 'Brand#1' AND l_quantity BETWEEN 1 AND 11 AND p_size BETWEEN 1 AND 5
-       AND l_shipmode IN ('AIR', 'MAIL'))
-   OR (p_brand = 'Brand#2' AND l_quantity BETWEEN 10 AND 20 AND p_size BETWEEN 1 AND 10
-       AND l_shipmode IN ('AIR', 'TRUCK'))""",
-}
-
-
-def timed(cursor: Any, sql: str) -> tuple[float, list[tuple[Any, ...]], str]:
-    started = time.perf_counter()
-    cursor.execute(sql)
-    rows = cursor.fetchall()
-    return time.perf_counter() - started, rows, cursor._operationHandle.operationId.guid.hex()
-
-
-def make_tables(cursor: Any, scale: float, using: str) -> float:
-    started = time.perf_counter()
-    cursor.execute("CREATE DATABASE IF NOT EXISTS tpch")
-    for name, (rows, projection) in tables(scale).items():
-        cursor.execute(f"CREATE TABLE tpch.{name} USING {using} AS SELECT {projection} FROM range({rows})")
-    return time.perf_counter() - started
+from tpc import TPCH_QUERIES as QUERIES
+from tpc import make_tables, timed, tpch_tables
 
 
 def bench_server(key: str, scale: float, env: dict[str, str], start_timeout: float) -> dict[str, Any]:
@@ -137,7 +37,7 @@ def bench_server(key: str, scale: float, env: dict[str, str], start_timeout: flo
     with running(key, workdir, env, start_timeout, result_cache=True) as server:   # the gateway's default: on
         connection = pyhive_connect(server.port)
         cursor = connection.cursor()
-        loaded = make_tables(cursor, scale, "delta" if key == "sluicegate" else "parquet")
+        loaded = make_tables(cursor, "tpch", tpch_tables(scale), "delta" if key == "sluicegate" else "parquet")
         say(f"{key}: tables made in {loaded:.1f} s")
         timed(cursor, "SELECT count(*), sum(l_quantity) FROM tpch.lineitem")   # warm-up (not a measured query)
         runs: dict[str, dict[str, Any]] = {}

@@ -106,10 +106,12 @@ class GrantStore:
         if name is not None:
             places.append(and_(GrantRow.kind == TABLE, GrantRow.database == database,
                                GrantRow.name == name.lower()))
-        with self._store.transaction() as session:
-            rows = session.scalars(select(GrantRow.privilege).where(
-                or_(*places), GrantRow.principal.in_((user, EVERYONE)))).all()
-            return set(rows)
+
+        def read(session: Session) -> frozenset[str]:
+            return frozenset(session.scalars(select(GrantRow.privilege).where(
+                or_(*places), GrantRow.principal.in_((user, EVERYONE)))).all())
+        return set(self._store.reads.get(("grants", user, database, None if name is None else name.lower()), read,
+                                         self._store.transaction))
 
 
 def _deleted(session: Session, statement: Delete) -> int:

@@ -19,6 +19,7 @@ from sluicegate.catalog.history_db import ensure_table
 from sluicegate.catalog.models import (
     EVERYONE,
     Base,
+    CatalogVersion,
     DatabaseRow,
     FlowRow,
     GrantRow,
@@ -115,6 +116,14 @@ def _v9_table_keys(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE tables ADD COLUMN keys JSON"))
 
 
+def _v10_catalog_version(conn: Connection) -> None:
+    """The catalog's version counter (catalog/versions.py), one row, raised by every write of a database, table or
+    grant row: what lets a gateway keep those rows in memory."""
+    _table(CatalogVersion).create(conn, checkfirst=True)
+    if conn.execute(select(CatalogVersion.id)).first() is None:
+        conn.execute(_table(CatalogVersion).insert().values(id=1, version=0))
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
@@ -125,6 +134,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (7, "query history: rows and bytes read", _v7_history_read_rows),
     (8, "query history: whether the result cache answered", _v8_history_from_result_cache),
     (9, "tables: informational primary and foreign keys", _v9_table_keys),
+    (10, "the catalog's version, raised by every write of a database, table or grant", _v10_catalog_version),
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -28,6 +28,17 @@ class Base(DeclarativeBase):
     pass
 
 
+class CatalogVersion(Base):
+    """One row: a counter every transaction that writes a database, table or grant row raises before it commits
+    (catalog/versions.py), so that a gateway may serve those rows from memory while the counter has not moved, and
+    sees at once what another gateway sharing the catalog changed."""
+
+    __tablename__ = "catalog_version"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(Integer)
+
+
 class SchemaVersion(Base):
     __tablename__ = "schema_version"
 

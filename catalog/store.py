@@ -52,6 +52,7 @@ from sluicegate.catalog.migrations import migrate
 from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableKind, TableRow
 from sluicegate.catalog.names import NameKind, check_name
 from sluicegate.catalog.sqlite_engine import one_transaction, open_engine
+from sluicegate.catalog.versions import VersionedReads, track_changes
 from sluicegate.dialect.constraints import KeyConstraint
 
 _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING_TABLE": "streaming table",
@@ -167,6 +168,8 @@ class CatalogStore:
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         with self._engine.begin() as conn:
             migrate(conn)
+        track_changes(self._sessions)   # every write of a database, table or grant raises the catalog's version
+        self.reads = VersionedReads(self._engine)   # those rows' reads, kept while the version stays
         self._history = LazyHistoryDatabase(url, self._engine)
 
     @classmethod
@@ -239,9 +242,10 @@ class CatalogStore:
             return dropped
 
     def get_database(self, name: str) -> DatabaseEntry | None:
-        with self.transaction() as session:
+        def read(session: Session) -> DatabaseEntry | None:
             row = session.get(DatabaseRow, name.lower())
             return None if row is None else _database_entry(row)
+        return self.reads.get(("database", name.lower()), read, self.transaction)
 
     def list_databases(self, pattern: str | None = None) -> list[DatabaseEntry]:
         matcher = pattern_matcher(pattern)
@@ -306,9 +310,10 @@ class CatalogStore:
             raise TableAlreadyExistsError(f"the table or view `{database}`.`{name}` already exists") from exc
 
     def get_table(self, database: str, name: str) -> TableEntry | None:
-        with self.transaction() as session:
+        def read(session: Session) -> TableEntry | None:
             row = self._find(session, database, name)
             return None if row is None else _table_entry(row)
+        return self.reads.get(("table", database.lower(), name.lower()), read, self.transaction)
 
     def require_table(self, database: str, name: str) -> TableEntry:
         with self.transaction() as session:

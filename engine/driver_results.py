@@ -13,12 +13,11 @@ runs as a job, as before.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from py4j.java_gateway import JavaClass
 
+from sluicegate.engine.jvm_objects import java_class, jvm_constant
 from sluicegate.engine.sessions import session_conf
 
 if TYPE_CHECKING:
@@ -26,33 +25,6 @@ if TYPE_CHECKING:
 
 _MAX_ROWS_PER_BATCH = 10_000
 _MAX_BATCH_BYTES = 64 * 1024 * 1024
-
-
-def _java_class(df: DataFrame, name: str) -> Any:
-    """A JVM class by its full name in one step (py4j's `jvm.a.b.C` asks the JVM about every dot)."""
-    gateway = df.sparkSession.sparkContext._gateway
-    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
-    return JavaClass(name, gateway._gateway_client)
-
-
-# JVM objects that never change for a py4j client (one per Spark driver): Scala objects and a constant, each a round
-# trip to look up, kept per client as `sessions.py` keeps its own.
-_CONSTANTS: dict[tuple[int, str], tuple[Any, Any]] = {}
-_CONSTANTS_LOCK = threading.Lock()
-
-
-def _constant(df: DataFrame, name: str, lookup: Any) -> Any:
-    """`lookup(df)`'s JVM object, asked once per py4j client under `name`."""
-    gateway = df.sparkSession.sparkContext._gateway
-    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
-    client = gateway._gateway_client
-    with _CONSTANTS_LOCK:
-        kept = _CONSTANTS.get((id(client), name))
-    if kept is None or kept[0] is not client:
-        kept = (client, lookup(df))
-        with _CONSTANTS_LOCK:
-            _CONSTANTS[(id(client), name)] = kept
-    return kept[1]
 
 
 def _literal_projection(plan: Any, name: str) -> Any | None:
@@ -77,12 +49,12 @@ def _driver_rows(df: DataFrame, plan: Any) -> Any | None:
         return plan.rows().iterator()
     expressions = _literal_projection(plan, name)
     if expressions is not None:
-        # py4j asks the JVM what a static member is on every attribute access: the members are kept, as the row is
-        create = _constant(df, "createProjection", lambda d: _java_class(
+        # py4j asks the JVM what a static member is on every attribute access: the members are kept (jvm_objects.py)
+        create = jvm_constant(df, "createProjection", lambda d: java_class(
             d, "org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection").createProjection)
-        empty = _constant(df, "InternalRow.empty",
-                          lambda d: _java_class(d, "org.apache.spark.sql.catalyst.InternalRow").empty())
-        single = _constant(df, "Iterator.single", lambda d: _java_class(d, "scala.collection.Iterator").single)
+        empty = jvm_constant(df, "InternalRow.empty",
+                          lambda d: java_class(d, "org.apache.spark.sql.catalyst.InternalRow").empty())
+        single = jvm_constant(df, "Iterator.single", lambda d: java_class(d, "scala.collection.Iterator").single)
         return single(create(expressions).apply(empty).copy())
     return None
 
@@ -95,8 +67,8 @@ def driver_batches(df: DataFrame) -> list[pa.RecordBatch] | None:
     if rows is None:
         return None
     conf = session_conf(df.sparkSession)
-    converters = _constant(df, "ArrowConverters", lambda d: getattr(
-        _java_class(d, "org.apache.spark.sql.execution.arrow.ArrowConverters$"), "MODULE$"))
+    converters = jvm_constant(df, "ArrowConverters", lambda d: getattr(
+        java_class(d, "org.apache.spark.sql.execution.arrow.ArrowConverters$"), "MODULE$"))
     # Each element is one IPC stream (schema and a batch); duplicate names are allowed (`SELECT 1 AS a, 2 AS a`).
     streams = converters.toBatchWithSchemaIterator(rows, jdf.schema(), _MAX_ROWS_PER_BATCH, _MAX_BATCH_BYTES,
                                                    conf.sessionLocalTimeZone(), False, False)

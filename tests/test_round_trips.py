@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -100,3 +101,47 @@ def test_a_session_opened_in_a_database_starts_there(connect: Any) -> None:
     cursor = connect(database=database).cursor()
     assert _one(cursor, "SELECT v FROM t") == 3
     setup.execute(f"DROP DATABASE {database} CASCADE")
+
+
+def test_text_columns_cost_no_round_trip_each(connect: Any, round_trips: RoundTrips) -> None:
+    """A result's DECIMAL, DATE, TIMESTAMP and nested columns are rendered as text in one projection whose names and
+    expressions cross to the JVM whole: 12 such columns cost the round trips of 2, and every value (a repeated name,
+    a NULL, a comma or a separator-like character in the data) comes back as Spark renders it."""
+    cursor = connect().cursor()
+
+    def trips(sql: str) -> tuple[int, list[Any]]:
+        cursor.execute(sql)   # warm: the JVM helper and the session's parser are asked for once
+        cursor.fetchall()
+        round_trips.take()
+        cursor.execute(sql)
+        rows = cursor.fetchall()
+        return round_trips.take()[0], rows
+
+    two, rows = trips("SELECT CAST(1.5 AS DECIMAL(5,2)) AS a, DATE'2024-01-02' AS a FROM range(2)")
+    assert rows == [(Decimal("1.50"), "2024-01-02")] * 2   # PyHive reads DECIMAL's text as a Decimal
+    columns = ", ".join(f"CAST({i}.25 AS DECIMAL(6,2)) AS c{i}" for i in range(10))
+    twelve, rows = trips(f"SELECT {columns}, array('x,y', '\x1f') AS n, CAST(NULL AS DECIMAL(3,1)) AS z "
+                         "FROM range(2)")
+    assert rows == [(*(Decimal(f"{i}.25") for i in range(10)), '["x,y","\\u001F"]', None)] * 2
+    assert twelve == two
+
+
+def test_a_one_partition_result_is_collected_in_few_round_trips(connect: Any, round_trips: RoundTrips) -> None:
+    """A result of one partition is collected in one job with the collect's own round trips only (no call site set
+    and cleared around it), its rows in order, and a failure inside the job comes back as Spark's error."""
+    cursor = connect().cursor()
+    sql = "SELECT id, CAST(id AS DECIMAL(5,1)) AS d FROM range(0, 3000, 1, 1)"
+    cursor.execute(sql)
+    cursor.fetchall()
+    round_trips.take()
+    round_trips.tracing = True
+    cursor.execute(sql)
+    rows = cursor.fetchall()
+    round_trips.tracing = False
+    assert rows == [(i, Decimal(f"{i}.0")) for i in range(3000)]
+    assert round_trips.methods["collectAsArrowToPython"] == 1
+    assert round_trips.methods["setCallSite"] == 0
+    with pytest.raises(Exception, match="DIVIDE_BY_ZERO") as failed:
+        cursor.execute("SELECT 1 / (id - 1) AS boom FROM range(0, 2, 1, 1)")
+        cursor.fetchall()
+    assert "22012" in str(failed.value)

@@ -1,0 +1,57 @@
+"""JVM objects asked for once per py4j client, and lists of strings handed to the JVM in one round trip.
+
+py4j costs a round trip per question: `jvm.a.b.C` asks the JVM about every dot, a static member is looked up on every
+access, and a Python list given to a Java method crosses element by element (an `add` per string). On a busy driver
+each round trip waits for a JVM thread behind Spark's tasks, so the statement path keeps what never changes and sends
+lists whole.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from py4j.java_gateway import JavaClass
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+# JVM objects that never change for a py4j client (one per Spark driver): Scala objects, static members and constants.
+_CONSTANTS: dict[tuple[int, str], tuple[Any, Any]] = {}
+_CONSTANTS_LOCK = threading.Lock()
+# Joins the strings of a list for the JVM to split: a control character no SQL text the gateway generates holds.
+_SEPARATOR = "\x1f"
+
+
+def java_class(df: DataFrame, name: str) -> Any:
+    """A JVM class by its full name in one step."""
+    gateway = df.sparkSession.sparkContext._gateway
+    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
+    return JavaClass(name, gateway._gateway_client)
+
+
+def jvm_constant(df: DataFrame, name: str, lookup: Callable[[DataFrame], Any]) -> Any:
+    """`lookup(df)`'s JVM object, asked once per py4j client under `name`."""
+    gateway = df.sparkSession.sparkContext._gateway
+    assert gateway is not None  # typed optional; a running context always has its Py4J gateway
+    client = gateway._gateway_client
+    with _CONSTANTS_LOCK:
+        kept = _CONSTANTS.get((id(client), name))
+    if kept is None or kept[0] is not client:
+        kept = (client, lookup(df))
+        with _CONSTANTS_LOCK:
+            _CONSTANTS[(id(client), name)] = kept
+    return kept[1]
+
+
+def java_strings(df: DataFrame, values: Sequence[str]) -> Any:
+    """`values` as a Java `String[]` in one round trip (py4j would send a list string by string): joined here, split
+    in the JVM by commons-lang3 (on Spark's class path), empty strings kept. For the gateway's own generated texts
+    (column names, projections), which never hold the separator; an array of one or more strings. Java methods
+    declared with varargs (`Dataset.toDF`, `Dataset.selectExpr`) take it as their arguments."""
+    if not values or any(_SEPARATOR in value for value in values):
+        raise ValueError("java_strings: an empty list, or a string holding the separator")
+    split = jvm_constant(df, "StringUtils.splitByWholeSeparatorPreserveAllTokens", lambda d: java_class(
+        d, "org.apache.commons.lang3.StringUtils").splitByWholeSeparatorPreserveAllTokens)
+    return split(_SEPARATOR.join(values), _SEPARATOR)

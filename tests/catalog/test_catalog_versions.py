@@ -1,0 +1,155 @@
+"""The catalog's version (catalog/versions.py): tables, schemas and grants read from memory while no write moved the
+counter, and every write, in this process or another sharing the database, seen by the next read. Real SQLite files,
+a real second process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event
+
+from sluicegate.catalog.errors import TableNotFoundError
+from sluicegate.catalog.grants import GrantStore, Securable
+from sluicegate.catalog.store import CatalogStore, TableEntry
+from sluicegate.catalog.versions import read_version
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Iterator[CatalogStore]:
+    opened = CatalogStore.for_warehouse(tmp_path)
+    yield opened
+    opened.close()
+
+
+def _table(database: str, name: str) -> TableEntry:
+    return TableEntry(database, name, "TABLE", f"/w/{database}.db/{name}", None, None, owner="ann")
+
+
+def _statements(store: CatalogStore) -> list[str]:
+    """Every SQL statement the store's engine sends from now on (BEGIN IMMEDIATE included), recorded."""
+    sent: list[str] = []
+    event.listen(store._engine, "before_cursor_execute",
+                 lambda _conn, _cursor, statement, *_rest: sent.append(statement))
+    return sent
+
+
+def _in_another_process(warehouse: Path, code: str) -> None:
+    """`code` run by another Python process on its own CatalogStore of the same warehouse (`store`, `grants`)."""
+    program = textwrap.dedent("""
+        import sys
+        from sluicegate.catalog.grants import GrantStore, Securable
+        from sluicegate.catalog.store import CatalogStore, TableEntry
+        store = CatalogStore.for_warehouse(sys.argv[1])
+        grants = GrantStore(store)
+    """) + textwrap.dedent(code) + "\nstore.close()\n"
+    subprocess.run([sys.executable, "-c", program, str(warehouse)], check=True, timeout=120)
+
+
+def test_reads_are_kept_while_nothing_is_written(store: CatalogStore) -> None:
+    store.create_database("sales")
+    store.create_table(_table("sales", "orders"))
+    grants = GrantStore(store)
+    first = (store.get_table("sales", "orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"))
+    sent = _statements(store)
+    again = (store.get_table("SALES", "Orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"))
+    assert again == first
+    assert sent == []   # no transaction, so no BEGIN IMMEDIATE: only the counter's plain read, below SQLAlchemy
+
+
+def test_every_write_raises_the_version_and_is_seen(store: CatalogStore) -> None:
+    grants = GrantStore(store)
+    version = read_version(store._engine)
+
+    def moved() -> bool:
+        nonlocal version
+        now = read_version(store._engine)
+        changed, version = now > version, now
+        return changed
+
+    store.create_database("sales")
+    assert moved()
+    store.create_table(_table("sales", "orders"))
+    assert moved()
+    assert store.get_table("sales", "orders").comment is None
+    store.update_table("sales", "orders", comment="money")
+    assert moved()
+    assert store.get_table("sales", "orders").comment == "money"
+    assert grants.held("bob", "sales", "orders") == set()
+    grants.grant(Securable.table("sales", "orders"), ("bob",), ("SELECT",), "ann")
+    assert moved()
+    assert grants.held("bob", "sales", "orders") == {"SELECT"}
+    grants.revoke(Securable.table("sales", "orders"), ("bob",), ("SELECT",))   # a bulk DELETE
+    assert moved()
+    assert grants.held("bob", "sales", "orders") == set()
+    store.rename_table("sales", "orders", "sales", "orders2")
+    assert moved()
+    assert store.get_table("sales", "orders") is None
+    assert store.get_table("sales", "orders2") is not None
+    store.drop_database("sales", cascade=True)   # bulk deletes of its tables and grants
+    assert moved()
+    assert store.get_table("sales", "orders2") is None
+    assert store.get_database("sales") is None
+    with pytest.raises(TableNotFoundError):   # a failed write rolls back and raises nothing
+        store.drop_table("default", "nothing")
+    assert not moved()
+
+
+def test_a_write_by_another_gateway_process_is_seen_at_once(store: CatalogStore, tmp_path: Path) -> None:
+    """Two gateways sharing one catalog database: what one changes, the other's next read sees, though it had the
+    row in memory."""
+    store.create_database("sales")
+    store.create_table(_table("sales", "orders"))
+    grants = GrantStore(store)
+    assert store.get_table("sales", "orders").comment is None
+    assert grants.held("bob", "sales", "orders") == set()
+    _in_another_process(tmp_path, """
+        store.update_table("sales", "orders", comment="changed elsewhere")
+        grants.grant(Securable.table("sales", "orders"), ("bob",), ("SELECT",), "ann")
+    """)
+    assert store.get_table("sales", "orders").comment == "changed elsewhere"
+    assert grants.held("bob", "sales", "orders") == {"SELECT"}
+    _in_another_process(tmp_path, """
+        grants.revoke(Securable.table("sales", "orders"), ("bob",), ("SELECT",))
+        store.drop_table("sales", "orders")
+    """)
+    assert grants.held("bob", "sales", "orders") == set()
+    assert store.get_table("sales", "orders") is None
+
+
+def test_a_catalog_from_before_the_version_gets_one(tmp_path: Path) -> None:
+    """A catalog at version 9 (no counter) is migrated: the counter exists and counts from its first write."""
+    from sqlalchemy import create_engine, text
+
+    from sluicegate.catalog.migrations import MIGRATIONS, migrate
+    from sluicegate.catalog.models import Base
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'catalog.db'}")
+    with engine.begin() as conn:
+        earlier = [m for m in MIGRATIONS if m[0] <= 9]
+        for version, description, step in earlier:
+            if version == 1:
+                Base.metadata.tables["schema_version"].create(conn)
+                for name, table in Base.metadata.tables.items():
+                    if name != "catalog_version":
+                        table.create(conn, checkfirst=True)
+                conn.execute(text("INSERT INTO databases (name, comment, created_at) "
+                                  "VALUES ('default', 'default database', CURRENT_TIMESTAMP)"))
+            else:
+                step(conn)
+            conn.execute(text("INSERT INTO schema_version VALUES (:v, :d, CURRENT_TIMESTAMP)"),
+                         {"v": version, "d": description})
+        assert not engine.dialect.has_table(conn, "catalog_version")
+        assert migrate(conn) == [10]
+    engine.dispose()
+    opened = CatalogStore.for_warehouse(tmp_path)
+    try:
+        before = read_version(opened._engine)
+        opened.create_database("later")
+        assert read_version(opened._engine) == before + 1
+    finally:
+        opened.close()
