@@ -62,15 +62,16 @@ _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING
 
 
 def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:
-    """The columns as Spark with Delta stores them: a VARCHAR(n) column is a string whose metadata keeps
-    `varchar(n)` (the Delta log has no varchar type; every write checks the length: storage/constraints.py)."""
-    from pyspark.sql.types import StringType, StructField, StructType, VarcharType, _parse_datatype_string
+    """The columns as Spark with Delta stores them: a VARCHAR(n) or CHAR(n) column is a string whose metadata keeps
+    `varchar(n)` or `char(n)` (the Delta log has neither type; every write checks the length and pads a CHAR:
+    storage/constraints.py)."""
+    from pyspark.sql.types import CharType, StringType, StructField, StructType, VarcharType, _parse_datatype_string
 
     fields = []
     for column in columns:
         metadata: dict[str, str] = {"comment": column.comment} if column.comment else {}
         data_type = _parse_datatype_string(column.type)
-        if isinstance(data_type, VarcharType):
+        if isinstance(data_type, VarcharType | CharType):
             metadata[CHAR_VARCHAR_KEY] = data_type.simpleString()
             data_type = StringType()
         fields.append(StructField(column.name, data_type, column.nullable, metadata))
@@ -239,7 +240,7 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
     if stmt.columns:
         schema, definition = named_columns(ctx, stmt, schema, definition)
     entry = TableEntry(database=database, name=name, kind="VIEW", location=None, schema_json=schema.json(),
-                       definition=definition, properties={}, comment=stmt.comment, owner=ctx.user)
+                       definition=definition, properties=dict(stmt.properties), comment=stmt.comment, owner=ctx.user)
     ctx.store.create_table(entry, replace=existing is not None)
     if existing is not None:
         # As in Databricks and Spark, the replaced view is a new object: its grants go (a table's stay, with its
