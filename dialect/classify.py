@@ -279,9 +279,9 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
     if kind == "VIEW":
         table = table_name(tree.this)
         offset = query_offset(sql, end_of(tree.this), require_as=True)
-        _, comment, _, _ = create_properties(tree)
+        _, comment, properties, _ = create_properties(tree)
         return CreateView(table, Query(sql[offset:], offset), bool(tree.args.get("replace")),
-                          bool(tree.args.get("exists")), comment, view_columns(tree.this))
+                          bool(tree.args.get("exists")), comment, view_columns(tree.this), tuple(properties.items()))
     if kind == "TABLE" and (streaming := _streaming(sql, tree)) is not None:
         return streaming
     if kind == "TABLE":

@@ -133,6 +133,7 @@ class CreateView:
     if_not_exists: bool
     comment: str | None
     columns: tuple[tuple[str, str | None], ...] = ()  # the `(name [COMMENT 'text'], ...)` list: names and comments
+    properties: tuple[tuple[str, str], ...] = ()      # TBLPROPERTIES, kept with the view as Databricks keeps them
 
 
 @dataclass(frozen=True)
