@@ -527,8 +527,16 @@ def test_a_views_tblproperties_are_kept(trace_gateway: tuple[Any, str]) -> None:
             assert [tuple(row) for row in cursor.fetchall()] == [("owner_team", "x"), ("tblproperties_to_view", "true")]
             cursor.execute(f"show tblproperties {SCHEMA}.propped ('owner_team')")
             assert [tuple(row) for row in cursor.fetchall()] == [("owner_team", "x")]
+            # dbt-databricks' alter path for a changed tblproperties config (and its suite's views files)
+            cursor.execute(f"alter view `main`.`{SCHEMA}`.`propped` set tblproperties ('owner_team' = 'y', 'k' = 'v')")
+            cursor.execute(f"alter view {SCHEMA}.propped unset tblproperties if exists ('tblproperties_to_view', 'z')")
+            cursor.execute(f"show tblproperties {SCHEMA}.propped")
+            assert [tuple(row) for row in cursor.fetchall()] == [("k", "v"), ("owner_team", "y")]
             cursor.execute(f"create or replace view {SCHEMA}.propped as select 2 as id")
             cursor.execute(f"show tblproperties {SCHEMA}.propped")
             assert cursor.fetchall() == []
+            cursor.execute(f"create or replace table {SCHEMA}.propped_t (id int)")
+            with pytest.raises(Exception, match=r"EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE"):
+                cursor.execute(f"alter view {SCHEMA}.propped_t set tblproperties ('k' = 'v')")
     finally:
         connection.close()

@@ -308,6 +308,18 @@ def _commented(ctx: StatementContext, table: TableName) -> TableEntry:
     return entry
 
 
+def _view(ctx: StatementContext, table: TableName) -> TableEntry:
+    """The view an ALTER VIEW changes: a table is refused, as Databricks refuses it (EXPECT_VIEW_NOT_TABLE)."""
+    entry = require(ctx, table)
+    if entry.kind != "VIEW":
+        line, column = ctx.position_of(table)
+        what = _NAME_KINDS.get(entry.kind, "table")
+        raise NotAViewError(f"`{entry.database}`.`{entry.name}` is a {what}; ALTER VIEW needs a view.",
+                            error_class="EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE", hint="use ALTER TABLE",
+                            line=line, column=column)
+    return entry
+
+
 def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> StatementResult:
     """The comment goes into the Delta schema's field metadata (where Spark with Delta keeps it) and the catalog."""
     from pyspark.sql.types import StructField, StructType
@@ -355,18 +367,20 @@ def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> Statement
 
 
 def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> StatementResult:
-    """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment."""
-    entry = _commented(ctx, stmt.table)
+    """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment. A
+    view's (ALTER VIEW) are the catalog's only."""
+    entry = _view(ctx, stmt.table) if stmt.view else _commented(ctx, stmt.table)
     changes = {key: value for key, value in stmt.properties if key.lower() != "comment"}
     comment = next((value for key, value in stmt.properties if key.lower() == "comment"), None)
-    table = open_table(entry.location)
-    delta_changes = delta_configuration(changes)
-    if delta_changes:
-        table.alter.set_table_properties(
-            delta_changes, raise_if_not_exists=False,
-            commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"properties": json.dumps(changes)}))
-    if comment is not None:
-        table.alter.set_table_description(comment)
+    if not stmt.view:
+        table = open_table(entry.location)
+        delta_changes = delta_configuration(changes)
+        if delta_changes:
+            table.alter.set_table_properties(
+                delta_changes, raise_if_not_exists=False,
+                commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"properties": json.dumps(changes)}))
+        if comment is not None:
+            table.alter.set_table_description(comment)
     ctx.store.update_table(entry.database, entry.name, properties={**(entry.properties or {}), **changes},
                            **({"comment": comment} if comment is not None else {}))
     return no_result()
@@ -375,7 +389,7 @@ def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> Sta
 def unset_table_properties(ctx: StatementContext, stmt: UnsetTableProperties) -> StatementResult:
     """Removed from the catalog (what SHOW TBLPROPERTIES, DESCRIBE and the gateway read); delta-rs cannot remove a
     key from the Delta log's configuration, which keeps its last value for other engines."""
-    entry = _commented(ctx, stmt.table)
+    entry = _view(ctx, stmt.table) if stmt.view else _commented(ctx, stmt.table)
     properties = dict(entry.properties or {})
     missing = [key for key in stmt.keys if key not in properties and key.lower() != "comment"]
     if missing and not stmt.if_exists:
