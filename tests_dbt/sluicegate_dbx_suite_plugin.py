@@ -64,6 +64,9 @@ SKIPPED_HERE = {
     "materialized_view_tests/test_mv_alter_no_rebuild.py": _UC_TAGS,
     "::TestUpdateViewViaAlterAddTags": _UC_TAGS,
     "::TestUpdateViewViaAlterRemoveTags": _UC_TAGS,
+    # every model of the file declares `databricks_tags` (its schema.yml), so each first build sends ALTER VIEW ...
+    # SET TAGS; its Hive classes without tags are the suite's own skips on this profile
+    "views/test_views.py": _UC_TAGS,
     "adapter/iceberg/": _ICEBERG,
     "::TestUniformIcebergTblproperties": _ICEBERG,
     "::TestSnapshotIceberg": _ICEBERG,
@@ -81,7 +84,14 @@ SKIPPED_MARKERS = {
 
 # Tests that fail against sluicegate, each with why (a gateway gap, said precisely). Strict: one that starts passing
 # fails the run.
-KNOWN_FAILURES: dict[str, str] = {}
+_TYPE_WIDENING = ("Delta type widening is not built: `ALTER TABLE t ALTER COLUMN c TYPE bigint` (on_schema_change "
+                  "sync_all_columns widening int to bigint) is refused as STATEMENT_NOT_ALLOWED, and a CREATE with "
+                  "TBLPROPERTIES ('delta.enableTypeWidening' = 'true') fails in delta-rs (INTERNAL_ERROR: 'Error "
+                  "parsing property'), which has no typeWidening table feature")
+KNOWN_FAILURES: dict[str, str] = {
+    "::TestSyncAllColumnsWidensType::": _TYPE_WIDENING,
+    "::TestSyncAllColumnsWidensTypeV2::": _TYPE_WIDENING,
+}
 
 # The markers the suite declares in its pyproject.toml, which is not exported with it.
 MARKERS = {
