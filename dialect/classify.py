@@ -286,6 +286,7 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
         return streaming
     if kind == "TABLE":
         _refuse_expectations(sql, tree)
+        _refuse_clone(sql, tree)
         partition_by, comment, properties, using = create_properties(tree)
         properties, stored = constraints_in_properties(properties)
         table = table_name(tree.this)
@@ -784,6 +785,18 @@ def _refuse_expectations(sql: str, tree: exp.Create) -> None:
                          "write CREATE STREAMING TABLE ... (CONSTRAINT ... EXPECT (...)) AS SELECT ..., or leave "
                          "the constraint out")
         error.error_class, error.sqlstate = "EXPECTATION_NOT_SUPPORTED", "0A000"
+        raise error
+
+
+def _refuse_clone(sql: str, tree: exp.Create) -> None:
+    """`CREATE TABLE t [SHALLOW | DEEP] CLONE s` is not built: refused by name (it became a table with no columns,
+    which delta-rs refused with an INTERNAL_ERROR)."""
+    clone = tree.args.get("clone")
+    if clone is not None:
+        error = error_at(sql, clone.this, f"{'SHALLOW' if clone.args.get('shallow') else 'DEEP'} CLONE is not "
+                         "supported: the warehouse cannot clone a Delta table yet.",
+                         "copy it instead: CREATE OR REPLACE TABLE t AS SELECT * FROM source")
+        error.error_class, error.sqlstate = "UNSUPPORTED_FEATURE.CLONE", "0A000"
         raise error
 
 
