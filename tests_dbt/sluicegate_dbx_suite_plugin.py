@@ -73,6 +73,8 @@ SKIPPED_HERE = {
     "adapter/metric_views/": _METRIC_VIEWS,
     "adapter/spog/": "SPOG: an account-level host routing to a workspace by id (Databricks' cloud front door)",
     "columns/test_foreign_table_get_columns.py": "Lakehouse Federation foreign tables (Unity Catalog connections)",
+    # not Databricks: its project's packages.yml needs `dbt deps` from hub.getdbt.com, which this machine cannot reach
+    "::TestDatabricksEmptyWithUnionRelations": "dbt deps from hub.getdbt.com (dbt_utils): no internet access here",
 }
 
 # Skipped for a marker of the suite's, with why.
@@ -88,7 +90,20 @@ _TYPE_WIDENING = ("Delta type widening is not built: `ALTER TABLE t ALTER COLUMN
                   "sync_all_columns widening int to bigint) is refused as STATEMENT_NOT_ALLOWED, and a CREATE with "
                   "TBLPROPERTIES ('delta.enableTypeWidening' = 'true') fails in delta-rs (INTERNAL_ERROR: 'Error "
                   "parsing property'), which has no typeWidening table feature")
+_CLONE = ("SHALLOW CLONE is not built: `create or replace table t shallow clone s` (dbt clone) is refused with "
+          "UNSUPPORTED_FEATURE.CLONE (0A000)")
+_HISTORY_SUBQUERY = ("DESCRIBE HISTORY as a subquery, `select operation from (describe history t)`, is a "
+                     "PARSE_SYNTAX_ERROR: the gateway answers DESCRIBE HISTORY only as a statement of its own")
 KNOWN_FAILURES: dict[str, str] = {
+    "::TestLiquidClustering::": _HISTORY_SUBQUERY,
+    "::TestTableLiquidClusteringEffect::": _HISTORY_SUBQUERY,
+    "::TestTableSkipOptimizeEffect::": _HISTORY_SUBQUERY,
+    "::TestIncrementalSkipOptimizeEffect::": _HISTORY_SUBQUERY,
+    "::TestClonePossible::test_can_clone_true": _CLONE,
+    "::TestClonePersistDocs::": _CLONE,
+    "::TestCloneShallowClone::": _CLONE,
+    "::TestCloneOverExistingManagedTable::": _CLONE,
+    "::TestRebuildOverShallowClone::": _CLONE,
     "::TestSyncAllColumnsWidensType::": _TYPE_WIDENING,
     "::TestSyncAllColumnsWidensTypeV2::": _TYPE_WIDENING,
 }
