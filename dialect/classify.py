@@ -279,13 +279,14 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
     if kind == "VIEW":
         table = table_name(tree.this)
         offset = query_offset(sql, end_of(tree.this), require_as=True)
-        _, comment, _, _ = create_properties(tree)
+        _, comment, properties, _ = create_properties(tree)
         return CreateView(table, Query(sql[offset:], offset), bool(tree.args.get("replace")),
-                          bool(tree.args.get("exists")), comment, view_columns(tree.this))
+                          bool(tree.args.get("exists")), comment, view_columns(tree.this), tuple(properties.items()))
     if kind == "TABLE" and (streaming := _streaming(sql, tree)) is not None:
         return streaming
     if kind == "TABLE":
         _refuse_expectations(sql, tree)
+        _refuse_clone(sql, tree)
         partition_by, comment, properties, using = create_properties(tree)
         properties, stored = constraints_in_properties(properties)
         table = table_name(tree.this)
@@ -567,17 +568,8 @@ def _altered_table(sql: str, tree: exp.Alter) -> Statement | None:
     if isinstance(action, exp.AlterColumn) and action.args.get("allow_null") is not None and not (
             {k for k, v in action.args.items() if v} - {"this", "drop", "allow_null"}):  # {SET | DROP} NOT NULL
         return SetColumnNullability(table, action.this.name, bool(action.args["allow_null"]), offset_of(action.this))
-    if isinstance(action, exp.AlterSet) and len(action.expressions) == 1 and isinstance(
-            action.expressions[0], exp.Properties):
-        pairs = [(p.this.name, p.args["value"].name) for p in action.expressions[0].expressions
-                 if isinstance(p, exp.Property)]
-        if len(pairs) == len(action.expressions[0].expressions):
-            refuse_constraint_properties(key for key, _ in pairs)
-            return SetTableProperties(table, tuple(pairs))
-    if isinstance(action, UnsetProperties):
-        keys = tuple(k.name for k in action.expressions)
-        refuse_constraint_properties(keys)
-        return UnsetTableProperties(table, keys, bool(action.args.get("exists")))
+    if (properties := _properties_action(table, action)) is not None:
+        return properties
     if isinstance(action, exp.AddConstraint):
         return _added_constraint(sql, table, action)
     if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "CONSTRAINT":
@@ -636,11 +628,30 @@ def _added_constraint(sql: str, table: TableName, action: exp.AddConstraint) -> 
     return None
 
 
+def _properties_action(table: TableName, action: exp.Expr, view: bool = False) -> Statement | None:
+    """`SET TBLPROPERTIES (...)` or `UNSET TBLPROPERTIES [IF EXISTS] (...)` of an ALTER TABLE or ALTER VIEW."""
+    if isinstance(action, exp.AlterSet) and len(action.expressions) == 1 and isinstance(
+            action.expressions[0], exp.Properties):
+        pairs = [(p.this.name, p.args["value"].name) for p in action.expressions[0].expressions
+                 if isinstance(p, exp.Property)]
+        if len(pairs) == len(action.expressions[0].expressions):
+            refuse_constraint_properties(key for key, _ in pairs)
+            return SetTableProperties(table, tuple(pairs), view)
+    if isinstance(action, UnsetProperties):
+        keys = tuple(k.name for k in action.expressions)
+        refuse_constraint_properties(keys)
+        return UnsetTableProperties(table, keys, bool(action.args.get("exists")), view)
+    return None
+
+
 def _altered_view(tree: exp.Alter) -> Statement | None:
-    """`ALTER VIEW v RENAME TO w`; None for the other ALTER VIEW forms (Spark's, judged on its plan)."""
+    """`ALTER VIEW v RENAME TO w` and `ALTER VIEW v [UN]SET TBLPROPERTIES (...)`; None for the other ALTER VIEW forms
+    (Spark's, judged on its plan)."""
     actions = tree.args.get("actions") or []
     if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
         return RenameTable(table_name(tree.this), table_name(actions[0].this), view=True)
+    if len(actions) == 1:
+        return _properties_action(table_name(tree.this), actions[0], view=True)
     return None
 
 
@@ -774,6 +785,18 @@ def _refuse_expectations(sql: str, tree: exp.Create) -> None:
                          "write CREATE STREAMING TABLE ... (CONSTRAINT ... EXPECT (...)) AS SELECT ..., or leave "
                          "the constraint out")
         error.error_class, error.sqlstate = "EXPECTATION_NOT_SUPPORTED", "0A000"
+        raise error
+
+
+def _refuse_clone(sql: str, tree: exp.Create) -> None:
+    """`CREATE TABLE t [SHALLOW | DEEP] CLONE s` is not built: refused by name (it became a table with no columns,
+    which delta-rs refused with an INTERNAL_ERROR)."""
+    clone = tree.args.get("clone")
+    if clone is not None:
+        error = error_at(sql, clone.this, f"{'SHALLOW' if clone.args.get('shallow') else 'DEEP'} CLONE is not "
+                         "supported: the warehouse cannot clone a Delta table yet.",
+                         "copy it instead: CREATE OR REPLACE TABLE t AS SELECT * FROM source")
+        error.error_class, error.sqlstate = "UNSUPPORTED_FEATURE.CLONE", "0A000"
         raise error
 
 

@@ -133,6 +133,7 @@ class CreateView:
     if_not_exists: bool
     comment: str | None
     columns: tuple[tuple[str, str | None], ...] = ()  # the `(name [COMMENT 'text'], ...)` list: names and comments
+    properties: tuple[tuple[str, str], ...] = ()      # TBLPROPERTIES, kept with the view as Databricks keeps them
 
 
 @dataclass(frozen=True)
@@ -228,17 +229,22 @@ class SetTableComment:
 
 @dataclass(frozen=True)
 class SetTableProperties:
-    """`ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', ...)`; the key `comment` sets the table's comment, as in Spark."""
+    """`ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', ...)`; the key `comment` sets the table's comment, as in Spark.
+    `ALTER VIEW v SET TBLPROPERTIES (...)` (`view`: only a view may be named) sets a view's."""
 
     table: TableName
     properties: tuple[tuple[str, str], ...]
+    view: bool = False
 
 
 @dataclass(frozen=True)
 class UnsetTableProperties:
+    """`ALTER {TABLE | VIEW} t UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)` (`view`: ALTER VIEW)."""
+
     table: TableName
     keys: tuple[str, ...]
     if_exists: bool
+    view: bool = False
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
 from sluicegate.dialect.parse import parse
 from sluicegate.dialect.positions import line_column, start_of
-from sluicegate.dialect.statements import CLUSTERING_PROPERTY, TableName
+from sluicegate.dialect.statements import CLUSTER_BY_AUTO_PROPERTY, CLUSTERING_PROPERTY, TableName
 
 # The tokens an embedded query may start with.
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN, TokenType.TABLE}
@@ -142,6 +142,8 @@ def create_properties(create: exp.Create) -> tuple[tuple[str, ...], str | None, 
             partition_by = tuple(n.name for n in names)
         elif isinstance(prop, exp.ClusterProperty):  # kept for OPTIMIZE (executor/tables/optimize.py)
             properties[CLUSTERING_PROPERTY] = json.dumps([column.name for column in prop.expressions])
+            if str(prop.args.get("this") or "").upper() == "AUTO":  # CLUSTER BY AUTO: as ALTER ... CLUSTER BY AUTO
+                properties[CLUSTER_BY_AUTO_PROPERTY] = "true"
         elif isinstance(prop, exp.SchemaCommentProperty):
             comment = prop.this.name
         elif isinstance(prop, exp.FileFormatProperty):

@@ -7,7 +7,9 @@ DELTA_VIOLATE_CONSTRAINT_WITH_VALUES (23001) naming the constraint, its expressi
 columns it reads. As in Delta, a CHECK fails when its expression is false or NULL.
 
 A VARCHAR(n) column (a string column whose metadata says `varchar(n)`, as Spark with Delta keeps one) takes no
-longer string: EXCEED_LIMIT_LENGTH (54006), as Spark's and Databricks' writes check it.
+longer string: EXCEED_LIMIT_LENGTH (54006), as Spark's and Databricks' writes check it. A CHAR(n) column (metadata
+`char(n)`) is written right-padded with spaces to n, as Spark writes one; a longer value fails the same way unless
+what passes n is trailing spaces, which are cut (Spark's write-side rule for CHAR).
 
 The checks ride on the values written (a column's value is replaced by an error when its row violates a
 constraint), so no optimizer can prune them away as unused. Every CHECK expression is judged again by the dialect
@@ -45,13 +47,33 @@ def _violated(check: CheckConstraint) -> tuple[Column, Column]:
 
 
 CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"   # Spark's field metadata for a CHAR / VARCHAR column stored as string
-_VARCHAR = re.compile(r"varchar\((\d+)\)", re.IGNORECASE)
+_CHAR_VARCHAR = re.compile(r"(var)?char\((\d+)\)", re.IGNORECASE)
 
 
 def varchar_limit(metadata: dict[str, Any]) -> int | None:
     """The length limit of a column whose metadata says `varchar(n)`; None for any other column."""
-    found = _VARCHAR.fullmatch(str(metadata.get(CHAR_VARCHAR_KEY, "")).strip())
-    return int(found.group(1)) if found else None
+    found = _CHAR_VARCHAR.fullmatch(str(metadata.get(CHAR_VARCHAR_KEY, "")).strip())
+    return int(found.group(2)) if found and found.group(1) else None
+
+
+def char_length(metadata: dict[str, Any]) -> int | None:
+    """The fixed length of a column whose metadata says `char(n)`; None for any other column."""
+    found = _CHAR_VARCHAR.fullmatch(str(metadata.get(CHAR_VARCHAR_KEY, "")).strip())
+    return int(found.group(2)) if found and not found.group(1) else None
+
+
+def declared_string_type(metadata: dict[str, Any] | None) -> tuple[str, int] | None:
+    """(`char` or `varchar`, n) of a string column declared CHAR(n) or VARCHAR(n), which DESCRIBE and SHOW CREATE
+    TABLE name as declared, as Spark and Databricks do; None for any other column."""
+    found = _CHAR_VARCHAR.fullmatch(str((metadata or {}).get(CHAR_VARCHAR_KEY, "")).strip())
+    return ("varchar" if found.group(1) else "char", int(found.group(2))) if found else None
+
+
+def _too_long(limit: int) -> Column:
+    """Spark's error for a string longer than its CHAR / VARCHAR column allows."""
+    from pyspark.sql import functions as F
+
+    return raised_in_row("EXCEED_LIMIT_LENGTH", F.lit(f"Exceeds char/varchar type length limitation: {limit}."))
 
 
 def enforce(df: DataFrame, schema: StructType, table: str, checks: Sequence[CheckConstraint] = ()) -> DataFrame:
@@ -66,9 +88,11 @@ def enforce(df: DataFrame, schema: StructType, table: str, checks: Sequence[Chec
         column = F.col(quote_identifier(field.name)) if field.nullable else not_null_guard(field.name, table)
         limit = varchar_limit(field.metadata)
         if limit is not None:
-            column = F.when(F.length(column) > limit, raised_in_row(
-                "EXCEED_LIMIT_LENGTH", F.lit(f"Exceeds char/varchar type length limitation: {limit}."))
-            ).otherwise(column)
+            column = F.when(F.length(column) > limit, _too_long(limit)).otherwise(column)
+        fixed = char_length(field.metadata)
+        if fixed is not None:   # rpad also cuts a longer value to `fixed`: here only its trailing spaces
+            column = F.when(F.length(F.rtrim(column)) > fixed, _too_long(fixed)).otherwise(
+                F.rpad(column, fixed, " "))
         if at == 0 and failures:
             guarded = F.when(failures[0][0], failures[0][1])
             for violated, error in failures[1:]:

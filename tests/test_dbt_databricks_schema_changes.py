@@ -111,6 +111,11 @@ def test_alter_table_cluster_by_sets_the_columns_dbt_reads_and_optimize_uses(dbx
     properties = _properties(run, table)
     assert properties["clusteringColumns"] == "[]" and "clusterByAuto" not in properties
     assert sorted(run(f"SELECT id FROM {table}")) == [(0,), (1,), (2,), (3,), (4,), (5,), (7,)]
+    # a CREATE's CLUSTER BY AUTO sets the same (dbt-databricks' auto_liquid_cluster; its suite reads it back)
+    auto = f"`main`.`{SCHEMA}`.`clustered_auto`"
+    run(f"create or replace table {auto} using delta cluster by auto as select 1 as id, 'Joe' as name")
+    properties = _properties(run, auto)
+    assert properties["clusterByAuto"] == "true" and properties["clusteringColumns"] == "[]"
 
 
 def test_alter_materialized_view_and_streaming_table_cluster_by(dbx: tuple[Any, Run]) -> None:

@@ -510,3 +510,33 @@ def test_a_streaming_table_keeps_not_null_and_its_create_waits_for_the_first_upd
         Step("SHOW STREAMING TABLES IN analytics LIKE 'st_nn_bad'", lambda r: r[0][2] == "FAILED"),
         Step("SELECT count(*) FROM `main`.`analytics`.`st_nn_bad`", lambda r: r == [(0,)]),
     ], landing)
+
+
+def test_a_views_tblproperties_are_kept(trace_gateway: tuple[Any, str]) -> None:
+    """dbt-databricks creates a view with `tblproperties` config as `create or replace view v COMMENT ...
+    TBLPROPERTIES (...) as (...)` and reads them back with SHOW TBLPROPERTIES (its suite's
+    tblproperties/test_set_tblproperties.py found none: the clause was dropped). As on Databricks, they are kept with
+    the view, and a CREATE OR REPLACE without them leaves none."""
+    gateway, token = trace_gateway
+    connection = trace_connection(gateway, token)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(f"create or replace view `main`.`{SCHEMA}`.`propped` comment 'a view' "
+                           "tblproperties ('tblproperties_to_view' = 'true', 'owner_team' = 'x') as (select 1 as id)")
+            cursor.execute(f"show tblproperties `main`.`{SCHEMA}`.`propped`")
+            assert [tuple(row) for row in cursor.fetchall()] == [("owner_team", "x"), ("tblproperties_to_view", "true")]
+            cursor.execute(f"show tblproperties {SCHEMA}.propped ('owner_team')")
+            assert [tuple(row) for row in cursor.fetchall()] == [("owner_team", "x")]
+            # dbt-databricks' alter path for a changed tblproperties config (and its suite's views files)
+            cursor.execute(f"alter view `main`.`{SCHEMA}`.`propped` set tblproperties ('owner_team' = 'y', 'k' = 'v')")
+            cursor.execute(f"alter view {SCHEMA}.propped unset tblproperties if exists ('tblproperties_to_view', 'z')")
+            cursor.execute(f"show tblproperties {SCHEMA}.propped")
+            assert [tuple(row) for row in cursor.fetchall()] == [("k", "v"), ("owner_team", "y")]
+            cursor.execute(f"create or replace view {SCHEMA}.propped as select 2 as id")
+            cursor.execute(f"show tblproperties {SCHEMA}.propped")
+            assert cursor.fetchall() == []
+            cursor.execute(f"create or replace table {SCHEMA}.propped_t (id int)")
+            with pytest.raises(Exception, match=r"EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE"):
+                cursor.execute(f"alter view {SCHEMA}.propped_t set tblproperties ('k' = 'v')")
+    finally:
+        connection.close()

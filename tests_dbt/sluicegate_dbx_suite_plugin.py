@@ -64,12 +64,17 @@ SKIPPED_HERE = {
     "materialized_view_tests/test_mv_alter_no_rebuild.py": _UC_TAGS,
     "::TestUpdateViewViaAlterAddTags": _UC_TAGS,
     "::TestUpdateViewViaAlterRemoveTags": _UC_TAGS,
+    # every model of the file declares `databricks_tags` (its schema.yml), so each first build sends ALTER VIEW ...
+    # SET TAGS; its Hive classes without tags are the suite's own skips on this profile
+    "views/test_views.py": _UC_TAGS,
     "adapter/iceberg/": _ICEBERG,
     "::TestUniformIcebergTblproperties": _ICEBERG,
     "::TestSnapshotIceberg": _ICEBERG,
     "adapter/metric_views/": _METRIC_VIEWS,
     "adapter/spog/": "SPOG: an account-level host routing to a workspace by id (Databricks' cloud front door)",
     "columns/test_foreign_table_get_columns.py": "Lakehouse Federation foreign tables (Unity Catalog connections)",
+    # not Databricks: its project's packages.yml needs `dbt deps` from hub.getdbt.com, which this machine cannot reach
+    "::TestDatabricksEmptyWithUnionRelations": "dbt deps from hub.getdbt.com (dbt_utils): no internet access here",
 }
 
 # Skipped for a marker of the suite's, with why.
@@ -81,7 +86,31 @@ SKIPPED_MARKERS = {
 
 # Tests that fail against sluicegate, each with why (a gateway gap, said precisely). Strict: one that starts passing
 # fails the run.
-KNOWN_FAILURES: dict[str, str] = {}
+_TYPE_WIDENING = ("Delta type widening is not built: `ALTER TABLE t ALTER COLUMN c TYPE bigint` (on_schema_change "
+                  "sync_all_columns widening int to bigint) is refused as STATEMENT_NOT_ALLOWED, and a CREATE with "
+                  "TBLPROPERTIES ('delta.enableTypeWidening' = 'true') fails in delta-rs (INTERNAL_ERROR: 'Error "
+                  "parsing property'), which has no typeWidening table feature")
+_CLONE = ("SHALLOW CLONE is not built: `create or replace table t shallow clone s` (dbt clone) is refused with "
+          "UNSUPPORTED_FEATURE.CLONE (0A000)")
+_HISTORY_SUBQUERY = ("DESCRIBE HISTORY as a subquery, `select operation from (describe history t)`, is a "
+                     "PARSE_SYNTAX_ERROR: the gateway answers DESCRIBE HISTORY only as a statement of its own")
+_SQL_UDF = ("SQL user-defined functions are not built: dbt's function resource sends `CREATE OR REPLACE FUNCTION "
+            "f(...) RETURNS ... RETURN ...`, refused as STATEMENT_NOT_ALLOWED (42501)")
+KNOWN_FAILURES: dict[str, str] = {
+    "::TestDatabricksUDFs::": _SQL_UDF,
+    "::TestDatabricksSqlUDFLifecycle::": _SQL_UDF,
+    "::TestLiquidClustering::": _HISTORY_SUBQUERY,
+    "::TestTableLiquidClusteringEffect::": _HISTORY_SUBQUERY,
+    "::TestTableSkipOptimizeEffect::": _HISTORY_SUBQUERY,
+    "::TestIncrementalSkipOptimizeEffect::": _HISTORY_SUBQUERY,
+    "::TestClonePossible::test_can_clone_true": _CLONE,
+    "::TestClonePersistDocs::": _CLONE,
+    "::TestCloneShallowClone::": _CLONE,
+    "::TestCloneOverExistingManagedTable::": _CLONE,
+    "::TestRebuildOverShallowClone::": _CLONE,
+    "::TestSyncAllColumnsWidensType::": _TYPE_WIDENING,
+    "::TestSyncAllColumnsWidensTypeV2::": _TYPE_WIDENING,
+}
 
 # The markers the suite declares in its pyproject.toml, which is not exported with it.
 MARKERS = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -37,9 +38,13 @@ from sluicegate.executor.schedule_rows import refresh_rows
 from sluicegate.executor.spark_databases import spark_has_database
 from sluicegate.executor.tables.clustering import displayed
 from sluicegate.executor.tables.dml import table_schema
+from sluicegate.storage.constraints import declared_string_type
 from sluicegate.storage.delta.commit import OPERATION_KEY, PARAMETERS_KEY
 from sluicegate.storage.delta.read import table_statistics
 from sluicegate.storage.delta.tables import open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructField
 
 _DESCRIBE_COLUMNS = [("col_name", "string"), ("data_type", "string"), ("comment", "string")]
 
@@ -162,13 +167,19 @@ def _when(value: dt.datetime | None) -> str | None:
     return value.strftime("%a %b %d %H:%M:%S UTC %Y") if value else None
 
 
+def _column_type(field: StructField) -> str:
+    """A column's type as DESCRIBE shows it: CHAR(n) and VARCHAR(n) as declared (stored as strings)."""
+    declared = declared_string_type(field.metadata)
+    return f"{declared[0]}({declared[1]})" if declared else str(field.dataType.simpleString())
+
+
 def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResult:
     entry = require(ctx, stmt.table)
     schema = table_schema(entry)
     if stmt.as_json:
         return json_result(describe_document(entry, schema, _type(entry), stmt.extended))
     rows: list[tuple[str, str, str | None]] = [
-        (f.name, f.dataType.simpleString(), (f.metadata or {}).get("comment")) for f in schema.fields
+        (f.name, _column_type(f), (f.metadata or {}).get("comment")) for f in schema.fields
     ]
     if entry.partition_by:
         rows.append(("# Partition Information", "", ""))
@@ -176,7 +187,7 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
         by_name = {f.name.lower(): f for f in schema.fields}
         for column in entry.partition_by:
             field = by_name.get(column.lower())
-            rows.append((column, field.dataType.simpleString() if field else "", None))
+            rows.append((column, _column_type(field) if field else "", None))
     if stmt.extended:
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))
@@ -291,7 +302,7 @@ def show_create_table(ctx: StatementContext, stmt: ShowCreateTable) -> Statement
         return rows_result([("createtab_stmt", "string")], [(text,)])
     columns = []
     for field in table_schema(entry).fields:
-        column = f"  {field.name} {field.dataType.simpleString().upper()}"
+        column = f"  {field.name} {_column_type(field).upper()}"
         if not field.nullable:
             column += " NOT NULL"
         if (field.metadata or {}).get("comment"):

@@ -16,6 +16,7 @@ from sluicegate.dialect import catalogs
 from sluicegate.dialect.constraints import FOREIGN_KEY
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.output import rows_result
+from sluicegate.storage.constraints import declared_string_type
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
@@ -42,7 +43,9 @@ def type_json(data_type: DataType) -> dict[str, Any]:
 
 
 def _field_json(field: Any) -> dict[str, Any]:
-    described = {"name": field.name, "type": type_json(field.dataType), "nullable": field.nullable}
+    declared = declared_string_type(field.metadata)
+    described = {"name": field.name, "nullable": field.nullable,
+                 "type": {"name": declared[0], "length": declared[1]} if declared else type_json(field.dataType)}
     comment = (field.metadata or {}).get("comment")
     if comment is not None:
         described["comment"] = comment

@@ -62,15 +62,16 @@ _NAME_KINDS: dict[str, NameKind] = {"TABLE": "table", "VIEW": "view", "STREAMING
 
 
 def spark_schema(columns: tuple[ColumnSpec, ...]) -> StructType:
-    """The columns as Spark with Delta stores them: a VARCHAR(n) column is a string whose metadata keeps
-    `varchar(n)` (the Delta log has no varchar type; every write checks the length: storage/constraints.py)."""
-    from pyspark.sql.types import StringType, StructField, StructType, VarcharType, _parse_datatype_string
+    """The columns as Spark with Delta stores them: a VARCHAR(n) or CHAR(n) column is a string whose metadata keeps
+    `varchar(n)` or `char(n)` (the Delta log has neither type; every write checks the length and pads a CHAR:
+    storage/constraints.py)."""
+    from pyspark.sql.types import CharType, StringType, StructField, StructType, VarcharType, _parse_datatype_string
 
     fields = []
     for column in columns:
         metadata: dict[str, str] = {"comment": column.comment} if column.comment else {}
         data_type = _parse_datatype_string(column.type)
-        if isinstance(data_type, VarcharType):
+        if isinstance(data_type, VarcharType | CharType):
             metadata[CHAR_VARCHAR_KEY] = data_type.simpleString()
             data_type = StringType()
         fields.append(StructField(column.name, data_type, column.nullable, metadata))
@@ -239,7 +240,7 @@ def create_view(ctx: StatementContext, stmt: CreateView) -> StatementResult:
     if stmt.columns:
         schema, definition = named_columns(ctx, stmt, schema, definition)
     entry = TableEntry(database=database, name=name, kind="VIEW", location=None, schema_json=schema.json(),
-                       definition=definition, properties={}, comment=stmt.comment, owner=ctx.user)
+                       definition=definition, properties=dict(stmt.properties), comment=stmt.comment, owner=ctx.user)
     ctx.store.create_table(entry, replace=existing is not None)
     if existing is not None:
         # As in Databricks and Spark, the replaced view is a new object: its grants go (a table's stay, with its
@@ -307,6 +308,18 @@ def _commented(ctx: StatementContext, table: TableName) -> TableEntry:
     return entry
 
 
+def _view(ctx: StatementContext, table: TableName) -> TableEntry:
+    """The view an ALTER VIEW changes: a table is refused, as Databricks refuses it (EXPECT_VIEW_NOT_TABLE)."""
+    entry = require(ctx, table)
+    if entry.kind != "VIEW":
+        line, column = ctx.position_of(table)
+        what = _NAME_KINDS.get(entry.kind, "table")
+        raise NotAViewError(f"`{entry.database}`.`{entry.name}` is a {what}; ALTER VIEW needs a view.",
+                            error_class="EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE", hint="use ALTER TABLE",
+                            line=line, column=column)
+    return entry
+
+
 def set_column_comment(ctx: StatementContext, stmt: SetColumnComment) -> StatementResult:
     """The comment goes into the Delta schema's field metadata (where Spark with Delta keeps it) and the catalog."""
     from pyspark.sql.types import StructField, StructType
@@ -354,18 +367,20 @@ def set_table_comment(ctx: StatementContext, stmt: SetTableComment) -> Statement
 
 
 def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> StatementResult:
-    """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment."""
-    entry = _commented(ctx, stmt.table)
+    """Properties go into the catalog and the Delta table's configuration; `comment` is the table's comment. A
+    view's (ALTER VIEW) are the catalog's only."""
+    entry = _view(ctx, stmt.table) if stmt.view else _commented(ctx, stmt.table)
     changes = {key: value for key, value in stmt.properties if key.lower() != "comment"}
     comment = next((value for key, value in stmt.properties if key.lower() == "comment"), None)
-    table = open_table(entry.location)
-    delta_changes = delta_configuration(changes)
-    if delta_changes:
-        table.alter.set_table_properties(
-            delta_changes, raise_if_not_exists=False,
-            commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"properties": json.dumps(changes)}))
-    if comment is not None:
-        table.alter.set_table_description(comment)
+    if not stmt.view:
+        table = open_table(entry.location)
+        delta_changes = delta_configuration(changes)
+        if delta_changes:
+            table.alter.set_table_properties(
+                delta_changes, raise_if_not_exists=False,
+                commit_properties=commit.commit_properties("SET TBLPROPERTIES", {"properties": json.dumps(changes)}))
+        if comment is not None:
+            table.alter.set_table_description(comment)
     ctx.store.update_table(entry.database, entry.name, properties={**(entry.properties or {}), **changes},
                            **({"comment": comment} if comment is not None else {}))
     return no_result()
@@ -374,7 +389,7 @@ def set_table_properties(ctx: StatementContext, stmt: SetTableProperties) -> Sta
 def unset_table_properties(ctx: StatementContext, stmt: UnsetTableProperties) -> StatementResult:
     """Removed from the catalog (what SHOW TBLPROPERTIES, DESCRIBE and the gateway read); delta-rs cannot remove a
     key from the Delta log's configuration, which keeps its last value for other engines."""
-    entry = _commented(ctx, stmt.table)
+    entry = _view(ctx, stmt.table) if stmt.view else _commented(ctx, stmt.table)
     properties = dict(entry.properties or {})
     missing = [key for key in stmt.keys if key not in properties and key.lower() != "comment"]
     if missing and not stmt.if_exists:

@@ -274,3 +274,14 @@ def test_the_classifier_and_the_executor_match_no_regexes():
                  "dialect/expressions.py", "executor/dispatch.py"):
         text = (ROOT / path).read_text()
         assert "re.compile" not in text and "import re\n" not in text, path
+
+
+def test_a_shallow_clone_is_refused_by_name():
+    """dbt-databricks' `dbt clone` sends `create or replace table t shallow clone s`; it was a CREATE TABLE with no
+    columns, which delta-rs refused with an INTERNAL_ERROR. Not built: refused before anything runs, at the source."""
+    sql = "create or replace table `main`.`s`.`t` shallow clone `main`.`o`.`t`"
+    with pytest.raises(DialectError) as raised:
+        classify(sql)
+    assert (raised.value.error_class, raised.value.sqlstate) == ("UNSUPPORTED_FEATURE.CLONE", "0A000")
+    assert (raised.value.line, raised.value.column) == (1, sql.index("`main`.`o`") + 1)
+    assert "CREATE OR REPLACE TABLE t AS SELECT * FROM source" in str(raised.value.hint)

@@ -199,3 +199,16 @@ def test_every_refusal_is_a_policy_error_with_42501(store: CatalogStore) -> None
     with pytest.raises(PolicyError) as refused:
         _decide(store, "mallory", st.DropTable(st.TableName("carols", "t"), False, False))
     assert refused.value.sqlstate == "42501"
+
+
+def test_a_views_properties_are_its_owners_to_change(store: CatalogStore) -> None:
+    """`ALTER VIEW v [UN]SET TBLPROPERTIES` and a CREATE VIEW's TBLPROPERTIES: the view's owner's (or CREATE on the
+    schema), as for a table's."""
+    store.create_table(TableEntry("carols", "v", "VIEW", None, None, "SELECT 1", owner="carol"))
+    v = st.TableName("carols", "v")
+    for statement in (st.SetTableProperties(v, (("k", "x"),), view=True),
+                      st.UnsetTableProperties(v, ("k",), True, view=True),
+                      st.CreateView(v, st.Query("SELECT 2"), True, False, None, properties=(("k", "y"),))):
+        with pytest.raises(PermissionDeniedError):
+            _decide(store, "mallory", statement)
+        _decide(store, "carol", statement)

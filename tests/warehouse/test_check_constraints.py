@@ -361,3 +361,23 @@ def test_a_varchar_column_is_a_string_that_keeps_its_length(dbx: Any, cursor: An
     cursor.execute("MERGE INTO vc t USING (SELECT 3 AS id, 'xyz' AS name) s ON t.id = s.id "
                    "WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, s.name)")
     assert sorted_rows(cursor, "SELECT id, name, length(note) FROM vc") == [(1, "abcde", 23), (3, "xyz", None)]
+
+
+def test_a_char_column_is_a_string_padded_to_its_length(dbx: Any, cursor: Any) -> None:
+    """dbt-databricks' contract on a table model declares `char(10)` (its suite's columns/test_get_columns.py: the
+    CREATE failed, the Arrow conversion knowing no char): as Spark with Delta, the column is a string whose metadata
+    keeps `char(n)`, DESCRIBE names that type, each write pads a shorter value with spaces and cuts trailing spaces
+    past n, and a longer value fails with EXCEED_LIMIT_LENGTH (54006), committing nothing."""
+    dbx_cursor, failure = dbx
+    dbx_cursor.execute(f"CREATE TABLE `main`.`{DB}`.`ch` (id INTEGER, code CHAR(4), name VARCHAR(5))")
+    dbx_cursor.execute(f"INSERT INTO main.{DB}.ch VALUES (1, 'ab', 'x'), (2, 'abcd  ', 'y'), (3, NULL, NULL)")
+    with pytest.raises(failure) as failed:
+        dbx_cursor.execute(f"INSERT INTO main.{DB}.ch VALUES (4, 'abcde', 'z')")
+    assert failed.value.message.startswith("[EXCEED_LIMIT_LENGTH] Exceeds char/varchar type length limitation: 4.")
+    dbx_cursor.execute(f"DESCRIBE TABLE main.{DB}.ch")
+    assert [tuple(row[:2]) for row in dbx_cursor.fetchall()[:3]] == [
+        ("id", "int"), ("code", "char(4)"), ("name", "varchar(5)")]
+    assert sorted_rows(cursor, "SELECT id, code, length(code) FROM ch") == [
+        (1, "ab  ", 4), (2, "abcd", 4), (3, None, None)]
+    cursor.execute("UPDATE ch SET code = 'z' WHERE id = 3")
+    assert sorted_rows(cursor, "SELECT code FROM ch WHERE id = 3") == [("z   ",)]
