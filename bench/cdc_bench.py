@@ -3,6 +3,8 @@
     .venv/bin/python bench/cdc_bench.py --scale 0.2     # 200,000 events over 20,000 keys; tables of 100k and 1M rows
     .venv/bin/python bench/cdc_bench.py                 # the issue's 1,000,000 events over 100,000 keys
     .venv/bin/python bench/cdc_bench.py --sizes 1000000,20000000   # (b) at the issue's table sizes (long)
+    .venv/bin/python bench/cdc_bench.py --scd 2 ...      # the gateway's SCD type 2 alone (TRACK HISTORY ON * EXCEPT
+                                                         # (seq): each upsert a version), checked the same way
 
 A real gateway on 127.0.0.1 (port 0) over a fresh warehouse, driven with PyHive, and beside it, on the same Spark (a
 new session of it: the same settings), the pipeline one writes by hand. Change events (id INT, op 'I' / 'U' / 'D',
@@ -54,7 +56,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
-from cdc_reference import EVENT_SCHEMA, scd1_reference
+from cdc_reference import EVENT_SCHEMA, scd1_reference, scd2_reference
 from gateway_bench import finish_run, java_home, load_average, machine_info, say
 from streaming_bench import DATABASE, Bench, delta_rows, figure_table, land_text, ratio
 
@@ -63,14 +65,16 @@ LATE_FILES = 2           # ... by up to this many files
 DELETE_SHARE = 0.05      # of the events of a live key
 
 COLUMNS = "id INT, seq BIGINT, name STRING, amount INT"
+SCD2_COLUMNS = COLUMNS + ", __START_AT BIGINT, __END_AT BIGINT"   # a table SCD type 2 flows write declares both
 FLOW_SQL = ("AUTO CDC INTO {name} FROM STREAM read_files('{source}', format => 'json', schema => '{schema}', "
             "maxFilesPerTrigger => 1) KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq "
-            "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1")
+            "COLUMNS * EXCEPT (op, _rescued_data) STORED AS {stored}")
 TABLE_SQL = ("CREATE STREAMING TABLE {name} TBLPROPERTIES ('pipelines.trigger.interval' = '0 seconds') "
              "FLOW AUTO CDC FROM STREAM read_files('{source}', format => 'json', schema => '{schema}', "
              "maxFilesPerTrigger => 1) KEYS (id) APPLY AS DELETE WHEN op = 'D' SEQUENCE BY seq "
-             "COLUMNS * EXCEPT (op, _rescued_data) STORED AS SCD TYPE 1")
-Row = tuple[int, int, str, int]      # id, seq, name, amount
+             "COLUMNS * EXCEPT (op, _rescued_data) STORED AS {stored}")
+STORED = {1: "SCD TYPE 1", 2: "SCD TYPE 2 TRACK HISTORY ON * EXCEPT (seq)"}
+Row = tuple[Any, ...]      # id, seq, name, amount (SCD type 2: and __START_AT, __END_AT)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class Plan:
     size_batches: int
     size_batch_events: int
     form: str
+    scd: int = 1
 
 
 # -- the events -------------------------------------------------------------------------------------------------
@@ -109,6 +114,22 @@ class History:
 
     def expected(self) -> list[Row]:
         return sorted(row for op, row in self.latest.values() if op != "D")
+
+
+def scd2_expected(events: list[dict[str, Any]]) -> list[Row]:
+    """The SCD type 2 table of `events` (sequences unique; each upsert's name is new, so each upsert is a version):
+    per id, every upsert a version from its sequence to the id's next event's (NULL for the last)."""
+    by_id: dict[int, list[dict[str, Any]]] = {}
+    for event in events:
+        by_id.setdefault(event["id"], []).append(event)
+    rows: list[Row] = []
+    for key, mine in by_id.items():
+        mine.sort(key=lambda e: e["seq"])
+        for event, after in zip(mine, [*mine[1:], None], strict=True):
+            if event["op"] != "D":
+                rows.append((key, event["seq"], event["name"], event["amount"], event["seq"],
+                             None if after is None else after["seq"]))
+    return sorted(rows, key=repr)
 
 
 def late_files(events: list[dict[str, Any]], files: int, rng: random.Random) -> list[list[dict[str, Any]]]:
@@ -197,15 +218,21 @@ class Side:
 class GatewaySide(Side):
     label = "sluicegate AUTO CDC (SCD 1)"
 
+    def __init__(self, bench: Bench, name: str, folder: Path) -> None:
+        super().__init__(bench, name, folder)
+        self.scd = bench.plan.scd
+        self.label = side_label("gateway", self.scd)
+
     def start(self) -> None:
-        schema, bench = EVENT_SCHEMA, self.bench
+        schema, bench, stored = EVENT_SCHEMA, self.bench, STORED[self.scd]
         if bench.plan.form == "table":
-            bench.sql(TABLE_SQL.format(name=self.name, source=self.folder, schema=schema))
+            bench.sql(TABLE_SQL.format(name=self.name, source=self.folder, schema=schema, stored=stored))
             self.flow = None
             return
-        bench.sql(f"CREATE STREAMING TABLE {self.name} ({COLUMNS})")
+        bench.sql(f"CREATE STREAMING TABLE {self.name} ({SCD2_COLUMNS if self.scd == 2 else COLUMNS})")
         self.flow = f"{self.name}_flow"
-        bench.sql(f"CREATE FLOW {self.flow} AS " + FLOW_SQL.format(name=self.name, source=self.folder, schema=schema))
+        bench.sql(f"CREATE FLOW {self.flow} AS " + FLOW_SQL.format(name=self.name, source=self.folder, schema=schema,
+                                                                   stored=stored))
 
     def wait(self) -> None:
         self.bench.streams.wait_for(DATABASE, self.name, flow=self.flow)
@@ -217,6 +244,9 @@ class GatewaySide(Side):
         return self.bench.location(self.name)
 
     def rows(self) -> list[Row]:
+        if self.scd == 2:
+            return sorted((tuple(r) for r in self.bench.sql(
+                f"SELECT id, seq, name, amount, __START_AT, __END_AT FROM {self.name}")), key=repr)
         return sorted(tuple(r) for r in self.bench.sql(f"SELECT id, seq, name, amount FROM {self.name}"))
 
     def close(self) -> None:
@@ -264,6 +294,10 @@ class HandSide(Side):
 SIDES: dict[str, type[Side]] = {"gateway": GatewaySide, "hand": HandSide}
 
 
+def side_label(key: str, scd: int) -> str:
+    return "sluicegate AUTO CDC (SCD 2)" if key == "gateway" and scd == 2 else SIDES[key].label
+
+
 def intervals(times: list[float], since: float) -> list[float]:
     """Each commit's distance from the one before (the first's from `since`)."""
     return [b - a for a, b in zip([since, *times[:-1]], times, strict=True)]
@@ -292,20 +326,26 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
     events = [history.event(rng.randrange(plan.keys)) for _ in range(plan.events)]
     folder = bench.work / "events"
     land_events(folder, late_files(events, plan.batches, rng))
-    expected = history.expected()
-    reference = [tuple(r) for r in scd1_reference(bench.cursor, folder)]
-    check(sorted(reference), expected, "tests/cdc_reference.py's SQL against the Python reference")
+    if plan.scd == 2:
+        expected = scd2_expected(events)
+        reference = scd2_reference(bench.cursor, folder, tracked=("name", "amount"))
+        check(sorted((tuple(r) for r in reference), key=repr), expected,
+              "tests/cdc_reference.py's SQL against the Python reference")
+    else:
+        expected = history.expected()
+        reference = [tuple(r) for r in scd1_reference(bench.cursor, folder)]
+        check(sorted(reference), expected, "tests/cdc_reference.py's SQL against the Python reference")
     warm = bench.work / "warm"
     warming_events = History(random.Random(1))
     land_events(warm, late_files([warming_events.event(rng.randrange(100)) for _ in range(1000)], 2, rng))
     chosen = {key: SIDES[key] for key in bench.sides}
     for key, side in chosen.items():
-        say(f"(a) warm-up: {side.label}")
         warming = side(bench, f"{key}_warm", warm)
+        say(f"(a) warm-up: {warming.label}")
         warming.start()
         warming.wait()
         warming.close()
-    results: dict[str, Any] = {key: {"label": side.label, "runs": []} for key, side in chosen.items()}
+    results: dict[str, Any] = {key: {"label": side_label(key, plan.scd), "runs": []} for key in chosen}
     for index in range(plan.runs):
         order = list(chosen) if index % 2 == 0 else list(reversed(chosen))   # turns: neither always goes first
         for key in order:
@@ -351,7 +391,7 @@ def bench_size(bench: Bench, size: int) -> dict[str, Any]:
         low = size - recent // 2 + batch * recent // 2
         changes += [history.event(low + rng.randrange(recent)) for _ in range(recent)]
     parts = late_files(changes, files, rng)
-    expected = history.expected()
+    expected = scd2_expected(prefill + changes) if plan.scd == 2 else history.expected()
     result: dict[str, Any] = {"table_rows": size}
     for key in bench.sides:
         kind = SIDES[key]
@@ -374,7 +414,8 @@ def bench_size(bench: Bench, size: int) -> dict[str, Any]:
         if len(commits) != files + 1:
             raise RuntimeError(f"{side.label}: {len(commits)} commits, expected {files + 1} (one per micro-batch)")
         batch_s = intervals(commits[1:], prefilled)[1:]   # the first after the pre-fill also waited for its file
-        result[key] = {"prefill_s": prefill_s, "batch_s": batch_s, "batch_s_median": statistics.median(batch_s)}
+        result[key] = {"label": side.label, "prefill_s": prefill_s, "batch_s": batch_s,
+                       "batch_s_median": statistics.median(batch_s)}
         say(f"(b) {side.label}, table of {size:,} rows: pre-fill {prefill_s:.1f} s, median batch "
             f"{result[key]['batch_s_median']:.2f} s")
     return result
@@ -408,7 +449,7 @@ def report(plan: Plan, results: dict[str, Any]) -> str:
                 note = "" if size == plan.sizes[0] else (
                     f"{size / plan.sizes[0]:g}x the rows: "
                     f"{ratio(entry[key]['batch_s_median'], small[key]['batch_s_median'])} the batch time")
-                rows.append([f"{SIDES[key].label}, table of {size:,}", f"{entry[key]['batch_s_median']:.2f} s",
+                rows.append([f"{entry[key]['label']}, table of {size:,}", f"{entry[key]['batch_s_median']:.2f} s",
                              note])
     return figure_table(rows)
 
@@ -427,6 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("throughput", "size"), action="append")
     parser.add_argument("--sides", default=",".join(SIDES),
                         help="(a) the sides to run, comma-separated (one alone: to profile it)")
+    parser.add_argument("--scd", type=int, choices=(1, 2), default=1,
+                        help="the gateway's SCD type; 2: the gateway alone (no hand-written SCD type 2 here)")
     parser.add_argument("--form", choices=("flow", "table"), default="flow",
                         help="gateway: CREATE FLOW ... AS AUTO CDC INTO (default), or the table's own FLOW AUTO CDC")
     args = parser.parse_args(argv)
@@ -435,11 +478,13 @@ def main(argv: list[str] | None = None) -> int:
              else (int(1_000_000 * s), int(20_000_000 * s)))
     plan = Plan(events=args.events or int(1_000_000 * s), keys=args.keys or int(100_000 * s), batches=args.batches,
                 runs=args.runs, sizes=sizes, size_batches=max(3, args.size_batches),
-                size_batch_events=args.size_batch_events, form=args.form)
+                size_batch_events=args.size_batch_events, form=args.form, scd=args.scd)
     parts = tuple(args.only or ("throughput", "size"))
     sides = tuple(v.strip() for v in args.sides.split(",") if v.strip())
     if not sides or set(sides) - set(SIDES):
         parser.error(f"--sides takes {', '.join(SIDES)}")
+    if args.scd == 2:
+        sides = ("gateway",)
 
     machine = machine_info(java_home())
     load_before = load_average()
@@ -457,7 +502,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         bench.close()
         shutil.rmtree(work, ignore_errors=True)
-    finish_run(f"cdc_bench{'' if s == 1 else f'-scale{s:g}'}", report(plan, results), machine, load_before,
+    name = f"cdc_bench{'' if args.scd == 1 else '-scd2'}{'' if s == 1 else f'-scale{s:g}'}"
+    finish_run(name, report(plan, results), machine, load_before,
                load_average(), started, {"plan": asdict(plan), "parts": parts, "results": results,
                                          "queries": {"flow": FLOW_SQL, "table": TABLE_SQL}})
     return 0

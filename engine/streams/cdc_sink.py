@@ -30,8 +30,10 @@ row per key, live or deleted, with its rank and, for a tombstone, when it was ma
 reader of the table sees and VACUUM of the table leaves alone (storage/delta/retention.py). Both tables commit with
 the same txn(stream id, batch id), the table first: the batch's decisions are computed from the state table, which
 only changes after the table did, so a batch replayed after a crash between the two commits decides the same and
-writes the missing commit only. The whole batch runs under the table's lock (several AUTO CDC flows into one table
-take turns; a compaction waits).
+writes the missing commit only. SCD 1 looks a batch's winners up in the state on the driver, in the files whose key
+statistics may hold them (`Scd1Sink._driver_changes`); the state is written sorted by key in files of
+`STATE_FILE_BYTES`, so those are the files of the batch's key range. The whole batch runs under the table's lock
+(several AUTO CDC flows into one table take turns; a compaction waits).
 Flows into one table share one state table, and a batch decides only once no other writer's batch is half
 committed (engine/streams/cdc_flows.py). Expectations judge the events before anything is decided: DROP ROW keeps an
 event out of the ranking (into the quarantine table), FAIL UPDATE fails the batch (engine/streams/cdc_checks.py).
@@ -78,6 +80,12 @@ DEFAULT_TOMBSTONE_SECONDS = 2 * 24 * 3600
 SEQ, DELETE, TIE, FRESH, DELETED_AT = "__sg_seq", "__sg_delete", "__sg_tie", "__sg_fresh", "__sg_deleted_at"
 TRUNCATE, KEEP, WATERMARK = "__sg_truncate", "__sg_keep", "__sg_watermark"
 STATE_PREFIX = "__sg_state_"
+# The state's files are cut at this size (delta-rs' writers follow the table's property) and each MERGE's rows are
+# sorted by key, so a file holds a range of keys and a batch over some keys reads and rewrites the files of their
+# ranges, not the whole state (issue 29: a batch's time flat as the table grows). A state made before has no such
+# property: it is read and written as before.
+FILE_SIZE_PROPERTY = "delta.targetFileSize"
+STATE_FILE_BYTES = 4 << 20
 
 
 def state_location(location: str, stream_id: str) -> str:
@@ -287,11 +295,12 @@ class CdcSink(BatchSink):
         threshold). The table is made at the stream's first batch, with `rows`' schema."""
         if self._kept_state.latest() is None:
             commit_files(self.state, [], rows.schema, "append", create=True, name=CDC_STATE_FOLDER,
-                         description=description)
+                         description=description, configuration={FILE_SIZE_PROPERTY: str(STATE_FILE_BYTES)})
         state = self._kept_state.existing()
         if rows.num_rows == 0:
             commit.commit_actions(state, [], "append", OPERATION, parameters, txn)
             return
+        rows = by_key(rows, keys)
         predicate = merge_predicate([k for k in keys if k != TRUNCATE], rows)
         evolves = TRUNCATE in keys
         if evolves:
@@ -370,12 +379,15 @@ class Scd1Sink(CdcSink):
         from pyspark.sql import functions as F
 
         events = self._ranked(batch)
-        stored = self._stored(batch.sparkSession)
-        shared_truncates = stored is not None and TRUNCATE in stored.columns
+        state = self._kept_state.latest()
+        shared_truncates = state is not None and TRUNCATE in [f.name for f in state.schema().to_arrow()]
         if not self.spec.truncate_sql and not shared_truncates:
-            rows = batch_arrow(self._changes(events, stored))
+            rows = self._driver_changes(events, state) if self._ranks_on_driver(events) else None
+            if rows is None:
+                rows = batch_arrow(self._changes(events, self._stored(batch.sparkSession)))
             yield Decided(table=lambda: rows, state=lambda: self._state_rows(rows))
             return
+        stored = self._stored(batch.sparkSession)
         # this writer's own APPLY AS TRUNCATE, or another writer's of the table (the state they share has the
         # column): every writer holds off what the latest truncate emptied, whichever writer brought it
         if TRUNCATE not in events.columns:
@@ -413,6 +425,67 @@ class Scd1Sink(CdcSink):
             joined = joined.crossJoin(watermark).withColumn(
                 FRESH, F.col(FRESH) | F.coalesce(F.col(q(STATE_PREFIX + SEQ)) <= F.col(WATERMARK), F.lit(False)))
         return joined.where(newer).select(*[F.col(q(c)) for c in winners.columns])
+
+    def _ranks_on_driver(self, events: DataFrame) -> bool:
+        """Whether `_driver_changes` may compare this stream's ranks in Arrow exactly as Spark orders them: keys
+        and sequence of types both order and match alike (integers, strings in UTF-8 byte order, booleans, dates,
+        timestamps; not floating point, whose NaN Spark orders above every number, decimals or structs)."""
+        return all(_simple(events.schema[name].dataType) for name in (*self.keys, SEQ))
+
+    def _driver_changes(self, events: DataFrame, state: Any) -> pa.Table | None:
+        """`_changes(events, stored)` with the state table `state` (None before the first batch) looked up on the
+        driver: the winners come back as Arrow (the one Spark job, as a hand-written foreachBatch's), and each
+        winner's stored rank is read from the state's Parquet files with delta-rs' dataset, only the keys and
+        (sequence, delete) columns, and only files whose key statistics may hold a key of the batch (issue 29: the
+        Spark join read every key's tie, each key's kept values as JSON, every batch, most of the batch's time).
+        The stored tie is read only for winners whose (sequence, delete) equals the stored one's, which it alone
+        decides. None: a winner's key is NULL (which a hash join does not match), left to `_changes`."""
+        import pyarrow.compute as pc
+
+        winners = batch_arrow(self._winners(events))
+        if state is None or winners.num_rows == 0:
+            return winners
+        if any(winners.column(key).null_count for key in self.keys):
+            return None
+        lookup = self._stored_ranks(state, winners, (SEQ, DELETE))
+        seq, delete = winners.column(SEQ), winners.column(DELETE)
+        stored_seq, stored_delete = lookup.column(STATE_PREFIX + SEQ), lookup.column(STATE_PREFIX + DELETE)
+        found = pc.is_valid(stored_seq)
+        same_seq = pc.fill_null(pc.equal(seq, stored_seq), False)
+        newer = pc.or_(pc.invert(found), pc.fill_null(pc.greater(seq, stored_seq), False))
+        newer = pc.or_(newer, pc.and_(same_seq, pc.fill_null(pc.greater(delete, stored_delete), False)))
+        tied = pc.and_(same_seq, pc.fill_null(pc.equal(delete, stored_delete), False))
+        if pc.any(tied).as_py():
+            undecided = winners.filter(tied)
+            ties = self._stored_ranks(state, undecided, (TIE,))
+            beats = pc.fill_null(pc.greater(undecided.column(TIE), ties.column(STATE_PREFIX + TIE)), False)
+            return _concat(winners.filter(newer), undecided.filter(beats))
+        return winners.filter(newer)
+
+    def _stored_ranks(self, state: Any, rows: pa.Table, columns: Sequence[str]) -> pa.Table:
+        """The `columns` of the state table `state` (named `STATE_PREFIX` + name, of `rows`' types) of each row of
+        `rows` by its keys, in `rows`' order (NULL where the state has no such key; no key of `rows` is NULL). Only
+        the files whose statistics may hold a key of `rows` (in the range of each key's values) are read."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.dataset as ds
+
+        keys = list(self.keys)
+        dataset = state.to_pyarrow_dataset()
+        wanted: Any = None
+        for key in keys:
+            values = pc.unique(rows.column(key)).cast(dataset.schema.field(key).type)
+            bounds = pc.min_max(values)
+            term = ((ds.field(key) >= bounds["min"]) & (ds.field(key) <= bounds["max"])
+                    & ds.field(key).isin(values))
+            wanted = term if wanted is None else wanted & term
+        found = dataset.to_table(columns=[*keys, *columns], filter=wanted)
+        found = found.cast(pa.schema([pa.field(name, rows.schema.field(name).type) for name in found.column_names]))
+        found = found.rename_columns([*keys, *[STATE_PREFIX + c for c in columns]])
+        order = "__sg_order"
+        probe = rows.select(keys).append_column(order, pa.array(range(rows.num_rows), pa.int64()))
+        joined = probe.join(found, keys=keys, join_type="left outer").sort_by(order)
+        return joined.select([STATE_PREFIX + c for c in columns])
 
     def _truncating(self, events: DataFrame, stored: DataFrame | None) -> Decided:
         """A batch under APPLY AS TRUNCATE: the latest truncate's sequence (the batch's or the stored one) holds
@@ -523,6 +596,34 @@ def _orderable(data_type: Any) -> bool:
     if isinstance(data_type, StructType):
         return all(_orderable(f.dataType) for f in data_type.fields)
     return True
+
+
+def _simple(data_type: Any) -> bool:
+    """Whether Arrow compares and matches values of `data_type` as Spark does (see `_ranks_on_driver`)."""
+    from pyspark.sql.types import (
+        BooleanType,
+        ByteType,
+        DateType,
+        IntegerType,
+        LongType,
+        ShortType,
+        StringType,
+        TimestampNTZType,
+        TimestampType,
+    )
+
+    return isinstance(data_type, (BooleanType, ByteType, ShortType, IntegerType, LongType, StringType, DateType,
+                                  TimestampType, TimestampNTZType))
+
+
+def by_key(rows: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """`rows` sorted by `keys`, as far as Arrow sorts their types (left as they are otherwise)."""
+    import pyarrow as pa
+
+    if not all(pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+               or pa.types.is_boolean(t) or pa.types.is_temporal(t) for t in (rows.schema.field(k).type for k in keys)):
+        return rows
+    return rows.sort_by([(key, "ascending") for key in keys])
 
 
 def _concat(*tables: pa.Table) -> pa.Table:
