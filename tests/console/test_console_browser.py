@@ -1,6 +1,6 @@
 """The web console in a real browser (headless chromium through Selenium) against a real gateway on its HTTP port,
 with password logins: refusals (a wrong password, a page without the cookie, a form without the CSRF token), every
-page rendering (a screenshot of each is written under the test run's basetemp, its path printed), a table comment
+page rendering (a screenshot of each is written to bench/out/console_screenshots/, its path printed), a table comment
 holding markup shown as text, a stream's freshness chart gaining a point after a file lands, and a running query
 that another user neither sees nor cancels, that an admin sees, and that its owner cancels from the overview: the
 owner's PyHive call then fails with a cancel error."""
@@ -39,11 +39,14 @@ def console_gateway(start_gateway: Any, tmp_path_factory: pytest.TempPathFactory
     })
 
 
+# a stable folder, ignored by git (bench/out/), each page's file overwritten by the next run: a note can name them
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out" / "console_screenshots"
+
+
 @pytest.fixture(scope="module")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.getbasetemp() / "console" / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
 
 
 def base_url(gateway: Any) -> str:
