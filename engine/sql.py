@@ -160,5 +160,6 @@ class _TranslatingSource:
 
 def cancel_job_group(spark: SparkSession, job_group: str) -> None:
     """Cancel the group's running jobs and any it starts later: a cancel that lands between analysis and the first
-    job (or between two partitions of a result) must still stop the statement."""
-    spark.sparkContext._jsc.sc().cancelJobGroupAndFutureJobs(job_group, "cancelled by the client")
+    job (or between two partitions of a result) must still stop the statement. Spark appends the reason to "Job n
+    cancelled ", so it reads "Job n cancelled by the client"."""
+    spark.sparkContext._jsc.sc().cancelJobGroupAndFutureJobs(job_group, "by the client")

@@ -24,7 +24,6 @@ from sluicegate.catalog.errors import SchemaNotFoundError, TableAlreadyExistsErr
 from sluicegate.catalog.store import StreamEntry, TableEntry, pattern_matcher
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.parse import parse
-from sluicegate.dialect.schedule import Schedule
 from sluicegate.dialect.streaming.analyze import analyze
 from sluicegate.dialect.streaming.cdc import analyze_cdc, check_cdc_source, describe_cdc
 from sluicegate.dialect.streaming.expectations import found_expectations, needs_quarantine, position_in, quarantine_name
@@ -569,16 +568,12 @@ def describe_streaming_table(ctx: StatementContext, statement: st.DescribeStream
         ("Watermark", (progress.get("eventTime") or {}).get("watermark")),
         ("Late rows dropped", status.late_rows_dropped),
         ("Failures in a row", entry.failures),
-        ("Refresh schedule", Schedule.from_json(table.schedule).describe() if table.schedule else "continuous"),
-        ("Next refresh at", display_time(entry.next_run_at)),
-        ("Last refresh", f"{display_time(entry.last_refresh_at)} {entry.last_refresh_status}" if entry.last_refresh_at
-         else None),
         ("Last error", entry.last_error),
         ("Checkpoint", entry.checkpoint),
         ("Location", table.location),
         ("Definition", redact_sql(table.definition)),   # no Kafka credentials
     ]
-    info += refresh_rows(table, entry)
+    info += refresh_rows(table, entry)   # the refresh facts once, in Databricks' names (dbt-databricks reads them)
     info += [(f"Expectation {spec_name}", text) for spec_name, text in TOTALS.lines(entry.stream_id, plan.expectations)]
     if needs_quarantine(plan.expectations, plan.properties):
         info.append(("Quarantine table", f"{database}.{quarantine_name(name)}"))

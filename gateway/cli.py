@@ -190,10 +190,16 @@ def _token(args: argparse.Namespace) -> int:
         print(f"token {record.token_id} of {record.user} added to {path}; it is shown only now: keep it like a "
               "password", file=sys.stderr)
         return 0
-    if args.action == "list":
-        for record in list_tokens(path, args.user):
-            created = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(record.created))
-            print(f"{record.token_id}  {record.user}  {created}  {record.comment}".rstrip())
+    if args.action == "list":   # a header line over aligned columns, as a shell listing; nothing but it when empty
+        rows = [(record.token_id, record.user, time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(record.created)),
+                 record.comment) for record in list_tokens(path, args.user)]
+        header = ("ID", "USER", "CREATED", "COMMENT")
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
+        for row in [header, *rows]:
+            cells = [cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)]
+            print("  ".join([*cells, row[3]]).rstrip())
+        if not rows:
+            print(f"no tokens in {path}" + (f" for {args.user}" if args.user else ""), file=sys.stderr)
         return 0
     if (args.id is None) == (args.user is None):
         print("sluicegate token revoke: give a token id (or the token), or --user USER for all of a user's",
@@ -282,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     create = token_actions.add_parser("create", help="create a token for USER and print it (only once)")
     create.add_argument("user")
     create.add_argument("--comment", help="what the token is for (shown by `token list`)")
-    listing = token_actions.add_parser("list", help="list tokens: id, user, creation time, comment")
+    listing = token_actions.add_parser("list", help="list tokens under a header: id, user, creation time, comment")
     listing.add_argument("user", nargs="?", help="only this user's tokens")
     revoke = token_actions.add_parser("revoke", help="revoke a token by its id (or the token), or all of --user's")
     revoke.add_argument("id", nargs="?", help="the token's id, as `token list` shows it, or the token itself")

@@ -6,6 +6,7 @@ deadline instead of sleeping.
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -144,7 +145,8 @@ def test_a_long_query_does_not_stall_other_clients(gateway, spark):
 
 
 @pytest.mark.parametrize("how", ["cursor_cancel_from_a_thread", "cancel_rpc_from_another_connection"])
-def test_cancel_ends_the_operation_and_its_spark_job(gateway, spark, how):
+def test_cancel_ends_the_operation_and_its_spark_job(gateway, spark, how, caplog):
+    caplog.set_level(logging.DEBUG, logger="sluicegate.gateway.operation.base")
     owner = open_connection(gateway)
     canceller = open_connection(gateway)
     cursor = start_long_query(owner, spark)
@@ -175,6 +177,10 @@ def test_cancel_ends_the_operation_and_its_spark_job(gateway, spark, how):
         fresh = owner.cursor()
         fresh.execute("SELECT 2")
         assert fresh.fetchall() == [(2,)]
+        # Spark's error after the cancel is its echo: logged at DEBUG, in words ("cancelled by the client" once)
+        echo = poll_until(lambda: [r for r in caplog.records if "already ended (CANCELED)" in r.getMessage()],
+                          "the cancelled statement's own error to reach the operation", 10)
+        assert all(r.levelno == logging.DEBUG and "cancelled cancelled" not in r.getMessage() for r in echo), echo
     finally:
         cancel_quietly(canceller.client, cursor._operationHandle)
         close_quietly(owner)

@@ -1,6 +1,7 @@
 """A long query through the Databricks SQL connector (the real `databricks.sql.connect`, HTTP port, Bearer token) is
 listed in `system.runtime.queries` with its progress, killed by `CALL system.runtime.kill_query(...)` from another
-connection, and the connector's cursor gets a clear error: the class, who killed it and why, the SQLSTATE.
+connection (an admin's, or its owner's through the connector; another user's is refused), and the connector's cursor
+gets a clear error: the class, who killed it and why, the SQLSTATE.
 
 Progress: the connector never asks for it (its GetOperationStatus polls send `getProgressUpdate=False`, and its
 cursor has no progress call), so a connector user follows a running statement in `system.runtime.queries` by the
@@ -38,12 +39,16 @@ def kill_gateway(start_gateway: Callable[..., RunningGateway], token_file: Path)
                           "security": {"admins": [ADMIN]}})
 
 
+def connect(gateway: RunningGateway, token_file: Path, user: str) -> Any:
+    token = create_token(token_file, user, "kill test")[1]
+    return sql.connect(server_hostname="127.0.0.1", http_path="/cliservice", access_token=token,
+                       _connection_uri=f"http://127.0.0.1:{gateway.server.http_port}/cliservice",
+                       enable_telemetry=False)
+
+
 @pytest.fixture()
 def connector(kill_gateway: RunningGateway, token_file: Path) -> Iterator[Any]:
-    token = create_token(token_file, USER, "kill test")[1]
-    connection = sql.connect(server_hostname="127.0.0.1", http_path="/cliservice", access_token=token,
-                             _connection_uri=f"http://127.0.0.1:{kill_gateway.server.http_port}/cliservice",
-                             enable_telemetry=False)
+    connection = connect(kill_gateway, token_file, USER)
     yield connection
     try:
         connection.close()
@@ -109,15 +114,23 @@ def test_a_connector_query_is_listed_killed_and_its_cursor_told_why(connector: A
     assert not [q for q in listed(admin, query_id) if q["state"] == "RUNNING"]
 
 
-def test_an_async_connector_query_shows_running_then_the_kill(connector: Any, admin: Any) -> None:
-    """`execute_async` and the connector's own state polls: RUNNING while it runs, then the kill's error."""
+def test_an_async_connector_query_shows_running_then_the_kill(connector: Any, admin: Any,
+                                                               kill_gateway: RunningGateway, token_file: Path) -> None:
+    """`execute_async` and the connector's own state polls: RUNNING while it runs; through the connector another
+    user's kill_query is refused (42501) and the query runs on, then its owner's own kill ends it."""
     cursor = connector.cursor()
     cursor.execute_async(LONG_QUERY)
     try:
         assert cursor.is_query_pending()
         running_with_progress(admin, cursor.query_id)
-        admin.execute(f"CALL system.runtime.kill_query('{cursor.query_id.replace('-', '')}', 'maintenance')")
-        with pytest.raises(sql.exc.ServerOperationError, match="killed by dk_admin: maintenance"):
+        kill = f"CALL system.runtime.kill_query('{cursor.query_id.replace('-', '')}', 'maintenance')"
+        with connect(kill_gateway, token_file, "dk_other") as other, other.cursor() as refused, \
+                pytest.raises(sql.exc.ServerOperationError, match="only its owner or an admin") as raised:
+            refused.execute(kill)
+        assert "42501" in str(raised.value) and cursor.is_query_pending()
+        with connect(kill_gateway, token_file, USER) as owner, owner.cursor() as killer:
+            killer.execute(kill)
+        with pytest.raises(sql.exc.ServerOperationError, match=f"killed by {USER}: maintenance"):
             poll_until(lambda: not cursor.is_query_pending(), "the connector to see the kill", 60)
     finally:
         try:

@@ -1,6 +1,7 @@
 """What the query history learns beyond the statement, through real clients on a real gateway: the application each
 client names (PyHive, beeline, `sluicegate shell`, the Databricks SQL connector; gateway/client_application.py), in
-the history and in `system.runtime.sessions`; the rows and bytes a query read, as Spark counted them; and the
+the history and in `system.runtime.sessions`; each statement's outcome (FINISHED, or FAILED with its class) as the
+shell's and the connector's statements left it; the rows and bytes a query read, as Spark counted them; and the
 materialized-view refreshes the gateway runs on its own (scheduled, triggered by an input, the pass of a REFRESH ...
 ASYNC), recorded as user `system`'s with their source."""
 
@@ -105,12 +106,17 @@ def test_beeline_is_hive_jdbc_or_the_name_in_its_url(clients_gateway: RunningGat
 
 def test_the_shell_names_itself(clients_gateway: RunningGateway, unique: Callable[[str], str],
                                 tmp_path: Path) -> None:
+    """... and its statements are recorded with their outcome: one that ran, one that failed with its class."""
     user = unique("shell")
-    done = subprocess.run([SLUICEGATE, "shell", "--port", str(clients_gateway.port), "-u", user, "-e", "SELECT 1"],
+    done = subprocess.run([SLUICEGATE, "shell", "--port", str(clients_gateway.port), "-u", user, "-e",
+                           "SELECT 1; SELECT * FROM hc_no_such_table"],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
                           env=dict(os.environ, HOME=str(tmp_path)))
-    assert done.returncode == 0, done.stderr
+    assert "TABLE_OR_VIEW_NOT_FOUND" in done.stdout + done.stderr, done.stdout + done.stderr
     assert applications(clients_gateway, user) == {"sluicegate shell"}
+    assert [(r.statement_type, r.execution_status, r.error_class, r.sqlstate)
+            for r in recorded(clients_gateway, user)] == [("SELECT", "FINISHED", None, None),
+                                                          ("SELECT", "FAILED", "TABLE_OR_VIEW_NOT_FOUND", "42P01")]
 
 
 def test_the_databricks_connector_is_named_by_its_user_agent(clients_gateway: RunningGateway, token_file: Path,
@@ -130,8 +136,22 @@ def test_the_databricks_connector_is_named_by_its_user_agent(clients_gateway: Ru
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchall()
+            with pytest.raises(sql.exc.ServerOperationError, match="TABLE_OR_VIEW_NOT_FOUND"):
+                cursor.execute("SELECT * FROM hc_no_such_table")
+    finally:
+        connection.close()   # a statement is recorded as its operation closes: the session's close closes them all
+    assert clients_gateway.history is not None and clients_gateway.history.flush(30)
+    connection = connector(clients_gateway, token_file, tagged, user_agent_entry="hc-dashboard")   # in SQL
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement_text, execution_status, error_message FROM system.query.history "
+                           "WHERE executed_by = current_user() AND statement_type = 'SELECT' ORDER BY start_time")
+            outcomes = [tuple(row) for row in cursor.fetchall()]
     finally:
         connection.close()
+    assert [(text, status) for text, status, _ in outcomes] == [("SELECT ?", "FINISHED"),
+                                                                ("SELECT * FROM hc_no_such_table", "FAILED")]
+    assert outcomes[0][2] is None and "TABLE_OR_VIEW_NOT_FOUND" in outcomes[1][2]
     (name,) = applications(clients_gateway, tagged)
     assert name is not None and name.startswith("PyDatabricksSqlConnector/") and "(hc-dashboard)" in name
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from credentials import password_auth
+from thrift.Thrift import TApplicationException
 from thrift.transport.THttpClient import THttpClient
 
 from sluicegate.gateway.auth.tokens import create_token, revoke_tokens
@@ -109,15 +110,16 @@ def test_pyhive_with_a_bearer_token_acts_as_its_owner(http_gateway: Any, auth: d
 
 
 def _refused(gateway: Any, authorization: str | None) -> str:
-    """PyHive fails to connect (thrift's THttpClient does not look at the status: it fails decoding the body), and
-    the answer it got was a 401 with Hive's challenge and the header Databricks' clients show."""
+    """PyHive fails to connect with the reason (thrift's THttpClient does not look at the status: it decodes the
+    body, a Thrift exception carrying the reason), and the answer it got was a 401 with Hive's challenge and the
+    header Databricks' clients show."""
     from pyhive import hive
 
     sessions_before = gateway.service.sessions.count()
     transport = http_transport(gateway, authorization)
-    with pytest.raises(Exception):  # noqa: B017 - whatever PyHive makes of a text body; the status is checked below
+    with pytest.raises(TApplicationException) as pyhive_saw:   # the reason, not "Length exceeded max allowed"
         hive.connect(thrift_transport=transport)
-    assert transport.code == 401
+    assert transport.code == 401 and str(pyhive_saw.value).startswith("Authentication failed: ")
     assert gateway.service.sessions.count() == sessions_before  # no session was opened
     from TCLIService import TCLIService, ttypes
     from thrift.protocol.TBinaryProtocol import TBinaryProtocol
@@ -152,7 +154,7 @@ def test_a_revoked_token_is_a_401(http_gateway: Any, auth: dict[str, Any]) -> No
     connection = hive.connect(thrift_transport=transport)
     assert current_user(connection) == "alice"
     revoke_tokens(tokens, token_id=record.token_id)
-    with pytest.raises(Exception):  # noqa: B017 - PyHive cannot decode the 401's text; the status is checked
+    with pytest.raises(TApplicationException, match="the access token is invalid or was revoked"):
         connection.cursor().execute("SELECT 1")
     assert transport.code == 401
     transport.setCustomHeaders({"Authorization": basic("alice", "s3cret")})

@@ -184,8 +184,10 @@ def test_get_operation_status_answers_hive_progress_when_asked(connect_to: Any) 
         cancel_quietly(long)
 
 
-def test_beeline_lists_its_session_and_is_killed_with_the_message(connect_to: Any, admin_gateway: Any,
-                                                                  beeline: Any) -> None:
+def test_beeline_lists_its_session_and_is_killed_by_its_owner_not_another_user(connect_to: Any, admin_gateway: Any,
+                                                                                beeline: Any) -> None:
+    """Through beeline: another user's kill_query is refused (42501) and the query runs on; its owner's own kill,
+    from a second beeline, ends it with the message."""
     done = beeline(admin_gateway.port, "-e", "SELECT user, client_application FROM system.runtime.sessions",
                    user="bee")
     assert done.returncode == 0, done.stderr
@@ -199,9 +201,13 @@ def test_beeline_lists_its_session_and_is_killed_with_the_message(connect_to: An
     admins = connect_to("root_admin").cursor()
     listed = poll_until(lambda: queries(admins, "WHERE user = 'bee' AND state = 'RUNNING'"),
                         "beeline's query to run", 180)
-    admins.execute(f"CALL system.runtime.kill_query(query_id => '{listed[0]['query_id']}', "
-                   "message => 'beeline must stop')")
+    kill = f"CALL system.runtime.kill_query(query_id => '{listed[0]['query_id']}', message => 'beeline must stop');"
+    refused = beeline(admin_gateway.port, "-e", kill, user="mallory")
+    assert refused.returncode != 0 and "only its owner or an admin" in refused.stderr, refused.stderr
+    assert "42501" in refused.stderr and queries(admins, "WHERE user = 'bee' AND state = 'RUNNING'")
+    owned = beeline(admin_gateway.port, "-e", kill, user="bee")
+    assert owned.returncode == 0, owned.stderr
     runner.join(120)
     assert result, "beeline did not end after the kill"
     assert result[0].returncode != 0
-    assert "killed by root_admin: beeline must stop" in result[0].stderr
+    assert "killed by bee: beeline must stop" in result[0].stderr

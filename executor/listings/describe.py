@@ -99,7 +99,7 @@ def _statistics(entry: TableEntry) -> str | None:
 
 def _information(entry: TableEntry, readable: bool) -> str:
     """Spark's `information` text for a catalog object, in Spark's order (CatalogTable.toLinkedHashMap)."""
-    lines = [("Catalog", "spark_catalog"), ("Database", entry.database), ("Table", entry.name),
+    lines = [("Catalog", catalogs.current().name), ("Database", entry.database), ("Table", entry.name),
              ("Owner", entry.owner), ("Created Time", _when(entry.created_at)), ("Last Access", "UNKNOWN"),
              ("Created By", "sluicegate"), ("Type", _type(entry))]
     if entry.kind != "VIEW":
@@ -191,7 +191,7 @@ def describe_table(ctx: StatementContext, stmt: DescribeTable) -> StatementResul
     if stmt.extended:
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))
-        details = [("Catalog", "spark_catalog"), ("Database", entry.database), ("Table", entry.name),
+        details = [("Catalog", catalogs.current().name), ("Database", entry.database), ("Table", entry.name),
                    ("Owner", entry.owner), ("Created Time", _when(entry.created_at)), ("Last Access", "UNKNOWN"),
                    ("Created By", "sluicegate"), ("Type", _type(entry)), ("Comment", entry.comment)]
         if entry.kind == "VIEW":

@@ -30,7 +30,8 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol, TBinaryProtocolAccelerated
+from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from sluicegate.gateway.config import ServerSettings
@@ -168,8 +169,14 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
             user = self.server.authenticator.user_of(self.headers.get("Authorization"), address)
         except AuthenticationError as exc:
             log.info("HTTP request from %s refused: %s", address, exc.message)
-            self._error(401, f"Authentication failed: {exc.message}", (
-                ("WWW-Authenticate", 'Basic realm="sluicegate"'), ("WWW-Authenticate", 'Bearer realm="sluicegate"')))
+            message = f"Authentication failed: {exc.message}"
+            challenge = (("WWW-Authenticate", 'Basic realm="sluicegate"'),
+                         ("WWW-Authenticate", 'Bearer realm="sluicegate"'))
+            refusal = thrift_refusal(body, message)
+            if refusal is None:
+                self._error(401, message, challenge)
+            else:   # clients that decode the body whatever the status (PyHive's THttpClient) read the reason too
+                self._answer(401, refusal, THRIFT_CONTENT_TYPE, ((ERROR_HEADER, _header_text(message)), *challenge))
             return
         try:
             reply = self.server.process(body, user, f"{address}:{self.client_address[1]}", address,
@@ -202,6 +209,25 @@ class _ThriftHttpRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return None
         return body
+
+
+def thrift_refusal(body: bytes, message: str) -> bytes | None:
+    """A refused request's answer as a Thrift exception reply to the call it made, or None when the body is not a
+    Thrift call. Thrift's THttpClient (PyHive's transport) decodes the body without looking at the status, so a text
+    body showed as `Length exceeded max allowed` there; this way it raises TApplicationException with the reason.
+    Clients that look at the status first (beeline, the Databricks connector) still see the 401 and its header."""
+    try:
+        name, kind, seqid = TBinaryProtocol(TMemoryBuffer(body)).readMessageBegin()
+    except Exception:  # noqa: BLE001 - not a Thrift message: the plain-text 401 answers it
+        return None
+    if kind not in (TMessageType.CALL, TMessageType.ONEWAY):
+        return None
+    out = TMemoryBuffer()
+    protocol = TBinaryProtocol(out)
+    protocol.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+    TApplicationException(TApplicationException.UNKNOWN, message).write(protocol)
+    protocol.writeMessageEnd()
+    return out.getvalue()
 
 
 class ThriftHttpServer(ThreadingHTTPServer):

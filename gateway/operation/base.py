@@ -312,7 +312,12 @@ class Operation(ABC):
     def _fail(self, exc: BaseException) -> None:
         with self._state_lock:
             if self._state in TERMINAL:
-                log.info("ignoring an error of operation %s that already ended: %s", self.handle.hex, exc)
+                # after a cancel, close or timeout the statement's own error is that end's echo (Spark's "Job n
+                # cancelled by the client"): nothing an operator acts on, so DEBUG; after anything else, INFO
+                echo = self._state in (OperationState.CANCELED, OperationState.CLOSED, OperationState.TIMEDOUT)
+                log.log(logging.DEBUG if echo else logging.INFO,
+                        "ignoring an error of operation %s that already ended (%s): %s", self.handle.hex,
+                        self._state.name, exc)
                 return
             self._error = exc
         self.log.add(f"Failed: {getattr(exc, 'message', exc)}")

@@ -1,9 +1,9 @@
 """The web console in a real browser (headless chromium through Selenium) against a real gateway on its HTTP port,
 with password logins: refusals (a wrong password, a page without the cookie, a form without the CSRF token), every
-page rendering (a screenshot of each is written under the test run's basetemp, its path printed), a table comment
+page rendering (a screenshot of each is written to bench/out/console_screenshots/, its path printed), a table comment
 holding markup shown as text, a stream's freshness chart gaining a point after a file lands, and a running query
 that another user neither sees nor cancels, that an admin sees, and that its owner cancels from the overview: the
-owner's PyHive call then fails with a cancel error."""
+owner's PyHive call then fails with a cancel error; the owner's next one an admin cancels from the page."""
 
 from __future__ import annotations
 
@@ -39,11 +39,14 @@ def console_gateway(start_gateway: Any, tmp_path_factory: pytest.TempPathFactory
     })
 
 
+# a stable folder, ignored by git (bench/out/), each page's file overwritten by the next run: a note can name them
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "out" / "console_screenshots"
+
+
 @pytest.fixture(scope="module")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.getbasetemp() / "console" / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
 
 
 def base_url(gateway: Any) -> str:
@@ -324,6 +327,23 @@ def test_a_running_query_is_cancelled_by_its_owner_from_the_overview(console_gat
         # killed: it failed, then the synchronous execute closed it
         assert operation.state.value in ("ERROR", "CLOSED")
         assert query_id not in browser.find_element(By.ID, "queries").text
+
+        # an admin cancels alice's next query from the page
+        outcome.clear()
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        operation = poll_until(lambda: next((op for s in sessions.list() if s.user == "alice"
+                                             for op in s.operations() if op.state.value == "RUNNING"), None),
+                               "alice's second query to run", 120)
+        login(browser, console_gateway, "root")
+        queries = browser.find_element(By.ID, "queries")
+        queries.find_element(By.CSS_SELECTOR, f"button.cancel[data-query='{operation.handle.hex}']").click()
+        notice = WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, "notice"))
+        assert operation.handle.hex in notice[0].text
+        thread.join(timeout=60)
+        assert not thread.is_alive(), "the query the admin cancelled did not return"
+        status = outcome["error"].args[0].status
+        assert status.sqlState == "57014" and "killed by root" in status.errorMessage, status
     finally:
         if thread.is_alive():
             operation_list = [op for s in console_gateway.service.sessions.list() for op in s.operations()

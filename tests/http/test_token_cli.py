@@ -29,8 +29,11 @@ def test_create_list_revoke(tmp_path: Path) -> None:
 
     listed = run("list", "--file", str(tokens))
     assert listed.returncode == 0 and token not in listed.stdout
-    rows = [line.split("  ") for line in listed.stdout.splitlines()]
-    assert [(r[1], r[3] if len(r) > 3 else "") for r in rows] == [("alice", "dbt prod"), ("bob", "")]
+    header, *lines = listed.stdout.splitlines()
+    assert header.split() == ["ID", "USER", "CREATED", "COMMENT"]
+    rows = [line.split(None, 4) for line in lines]   # id, user, date, time, comment (which may hold spaces)
+    assert [(r[1], r[4] if len(r) > 4 else "") for r in rows] == [("alice", "dbt prod"), ("bob", "")]
+    assert all(line.index(r[1]) == header.index("USER") for line, r in zip(lines, rows, strict=True))  # aligned
     alice_id = rows[0][0]
     assert token.startswith(f"sgt_{alice_id}_")
 
@@ -38,7 +41,8 @@ def test_create_list_revoke(tmp_path: Path) -> None:
     again = run("revoke", alice_id, "--file", str(tokens))
     assert again.returncode == 1 and "no such token" in again.stderr
     assert run("revoke", "--user", "bob", "--file", str(tokens)).returncode == 0
-    assert run("list", "--file", str(tokens)).stdout == ""
+    empty = run("list", "--file", str(tokens))
+    assert empty.stdout.split() == ["ID", "USER", "CREATED", "COMMENT"] and "no tokens in" in empty.stderr
     assert run("revoke", "--file", str(tokens)).returncode == 2
 
 

@@ -43,7 +43,7 @@ def test_create_computes_the_result_in_one_commit(cursor: Any) -> None:
     assert sorted_rows(cursor, "SELECT * FROM gold") == [("DE", 1, 5.0), ("FR", 2, 12.5)]
     assert len(_history(cursor, "gold")) == 1
     info = _describe(cursor, "gold")
-    assert info["Type"] == "MATERIALIZED_VIEW"
+    assert info["Type"] == "MATERIALIZED_VIEW" and info["Catalog"] == "main"   # the gateway's catalog.name
     assert info["View Text"].startswith("SELECT c.country, count(*)")
     assert info["Refresh Schedule"] == "MANUAL"
     assert info["Latest Refresh Status"] == "COMPLETED"

@@ -37,7 +37,7 @@ def test_delta_tables_views_and_sparks_own_tables_are_all_listed(cursor: Any) ->
     listed = _listed(cursor, f"/* {{\"app\": \"dbt\"}} */ show table extended in {DB} like '*'")
     assert {"d", "v", "p"} <= set(listed)
     info = listed["d"][3]
-    assert info.startswith(f"Catalog: spark_catalog\nDatabase: {DB}\nTable: d\nOwner: tester\n")
+    assert info.startswith(f"Catalog: main\nDatabase: {DB}\nTable: d\nOwner: tester\n")
     for line in ("Type: MANAGED", "Provider: delta", "Comment: facts", "Table Properties: [k=v]",
                  "Partition Columns: [`s`]", "Last Access: UNKNOWN"):
         assert f"\n{line}\n" in info, line
