@@ -50,23 +50,23 @@ CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"   # Spark's field metadata for a
 _CHAR_VARCHAR = re.compile(r"(var)?char\((\d+)\)", re.IGNORECASE)
 
 
-def varchar_limit(metadata: dict[str, Any]) -> int | None:
-    """The length limit of a column whose metadata says `varchar(n)`; None for any other column."""
-    found = _CHAR_VARCHAR.fullmatch(str(metadata.get(CHAR_VARCHAR_KEY, "")).strip())
-    return int(found.group(2)) if found and found.group(1) else None
-
-
-def char_length(metadata: dict[str, Any]) -> int | None:
-    """The fixed length of a column whose metadata says `char(n)`; None for any other column."""
-    found = _CHAR_VARCHAR.fullmatch(str(metadata.get(CHAR_VARCHAR_KEY, "")).strip())
-    return int(found.group(2)) if found and not found.group(1) else None
-
-
 def declared_string_type(metadata: dict[str, Any] | None) -> tuple[str, int] | None:
     """(`char` or `varchar`, n) of a string column declared CHAR(n) or VARCHAR(n), which DESCRIBE and SHOW CREATE
     TABLE name as declared, as Spark and Databricks do; None for any other column."""
     found = _CHAR_VARCHAR.fullmatch(str((metadata or {}).get(CHAR_VARCHAR_KEY, "")).strip())
     return ("varchar" if found.group(1) else "char", int(found.group(2))) if found else None
+
+
+def varchar_limit(metadata: dict[str, Any]) -> int | None:
+    """The length limit of a column whose metadata says `varchar(n)`; None for any other column."""
+    declared = declared_string_type(metadata)
+    return declared[1] if declared is not None and declared[0] == "varchar" else None
+
+
+def char_length(metadata: dict[str, Any]) -> int | None:
+    """The fixed length of a column whose metadata says `char(n)`; None for any other column."""
+    declared = declared_string_type(metadata)
+    return declared[1] if declared is not None and declared[0] == "char" else None
 
 
 def _too_long(limit: int) -> Column:
