@@ -293,7 +293,7 @@ def _quote(text: str) -> str:
 
 def show_create_table(ctx: StatementContext, stmt: ShowCreateTable) -> StatementResult:
     entry = require(ctx, stmt.table)
-    name = f"spark_catalog.{entry.database}.{entry.name}"
+    name = f"{catalogs.current().name}.{entry.database}.{entry.name}"
     if entry.kind == "VIEW":
         text = f"CREATE VIEW {name} (\n" + ",\n".join(f"  {f.name}" for f in table_schema(entry).fields) + ")\n"
         if entry.comment:

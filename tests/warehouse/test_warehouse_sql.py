@@ -104,6 +104,7 @@ def test_partitioned_ctas_views_and_listings(cursor, warehouse):
     assert details["Type"] == "VIEW" and details["Comment"] == "large ids"
     cursor.execute("SHOW CREATE TABLE by_day")
     text = cursor.fetchall()[0][0]
+    assert text.startswith(f"CREATE TABLE main.{DB}.by_day (")   # the gateway's catalog, as DESCRIBE names it
     assert "USING delta" in text and "PARTITIONED BY (day)" in text
 
     cursor.execute("SHOW DATABASES LIKE 'wh_*'")
