@@ -5,6 +5,7 @@ a VACUUM of the source; a deep clone copies them; OR REPLACE clones again in pla
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Iterator
@@ -28,6 +29,16 @@ def _data_files(streams: Any, name: str) -> dict[str, os.stat_result]:
 
     location = streams.store.get_table(DATABASE, name).location
     return {os.path.relpath(path, location): os.stat(path) for path in open_table(location).file_uris()}
+
+
+def _statistics(streams: Any, name: str) -> list[dict[str, Any]]:
+    """The add actions' partition values and statistics, by file (delta-rs's typed form)."""
+    import pyarrow as pa
+
+    from sluicegate.storage.delta.tables import open_table
+
+    actions = pa.table(open_table(streams.store.get_table(DATABASE, name).location).get_add_actions(flatten=True))
+    return sorted((row for row in actions.drop_columns(["modification_time"]).to_pylist()), key=lambda r: r["path"])
 
 
 def _history(cursor: Any, name: str) -> list[tuple[int, str, dict[str, str]]]:
@@ -55,6 +66,7 @@ def test_a_shallow_clone_links_the_files_and_lives_on_its_own(cursor: Any, strea
     assert source_files.keys() == clone_files.keys() and len(clone_files) == 3
     for path, stat in clone_files.items():  # the same bytes under a second name: nothing copied
         assert (stat.st_ino, stat.st_dev) == (source_files[path].st_ino, source_files[path].st_dev)
+    assert _statistics(streams, "cl") == _statistics(streams, "src")  # what data skipping reads, kept
     (version, operation, parameters), = _history(cursor, "cl")
     assert (version, operation) == (0, "CLONE")
     assert parameters == {"source": f"{DATABASE}.src", "sourceVersion": "2", "isShallow": "true"}
@@ -73,6 +85,8 @@ def test_a_shallow_clone_links_the_files_and_lives_on_its_own(cursor: Any, strea
     cursor.execute("SET spark.databricks.delta.retentionDurationCheck.enabled = false")
     cursor.execute("VACUUM src RETAIN 0 HOURS")  # the source's name of a file the clone still reads goes
     assert sorted_rows(cursor, "SELECT id FROM cl") == [(1,), (2,), (3,), (4,)]
+    cursor.execute("DROP TABLE cl")  # and the clone's names go with it, never the source's files
+    assert sorted_rows(cursor, "SELECT id FROM src") == [(2,), (3,)]
 
 
 def test_a_deep_clone_of_an_old_version_copies_its_files(cursor: Any, streams: Any) -> None:
@@ -87,6 +101,9 @@ def test_a_deep_clone_of_an_old_version_copies_its_files(cursor: Any, streams: A
     assert stat.st_ino != _data_files(streams, "hist")[path].st_ino  # a copy, not a link
     assert _history(cursor, "deep")[0][2]["isShallow"] == "false"
     assert _table_type(cursor, "deep") == "MANAGED"
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+    cursor.execute(f"CREATE TABLE by_time SHALLOW CLONE hist TIMESTAMP AS OF '{now}'")
+    assert sorted_rows(cursor, "SELECT * FROM by_time") == [(1,), (2,)]
     cursor.execute("CREATE TABLE IF NOT EXISTS deep SHALLOW CLONE hist")  # there: nothing happens
     assert sorted_rows(cursor, "SELECT * FROM deep") == [(1,)]
 
