@@ -124,6 +124,14 @@ def _v10_catalog_version(conn: Connection) -> None:
         conn.execute(_table(CatalogVersion).insert().values(id=1, version=0))
 
 
+def _v11_shallow_clones(conn: Connection) -> None:
+    """Tables remember the source of a shallow clone, which information_schema shows as MANAGED_SHALLOW_CLONE (dbt
+    drops such a table before it rebuilds it), as Unity Catalog does."""
+    if inspect(conn).has_table("tables") and "clone_of" not in {
+            c["name"] for c in inspect(conn).get_columns("tables")}:
+        conn.execute(text("ALTER TABLE tables ADD COLUMN clone_of TEXT"))
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
@@ -135,6 +143,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (8, "query history: whether the result cache answered", _v8_history_from_result_cache),
     (9, "tables: informational primary and foreign keys", _v9_table_keys),
     (10, "the catalog's version, raised by every write of a database, table or grant", _v10_catalog_version),
+    (11, "tables: the source of a shallow clone", _v11_shallow_clones),
 )
 LATEST = MIGRATIONS[-1][0]
 

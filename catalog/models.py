@@ -77,6 +77,7 @@ class TableRow(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
     schedule: Mapped[str | None] = mapped_column(Text)  # a dialect.schedule.Schedule as JSON; None: no schedule
     keys: Mapped[list | None] = mapped_column(JSON, default=list)  # informational PRIMARY / FOREIGN KEYs (v9)
+    clone_of: Mapped[str | None] = mapped_column(Text)  # a shallow clone's source, `db`.`table` (v11); None: none
 
 
 class _StreamColumns:

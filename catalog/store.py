@@ -83,6 +83,7 @@ class TableEntry:
     updated_at: dt.datetime | None = None
     schedule: str | None = None        # a dialect.schedule.Schedule as JSON (streaming tables, materialized views)
     keys: tuple[KeyConstraint, ...] = field(default=(), hash=False)  # informational PRIMARY / FOREIGN KEYs, named
+    clone_of: str | None = None        # a shallow clone's source as `db`.`table` (Databricks' MANAGED_SHALLOW_CLONE)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def _table_entry(row: TableRow) -> TableEntry:
     return TableEntry(row.database, row.name, row.kind, row.location, row.schema_json,
                       row.definition, dict(row.properties or {}), tuple(row.partition_by or ()), row.comment,
                       row.owner, row.created_at, row.updated_at, row.schedule,
-                      tuple(KeyConstraint.from_json(k) for k in row.keys or ()))
+                      tuple(KeyConstraint.from_json(k) for k in row.keys or ()), row.clone_of)
 
 
 def _stream_entry(table: TableRow, row: StreamRow | FlowRow) -> StreamEntry:
@@ -296,7 +297,7 @@ class CatalogStore:
                                schema_json=entry.schema_json, definition=entry.definition,
                                properties=dict(entry.properties), partition_by=list(entry.partition_by),
                                comment=entry.comment, owner=entry.owner, schedule=entry.schedule,
-                               keys=[k.as_json() for k in entry.keys],
+                               keys=[k.as_json() for k in entry.keys], clone_of=entry.clone_of,
                                created_at=now if existing is None or not replace else existing.created_at,
                                updated_at=now)
                 session.add(row)

@@ -39,12 +39,14 @@ from sluicegate.dialect.parse import parse
 from sluicegate.dialect.partition_predicates import partition_terms
 from sluicegate.dialect.positions import line_column, start_of
 from sluicegate.dialect.qualified_columns import resolve_qualified_columns
+from sluicegate.dialect.references import time_travel
 from sluicegate.dialect.schedule import Schedule, create_schedule, schedule_clause
 from sluicegate.dialect.statements import (
     CLUSTERING_PROPERTY,
     AddColumns,
     AddConstraint,
     AlterSchedule,
+    CloneTable,
     ColumnName,
     CreateAutoCdc,
     CreateDatabase,
@@ -284,9 +286,10 @@ def _create(sql: str, tree: exp.Create) -> Statement | None:
                           bool(tree.args.get("exists")), comment, view_columns(tree.this), tuple(properties.items()))
     if kind == "TABLE" and (streaming := _streaming(sql, tree)) is not None:
         return streaming
+    if kind == "TABLE" and tree.args.get("clone") is not None:
+        return _clone(sql, tree)
     if kind == "TABLE":
         _refuse_expectations(sql, tree)
-        _refuse_clone(sql, tree)
         partition_by, comment, properties, using = create_properties(tree)
         properties, stored = constraints_in_properties(properties)
         table = table_name(tree.this)
@@ -788,16 +791,20 @@ def _refuse_expectations(sql: str, tree: exp.Create) -> None:
         raise error
 
 
-def _refuse_clone(sql: str, tree: exp.Create) -> None:
-    """`CREATE TABLE t [SHALLOW | DEEP] CLONE s` is not built: refused by name (it became a table with no columns,
-    which delta-rs refused with an INTERNAL_ERROR)."""
-    clone = tree.args.get("clone")
-    if clone is not None:
-        error = error_at(sql, clone.this, f"{'SHALLOW' if clone.args.get('shallow') else 'DEEP'} CLONE is not "
-                         "supported: the warehouse cannot clone a Delta table yet.",
-                         "copy it instead: CREATE OR REPLACE TABLE t AS SELECT * FROM source")
-        error.error_class, error.sqlstate = "UNSUPPORTED_FEATURE.CLONE", "0A000"
-        raise error
+def _clone(sql: str, tree: exp.Create) -> CloneTable:
+    """`CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t {SHALLOW | DEEP} CLONE s [VERSION AS OF n | TIMESTAMP AS OF
+    'ts'] [TBLPROPERTIES (...)]`; a column list, COMMENT or PARTITIONED BY has no place in it (the clone's are the
+    source's)."""
+    clone = tree.args["clone"]
+    source = clone.this
+    _, comment, properties, using = create_properties(tree)
+    if isinstance(tree.this, exp.Schema) or comment is not None or using not in (None, "DELTA", "delta"):
+        raise error_at(sql, tree.this, "a clone takes its columns, comment and format from its source",
+                       "write CREATE TABLE t SHALLOW CLONE source [TBLPROPERTIES (...)]")
+    version, timestamp = time_travel(sql, source)
+    return CloneTable(table_name(tree.this), table_name(source), bool(clone.args.get("shallow")),
+                      bool(tree.args.get("replace")), bool(tree.args.get("exists")), version, timestamp,
+                      properties, location(tree))
 
 
 def _securable(sql: str, kind: str | None, table: exp.Expression) -> SecurableObject:

@@ -551,6 +551,8 @@ class StreamingSpark(Databricks):
             ...` and `CREATE [OR REFRESH] STREAMING TABLE t ... FLOW AUTO CDC ...`; any other CREATE is sqlglot's."""
             if self._auto_cdc_table_ahead():
                 return self._parse_auto_cdc_table()
+            if self._clone_ahead():
+                return self._parse_clone_table()
             if not self._match_text_seq("FLOW"):
                 return super()._parse_create()
             flow = self._parse_table_parts()
@@ -571,6 +573,47 @@ class StreamingSpark(Databricks):
                 self.raise_error("Expected the flow's query (SELECT ... FROM STREAM ...) after INSERT INTO table")
             return self.expression(CreateFlowCommand(this=flow, table=table, expression=query, comment=comment,
                                               by_name=by_name))
+
+        # --- CREATE TABLE ... CLONE (Databricks' Delta clone) ---------------------------------------------------------
+
+        def _clone_ahead(self) -> bool:
+            """Whether the CREATE being parsed is `[OR REPLACE] TABLE [IF NOT EXISTS] t [SHALLOW | DEEP] CLONE`."""
+            index = self._index
+            try:
+                self._match_pair(TokenType.OR, TokenType.REPLACE)
+                if not self._match(TokenType.TABLE):
+                    return False
+                self._parse_exists(not_=True)
+                self._parse_table_parts(schema=True)
+                self._match_texts(("SHALLOW", "DEEP"))
+                return self._match_text_seq("CLONE")
+            finally:
+                self._retreat(index)
+
+        def _parse_clone_table(self) -> exp.Create:
+            """`CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t [SHALLOW | DEEP] CLONE s [VERSION AS OF n | TIMESTAMP AS
+            OF 'ts'] [TBLPROPERTIES (...)] [LOCATION '...']`: sqlglot's `exp.Create` with its `exp.Clone`, whose
+            table carries the time-travel clause as a query's reference does (`copy` unused: DEEP is not shallow)."""
+            replace = self._match_pair(TokenType.OR, TokenType.REPLACE)
+            self._match(TokenType.TABLE)
+            exists = self._parse_exists(not_=True)
+            target = self._parse_table_parts(schema=True)
+            shallow = self._match_text_seq("SHALLOW")
+            self._match_text_seq("DEEP")
+            self._match_text_seq("CLONE")
+            source = self._parse_table_parts()
+            if not isinstance(source, exp.Table):
+                self.raise_error("Expected the source table's name after CLONE")
+                source = exp.Table()
+            version = self._parse_version()
+            if version is not None:
+                source.set("version", version)
+            properties = self._parse_properties()
+            if self._curr and not self._match(TokenType.SEMICOLON, advance=False):
+                self.raise_error("Expected TBLPROPERTIES (...) or the end of the statement after CLONE source")
+            return self.expression(exp.Create(
+                this=target, kind="TABLE", replace=replace, exists=exists, properties=properties,
+                clone=exp.Clone(this=source, shallow=shallow, copy=False)))
 
         # --- AUTO CDC (Databricks' change data capture into a streaming table) -------------------------------------
 

@@ -50,7 +50,7 @@ def _end_of(node: exp.Expr) -> int | None:
     return max(ends) if ends else None
 
 
-def _time_travel(sql: str, table: exp.Table) -> tuple[int | None, str | None]:
+def time_travel(sql: str, table: exp.Table) -> tuple[int | None, str | None]:
     """The `VERSION AS OF n` / `TIMESTAMP AS OF 'ts'` of a reference: a literal, or an error at the clause."""
     version = table.args.get("version")
     if not isinstance(version, exp.Version):
@@ -105,7 +105,7 @@ def table_references(sql: str, tree: exp.Expr | None = None) -> list[TableRefere
         start = min(starts, default=None)  # the table's own: where a dropped catalog part began
         if start is None:
             continue  # not from the text: nothing the user named
-        version, timestamp = _time_travel(sql, table)
+        version, timestamp = time_travel(sql, table)
         ends = [_end_of(p) for p in (*parts, table.args.get("version")) if p is not None]
         end = max((e for e in ends if e is not None), default=start)
         alias_at = _after_sample(sql, end) if table.args.get("sample") is not None else end

@@ -126,6 +126,22 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
+class CloneTable:
+    """`CREATE [OR REPLACE] TABLE [IF NOT EXISTS] t {SHALLOW | DEEP} CLONE s [VERSION AS OF n | TIMESTAMP AS OF 'ts']
+    [TBLPROPERTIES (...)]`: a new Delta table with the source's schema, properties and data as of that version."""
+
+    table: TableName
+    source: TableName
+    shallow: bool
+    replace: bool
+    if_not_exists: bool
+    version: int | None = None
+    timestamp: str | None = None
+    properties: dict[str, str] = field(default_factory=dict, hash=False)
+    location: str | None = None    # LOCATION '...': refused, a warehouse table's folder comes from its name
+
+
+@dataclass(frozen=True)
 class CreateView:
     table: TableName
     query: Query
@@ -604,7 +620,8 @@ class ShowGrants:
 
 
 Statement = (
-    CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CreateView
+    CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CloneTable
+    | CreateView
     | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory | DescribeDetail
     | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | Optimize | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables

@@ -31,6 +31,7 @@ from sluicegate.executor.listings import describe, runtime_tables
 from sluicegate.executor.lookups import spark_has
 from sluicegate.executor.materialized_views import statements as materialized_views
 from sluicegate.executor.tables import (
+    clone,
     clustering,
     constraints,
     ddl,
@@ -100,6 +101,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.ShowDatabases: databases.show_databases,
     st.DescribeDatabase: databases.describe_database,
     st.CreateTable: ddl.create_table,
+    st.CloneTable: clone.clone_table,
     st.CreateView: ddl.create_view,
     st.DropTable: ddl.drop_table,
     st.AddColumns: ddl.add_columns,

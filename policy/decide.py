@@ -46,6 +46,7 @@ RULES: dict[type[st.Statement], Rule] = {
     st.DropDatabase: Rule(rules.drop_schema),  # the schema's owner
     # -- tables and views: creating, changing, dropping
     st.CreateTable: Rule(rules.create_or_replace),  # CREATE in the schema; OR REPLACE also the owner (not of Spark's)
+    st.CloneTable: Rule(rules.clone_table),  # SELECT on the source, and what CREATE [OR REPLACE] TABLE needs
     st.CreateView: Rule(rules.create_or_replace),  # CREATE in the schema; OR REPLACE also the owner
     st.DropTable: owner("drop"),
     st.AddColumns: owner("alter"),

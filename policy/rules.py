@@ -122,7 +122,7 @@ def drop_constraint(request: Request, statement: st.DropConstraint) -> None:
             request.grants.require_owner(request.principal, table, "drop a foreign key (by CASCADE) of")
 
 
-def create_or_replace(request: Request, statement: st.CreateTable | st.CreateView) -> None:
+def create_or_replace(request: Request, statement: st.CreateTable | st.CreateView | st.CloneTable) -> None:
     """CREATE in the schema; OR REPLACE of an existing object also its ownership. A Spark table replaces no catalog
     object (Spark's catalog holds it): CREATE in the schema only, its LOCATION judged on Spark's plan."""
     create_in_schema(request, statement.table)
@@ -131,6 +131,15 @@ def create_or_replace(request: Request, statement: st.CreateTable | st.CreateVie
     found = request.existing(statement.table)
     if found is not None and statement.replace:
         request.grants.require_owner(request.principal, found, "replace")
+
+
+def clone_table(request: Request, statement: st.CloneTable) -> None:
+    """As Databricks: SELECT on the source (its rows, schema and properties become the clone's, owned by the
+    creator), and what CREATE [OR REPLACE] TABLE needs of the target (CREATE in the schema; the owner to replace)."""
+    source = request.existing(statement.source)
+    if source is not None:
+        request.grants.require(request.principal, "SELECT", source)
+    create_or_replace(request, statement)
 
 
 def create_materialized_view(request: Request, statement: st.CreateMaterializedView) -> None:

@@ -38,6 +38,7 @@ RUN_HERE = {
     "test_incremental_strategies.py::TestDeltaStrategies": "append and merge on Delta",
     "test_persist_docs.py": "column and table comments on Delta",
     "test_store_test_failures.py::TestSparkStoreTestFailuresWithDelta": "test failures stored as Delta tables",
+    "test_dbt_clone.py": "dbt clone's `create or replace table t shallow clone s` of Delta tables",
     "test_dbt_show.py::TestSparkShowDoesNotHandleDoubleLimit": "dbt show's LIMIT, nothing server-specific",
     "test_utils.py::TestDateDiff": "Spark 4.1's date functions",
     "test_grants.py::TestModelGrantsSpark": "GRANT, REVOKE and SHOW GRANTS (Databricks' shape)",
@@ -71,7 +72,6 @@ SKIPPED_HERE = {
                                        "DatabricksHTTP variant of the class, with the names PyHive reports, runs here"
        for name in ("TestSparkTableConstraintsColumnsEqualPyodbc", "TestSparkViewConstraintsColumnsEqualPyodbc",
                     "TestSparkIncrementalConstraintsColumnsEqualPyodbc")},
-    "test_dbt_clone.py": "dbt clone needs Delta's SHALLOW CLONE, not in sluicegate",
     "test_grants.py::TestInvalidGrantsSpark": "expects Databricks' errors for unknown users; sluicegate grants to any "
                                               "user name (it has no user directory to check against)",
     "test_python_model.py": "Python models run as jobs on a Databricks cluster, not over a Thrift connection",

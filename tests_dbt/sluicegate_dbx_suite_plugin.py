@@ -90,8 +90,6 @@ _TYPE_WIDENING = ("Delta type widening is not built: `ALTER TABLE t ALTER COLUMN
                   "sync_all_columns widening int to bigint) is refused as STATEMENT_NOT_ALLOWED, and a CREATE with "
                   "TBLPROPERTIES ('delta.enableTypeWidening' = 'true') fails in delta-rs (INTERNAL_ERROR: 'Error "
                   "parsing property'), which has no typeWidening table feature")
-_CLONE = ("SHALLOW CLONE is not built: `create or replace table t shallow clone s` (dbt clone) is refused with "
-          "UNSUPPORTED_FEATURE.CLONE (0A000)")
 _HISTORY_SUBQUERY = ("DESCRIBE HISTORY as a subquery, `select operation from (describe history t)`, is a "
                      "PARSE_SYNTAX_ERROR: the gateway answers DESCRIBE HISTORY only as a statement of its own")
 _SQL_UDF = ("SQL user-defined functions are not built: dbt's function resource sends `CREATE OR REPLACE FUNCTION "
@@ -103,11 +101,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "::TestTableLiquidClusteringEffect::": _HISTORY_SUBQUERY,
     "::TestTableSkipOptimizeEffect::": _HISTORY_SUBQUERY,
     "::TestIncrementalSkipOptimizeEffect::": _HISTORY_SUBQUERY,
-    "::TestClonePossible::test_can_clone_true": _CLONE,
-    "::TestClonePersistDocs::": _CLONE,
-    "::TestCloneShallowClone::": _CLONE,
-    "::TestCloneOverExistingManagedTable::": _CLONE,
-    "::TestRebuildOverShallowClone::": _CLONE,
     "::TestSyncAllColumnsWidensType::": _TYPE_WIDENING,
     "::TestSyncAllColumnsWidensTypeV2::": _TYPE_WIDENING,
 }

@@ -105,7 +105,7 @@ class TimeTravelError(RuntimeQueryError):
     sqlstate = "42K0E"
 
 
-def _parse_timestamp(text: str) -> dt.datetime:
+def parse_timestamp(text: str) -> dt.datetime:
     try:
         value = dt.datetime.fromisoformat(text.strip())
     except ValueError as exc:
@@ -192,7 +192,7 @@ class Binder:
         snapshot = self._pinned.snapshots.get(key)
         if snapshot is None:
             try:
-                timestamp = _parse_timestamp(ref.timestamp) if ref.timestamp is not None else None
+                timestamp = parse_timestamp(ref.timestamp) if ref.timestamp is not None else None
                 snapshot = load_snapshot(resolved.location or "", ref.version, timestamp)
             except RuntimeQueryError as exc:
                 exc.line, exc.column = self._position(ref.start, query)

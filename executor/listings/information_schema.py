@@ -111,6 +111,11 @@ class TableFacts:
     partition_by: tuple[str, ...] = ()
     columns: tuple[ColumnFacts, ...] = ()
     keys: tuple[KeyConstraint, ...] = ()   # informational PRIMARY / FOREIGN KEYs, named
+    shallow_clone: bool = False            # table_type MANAGED_SHALLOW_CLONE, as Unity Catalog says it
+
+    @property
+    def table_type(self) -> str:
+        return "MANAGED_SHALLOW_CLONE" if self.shallow_clone else TABLE_TYPES.get(self.kind, self.kind)
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,7 @@ def rows(view: str, catalog: str, schemas: Sequence[SchemaFacts], tables: Sequen
     if view == "schemata":
         return [(catalog, s.name, s.owner, s.comment, s.created, s.owner, s.created, s.owner) for s in schemas]
     if view == "tables":
-        return [(catalog, t.database, t.name, TABLE_TYPES.get(t.kind, t.kind), "YES" if t.kind == "TABLE" else "NO",
+        return [(catalog, t.database, t.name, t.table_type, "YES" if t.kind == "TABLE" else "NO",
                  "PRESERVE", t.owner, t.comment, t.created, t.owner, t.altered or t.created, t.owner,
                  "DELTA" if t.delta else None, None, None) for t in tables]
     if view == "views":
@@ -239,7 +244,7 @@ def _tables(ctx: StatementContext, view: CatalogView, schemas: Iterable[SchemaFa
             if entry is not None:
                 found.append(TableFacts(info.database, info.name, entry.kind, entry.comment, entry.owner,
                                         entry.created_at, entry.updated_at, entry.kind != "VIEW", entry.definition,
-                                        tuple(entry.partition_by), columns, entry.keys))
+                                        tuple(entry.partition_by), columns, entry.keys, entry.clone_of is not None))
             else:
                 found.append(TableFacts(info.database, info.name, info.kind.replace(" ", "_"), info.comment,
                                         columns=columns))

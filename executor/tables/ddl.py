@@ -7,6 +7,7 @@ could not be written removes the Delta folder just made.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.errors import LocationExistsError, SchemaNotFoundError, TableAlreadyExistsError
@@ -175,49 +176,64 @@ def _write_table(ctx: StatementContext, stmt: CreateTable, location: str, name: 
         binder.close()
 
 
-def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
-    if stmt.location is not None:
-        line, column = ctx.position_of(stmt.table)
+def refuse_location(ctx: StatementContext, table: TableName, location: str | None) -> None:
+    """A warehouse table's folder comes from its name: LOCATION (or OPTIONS (path ...)) is refused, at the name."""
+    if location is not None:
+        line, column = ctx.position_of(table)
         raise UnsupportedStatementError(
             "a warehouse (Delta) table cannot name its folder: the warehouse places it by the table's name",
             hint="leave out LOCATION / OPTIONS (path ...); to read files, use read_files(...) or a temporary view "
                  "USING csv|json|parquet OPTIONS (path '...') under the allowed folders", line=line, column=column)
-    check_interval_properties(stmt.properties)  # before a CTAS writes its files
-    database, name = ctx.checked(stmt.table)
-    existing = ctx.store.get_table(database, name)
-    if existing is not None and not stmt.replace:
-        if stmt.if_not_exists:
-            return no_result()
-        raise _already_exists(ctx, stmt.table)
-    if existing is not None and existing.kind != "TABLE":
-        raise _already_exists(ctx, stmt.table, existing.kind)
-    if ctx.store.get_database(database) is None:
-        line, column = ctx.position_of(stmt.table)
-        raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
-                                  hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
-    ensure_spark_database(ctx, database)
 
-    def entry(location: str, schema: StructType) -> TableEntry:
+
+def create_table(ctx: StatementContext, stmt: CreateTable) -> StatementResult:
+    refuse_location(ctx, stmt.table, stmt.location)
+    check_interval_properties(stmt.properties)  # before a CTAS writes its files
+
+    def written(database: str, name: str, location: str, replace: bool) -> TableEntry:
+        schema = _write_table(ctx, stmt, location, name, replace=replace)
         return TableEntry(
             database=database, name=name, kind="TABLE", location=location, schema_json=schema.json(),
             definition=None, properties=_properties(stmt), partition_by=tuple(stmt.partition_by),
             comment=stmt.comment, owner=ctx.user, keys=named_keys(stmt.constraints, name))
 
+    return place_table(ctx, stmt.table, stmt.replace, stmt.if_not_exists, written)
+
+
+def place_table(ctx: StatementContext, table: TableName, replace: bool, if_not_exists: bool,
+                write: Callable[[str, str, str, bool], TableEntry]) -> StatementResult:
+    """A new Delta table under the name `table` (CREATE TABLE, CLONE): `write(database, name, folder, replace)`
+    writes it into its folder and returns its catalog row, which is written last. OR REPLACE (`replace`) of an
+    existing table writes a new version of it in the folder the catalog gave it; a new table gets a new folder,
+    removed again if anything fails before its row is written."""
+    database, name = ctx.checked(table)
+    existing = ctx.store.get_table(database, name)
+    if existing is not None and not replace:
+        if if_not_exists:
+            return no_result()
+        raise _already_exists(ctx, table)
+    if existing is not None and existing.kind != "TABLE":
+        raise _already_exists(ctx, table, existing.kind)
+    if ctx.store.get_database(database) is None:
+        line, column = ctx.position_of(table)
+        raise SchemaNotFoundError(f"The schema `{database}` cannot be found.", line=line, column=column,
+                                  hint="CREATE DATABASE it first (SHOW DATABASES lists them)")
+    ensure_spark_database(ctx, database)
     if existing is not None:  # OR REPLACE: a new version of the same table, in the folder the catalog gave it
         location = str(locations.existing_table_folder(ctx.warehouse, existing.location))
-        ctx.store.create_table(entry(location, _write_table(ctx, stmt, location, name, replace=True)), replace=True)
+        ctx.store.create_table(write(database, name, location, True), replace=True)
         return no_result()
     try:
         with locations.new_table_folder(ctx.warehouse, database, name) as folder:
             # the catalog row is written last: anything failing before it removes the folder made here, and only it
-            ctx.store.create_table(entry(str(folder), _write_table(ctx, stmt, str(folder), name, replace=False)))
+            ctx.store.create_table(write(database, name, str(folder), False))
     except LocationExistsError as exc:
         if ctx.store.get_table(database, name) is None:
-            exc.line, exc.column = ctx.position_of(stmt.table)
+            exc.line, exc.column = ctx.position_of(table)
             raise
-        if stmt.if_not_exists:  # a concurrent CREATE of the same name won
+        if if_not_exists:  # a concurrent CREATE of the same name won
             return no_result()
-        raise _already_exists(ctx, stmt.table) from None
+        raise _already_exists(ctx, table) from None
     return no_result()
 
 

@@ -38,7 +38,8 @@ def partition_values(relative_dir: str) -> dict[str, str | None]:
     return values
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """A statistic as Delta writes it in JSON (an ISO time, UTC when it has no zone; no bytes, no NaN)."""
     if isinstance(value, bytes):
         return None  # Delta keeps no min/max for binary columns
     if hasattr(value, "isoformat"):
@@ -99,9 +100,9 @@ def metadata_stats(metadata: pq.FileMetaData) -> str:
                 minimum = statistics.min if minimum is None else min(minimum, statistics.min)
                 maximum = statistics.max if maximum is None else max(maximum, statistics.max)
         _put(stats["nullCount"], field_path, nulls)
-        if minimum is not None and _json_value(minimum) is not None:
-            _put(stats["minValues"], field_path, _json_value(minimum))
-            _put(stats["maxValues"], field_path, _json_value(maximum))
+        if minimum is not None and json_value(minimum) is not None:
+            _put(stats["minValues"], field_path, json_value(minimum))
+            _put(stats["maxValues"], field_path, json_value(maximum))
     return json.dumps(stats, default=str)
 
 

@@ -83,6 +83,12 @@ def _open_snapshot(path: str, version: int | None, timestamp: dt.datetime | None
     return _snapshot_of(table, path, eager=False)
 
 
+def open_version(path: str, version: int | None = None, timestamp: dt.datetime | None = None) -> Any:
+    """The delta-rs table at `path` as of `version` or `timestamp` (the latest when neither is given); a version
+    the table has not is DeltaVersionNotFoundError, no table DeltaTableNotFoundError."""
+    return _open(path, version, timestamp)
+
+
 def _open(path: str, version: int | None = None, timestamp: dt.datetime | None = None) -> Any:
     from deltalake.exceptions import DeltaError, TableNotFoundError
 
@@ -104,17 +110,22 @@ def _open(path: str, version: int | None = None, timestamp: dt.datetime | None =
     return table
 
 
-def _snapshot_of(table: Any, path: str, *, eager: bool) -> Snapshot:
-    """The snapshot of `table`'s loaded version. `eager`: read the add actions now, because `table` moves on to
-    later versions (a kept table); otherwise they are read when first asked for."""
-    protocol = table.protocol()
-    unsupported = set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES
+def refuse_unreadable(table: Any, path: str) -> None:
+    """DeltaUnsupportedFeatureError when the table's protocol has reader features whose files Spark's plain Parquet
+    reader would misread (deletion vectors, column mapping)."""
+    unsupported = set(table.protocol().reader_features or ()) - SUPPORTED_READER_FEATURES
     if unsupported:
         raise DeltaUnsupportedFeatureError(
             f"the table at {path} uses Delta reader features this gateway cannot read: "
             f"{', '.join(sorted(unsupported))}",
             hint="rewrite the table without them (for example disable deletion vectors and run OPTIMIZE)",
         )
+
+
+def _snapshot_of(table: Any, path: str, *, eager: bool) -> Snapshot:
+    """The snapshot of `table`'s loaded version. `eager`: read the add actions now, because `table` moves on to
+    later versions (a kept table); otherwise they are read when first asked for."""
+    refuse_unreadable(table, path)
     schema = pa.schema(table.schema().to_arrow())
     loaded: list[pa.Table] = [pa.table(table.get_add_actions(flatten=True))] if eager else []
 

@@ -144,12 +144,33 @@ def test_a_catalog_from_before_the_version_gets_one(tmp_path: Path) -> None:
             conn.execute(text("INSERT INTO schema_version VALUES (:v, :d, CURRENT_TIMESTAMP)"),
                          {"v": version, "d": description})
         assert not engine.dialect.has_table(conn, "catalog_version")
-        assert migrate(conn) == [10]
+        assert migrate(conn) == [version for version, _, _ in MIGRATIONS if version >= 10]
     engine.dispose()
     opened = CatalogStore.for_warehouse(tmp_path)
     try:
         before = read_version(opened._engine)
         opened.create_database("later")
         assert read_version(opened._engine) == before + 1
+    finally:
+        opened.close()
+
+
+def test_a_catalog_from_before_shallow_clones_gets_their_column(tmp_path: Path) -> None:
+    """A catalog at version 10 (tables without `clone_of`) is migrated: its tables stay, and a shallow clone's
+    source is kept from then on."""
+    from sqlalchemy import text
+
+    store = CatalogStore.for_warehouse(tmp_path)
+    store.create_table(TableEntry("default", "old", "TABLE", str(tmp_path / "default.db" / "old"), None, None))
+    with store._engine.begin() as conn:
+        conn.execute(text("ALTER TABLE tables DROP COLUMN clone_of"))
+        conn.execute(text("DELETE FROM schema_version WHERE version = 11"))
+    store.close()
+    opened = CatalogStore.for_warehouse(tmp_path)
+    try:
+        assert opened.get_table("default", "old").clone_of is None
+        opened.create_table(TableEntry("default", "c", "TABLE", str(tmp_path / "default.db" / "c"), None, None,
+                                       clone_of="`default`.`old`"))
+        assert opened.get_table("default", "c").clone_of == "`default`.`old`"
     finally:
         opened.close()

@@ -11,6 +11,7 @@ from sluicegate.dialect.columns import ColumnSpec
 from sluicegate.dialect.errors import DialectError, StatementSyntaxError
 from sluicegate.dialect.statements import (
     AddColumns,
+    CloneTable,
     CreateDatabase,
     CreateTable,
     CreateTemporaryView,
@@ -276,12 +277,23 @@ def test_the_classifier_and_the_executor_match_no_regexes():
         assert "re.compile" not in text and "import re\n" not in text, path
 
 
-def test_a_shallow_clone_is_refused_by_name():
-    """dbt-databricks' `dbt clone` sends `create or replace table t shallow clone s`; it was a CREATE TABLE with no
-    columns, which delta-rs refused with an INTERNAL_ERROR. Not built: refused before anything runs, at the source."""
-    sql = "create or replace table `main`.`s`.`t` shallow clone `main`.`o`.`t`"
+def test_clone_statements_are_read_with_their_source_version_and_properties():
+    """dbt-databricks' `dbt clone` sends `create or replace table t shallow clone s`; Databricks' grammar also has
+    DEEP, IF NOT EXISTS, a time-travel clause on the source and TBLPROPERTIES."""
+    assert classify("create or replace table `main`.`s`.`t` shallow clone `main`.`o`.`t`") == CloneTable(
+        TableName("s", "t"), TableName("o", "t"), shallow=True, replace=True, if_not_exists=False)
+    assert classify("CREATE TABLE IF NOT EXISTS t DEEP CLONE s VERSION AS OF 3 TBLPROPERTIES ('delta.x' = '1')") == \
+        CloneTable(TableName(None, "t"), TableName(None, "s"), shallow=False, replace=False, if_not_exists=True,
+                   version=3, properties={"delta.x": "1"})
+    found = classify("create table t shallow clone s timestamp as of '2024-01-01 00:00:00' location '/x'")
+    assert (found.timestamp, found.location) == ("2024-01-01 00:00:00", "/x")
+
+
+def test_a_clone_with_columns_or_a_bad_version_is_refused_where_written():
+    sql = "create table t (a int) shallow clone s"
     with pytest.raises(DialectError) as raised:
         classify(sql)
-    assert (raised.value.error_class, raised.value.sqlstate) == ("UNSUPPORTED_FEATURE.CLONE", "0A000")
-    assert (raised.value.line, raised.value.column) == (1, sql.index("`main`.`o`") + 1)
-    assert "CREATE OR REPLACE TABLE t AS SELECT * FROM source" in str(raised.value.hint)
+    assert "takes its columns" in str(raised.value)
+    with pytest.raises(DialectError) as raised:
+        classify("create table t shallow clone s version as of 'x'")
+    assert raised.value.error_class == "INVALID_TIME_TRAVEL_SPEC"

@@ -235,3 +235,18 @@ def test_partition_values_that_need_escaping_and_a_new_column(cursor: Any, s3: S
     cursor.execute("ALTER TABLE esc ADD COLUMNS (note STRING)")
     cursor.execute("INSERT INTO esc VALUES (4, 'plain', 'new')")
     assert rows(cursor, "SELECT id, note FROM esc") == [(1, None), (3, None), (4, "new")]
+
+
+def test_a_shallow_clone_on_the_store_copies_the_files_into_its_own_prefix(cursor: Any, s3: S3Store) -> None:
+    """An object store has no links: a clone's files are copies under its own prefix, so the clone's log names
+    only files of its own, and a write to either table leaves the other as it was."""
+    cursor.execute("CREATE TABLE csrc (id BIGINT, k INT) USING DELTA PARTITIONED BY (k)")
+    cursor.execute("INSERT INTO csrc VALUES (1, 0), (2, 1)")
+    cursor.execute("CREATE TABLE ccl SHALLOW CLONE csrc")
+    cursor.execute("INSERT INTO ccl VALUES (3, 1)")
+    cursor.execute("DELETE FROM csrc WHERE id = 1")
+    assert rows(cursor, "SELECT * FROM ccl") == [(1, 0), (2, 1), (3, 1)]
+    assert rows(cursor, "SELECT * FROM csrc") == [(2, 1)]
+    clone = from_store(s3, "obj", "ccl")
+    assert all(uri.startswith(table_uri(s3, "obj", "ccl") + "/") for uri in clone.file_uris())
+    assert clone.history()[-1]["sluicegate.operation"] == "CLONE"
