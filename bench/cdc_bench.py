@@ -28,10 +28,13 @@ files after their place, so a later batch holds events older than what the table
                 Batch time = the interval between the sink table's consecutive commits (one per micro-batch on both
                 sides): its median over the first and the last tenth of the batches (does it grow as the table
                 fills?).
-(b) table size  A table that already holds N rows (a first micro-batch of N inserts, through each side's own path),
-                then 1 + --size-batches batches of --size-batch-events events over the most recent keys (updates of
-                the table's last keys, inserts of new ones, a few deletes; 10% late): the median batch time of the
-                last --size-batches (the first also waited for its file), for each N in --sizes.
+(b) table size  A table that already holds N rows (--prefill direct, the default for SCD type 1 flows: written with
+                delta-rs in 32 MiB files sorted by key, the gateway's state too, in seconds even for 20M rows;
+                --prefill stream: a first micro-batch of N inserts through each side's own path), then
+                1 + --size-batches batches of --size-batch-events events over the most recent keys (updates of the
+                table's last keys, inserts of new ones, a few deletes; 10% late): the median batch time of the last
+                --size-batches (the first also waited for its file), for each N in --sizes. With --prefill direct
+                the check reads the touched keys' rows exactly and the totals of the keys below them.
 Every table is checked at its end against the reference computed in Python while generating the events, and (a)'s
 also against tests/cdc_reference.py's batch SQL over the events' folder: both sides must hold exactly those rows.
 Do not run it at full size while others use the machine. The table is printed; everything as JSON to bench/out/.
