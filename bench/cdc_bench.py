@@ -28,10 +28,13 @@ files after their place, so a later batch holds events older than what the table
                 Batch time = the interval between the sink table's consecutive commits (one per micro-batch on both
                 sides): its median over the first and the last tenth of the batches (does it grow as the table
                 fills?).
-(b) table size  A table that already holds N rows (a first micro-batch of N inserts, through each side's own path),
-                then 1 + --size-batches batches of --size-batch-events events over the most recent keys (updates of
-                the table's last keys, inserts of new ones, a few deletes; 10% late): the median batch time of the
-                last --size-batches (the first also waited for its file), for each N in --sizes.
+(b) table size  A table that already holds N rows (--prefill direct, the default for SCD type 1 flows: written with
+                delta-rs in 32 MiB files sorted by key, the gateway's state too, in seconds even for 20M rows;
+                --prefill stream: a first micro-batch of N inserts through each side's own path), then
+                1 + --size-batches batches of --size-batch-events events over the most recent keys (updates of the
+                table's last keys, inserts of new ones, a few deletes; 10% late): the median batch time of the last
+                --size-batches (the first also waited for its file), for each N in --sizes. With --prefill direct
+                the check reads the touched keys' rows exactly and the totals of the keys below them.
 Every table is checked at its end against the reference computed in Python while generating the events, and (a)'s
 also against tests/cdc_reference.py's batch SQL over the events' folder: both sides must hold exactly those rows.
 Do not run it at full size while others use the machine. The table is printed; everything as JSON to bench/out/.
@@ -50,7 +53,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
@@ -60,7 +63,11 @@ from cdc_reference import EVENT_SCHEMA, scd1_reference, scd2_reference
 from gateway_bench import finish_run, java_home, load_average, machine_info, say
 from streaming_bench import DATABASE, Bench, delta_rows, figure_table, land_text, ratio
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 LATE_SHARE = 0.10        # events that arrive late
+PREFILL_FILE_BYTES = 32 << 20   # (b) --prefill direct: the pre-filled tables' files, each a range of keys
 LATE_FILES = 2           # ... by up to this many files
 DELETE_SHARE = 0.05      # of the events of a live key
 
@@ -88,6 +95,7 @@ class Plan:
     size_batch_events: int
     form: str
     scd: int = 1
+    prefill: str = "direct"
 
 
 # -- the events -------------------------------------------------------------------------------------------------
@@ -101,11 +109,12 @@ class History:
     rng: random.Random
     next_seq: int = 0
     latest: dict[int, tuple[str, Row]] = field(default_factory=dict)
+    prefilled: int = 0   # keys 0 .. prefilled - 1 hold their `prefill_rows` row (not kept in `latest`)
 
     def event(self, key: int) -> dict[str, Any]:
         seq = self.next_seq
         self.next_seq += 1
-        known = key in self.latest and self.latest[key][0] != "D"
+        known = self.latest[key][0] != "D" if key in self.latest else key < self.prefilled
         op = ("D" if self.rng.random() < DELETE_SHARE else "U") if known else "I"
         row: Row = (key, seq, f"n{key}-{seq}", self.rng.randrange(1_000_000))
         self.latest[key] = (op, row)
@@ -130,6 +139,39 @@ def scd2_expected(events: list[dict[str, Any]]) -> list[Row]:
                 rows.append((key, event["seq"], event["name"], event["amount"], event["seq"],
                              None if after is None else after["seq"]))
     return sorted(rows, key=repr)
+
+
+def prefill_rows(size: int) -> pa.Table:
+    """The rows of keys 0 .. size - 1 as inserted by their events of sequences 0 .. size - 1 (id = seq = k, name
+    `n{k}-{k}`, amount a function of k), built in Arrow: 20M rows in seconds, where a Python event each took minutes."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = np.arange(size, dtype=np.int64)
+    text = pc.cast(pa.array(ids), pa.string())
+    return pa.table({"id": pa.array(ids.astype(np.int32)), "seq": pa.array(ids),
+                     "name": pc.binary_join_element_wise("n", text, "-", text, ""),
+                     "amount": pa.array(((ids * 7919 + 13) % 1_000_000).astype(np.int32))})
+
+
+def prefill_totals(rows: pa.Table, below: int) -> tuple[int, int, int]:
+    """count, sum(seq), sum(amount) of `rows`' keys below `below` (the pre-filled rows no change touches)."""
+    import pyarrow.compute as pc
+
+    kept = rows.slice(0, below)
+    return kept.num_rows, pc.sum(kept.column("seq")).as_py() or 0, pc.sum(kept.column("amount")).as_py() or 0
+
+
+def write_cut_by_key(location: str, rows: pa.Table) -> None:
+    """Append `rows` (sorted by id) to the Delta table at `location` in files of PREFILL_FILE_BYTES, so each file
+    holds a range of keys, cast to the table's schema."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    schema = pa.schema(DeltaTable(location).schema().to_arrow())
+    write_deltalake(location, rows.select(schema.names).cast(schema), mode="append",
+                    target_file_size=PREFILL_FILE_BYTES)
 
 
 def late_files(events: list[dict[str, Any]], files: int, rng: random.Random) -> list[list[dict[str, Any]]]:
@@ -192,7 +234,8 @@ class Side:
     def __init__(self, bench: Bench, name: str, folder: Path) -> None:
         self.bench, self.name, self.folder = bench, name, folder
 
-    def start(self) -> None:
+    def start(self, prefill: pa.Table | None = None) -> None:
+        """Start the pipeline; `prefill` (`prefill_rows`): rows written into its table first, directly."""
         raise NotImplementedError
 
     def wait(self) -> None:
@@ -202,6 +245,14 @@ class Side:
         raise NotImplementedError
 
     def rows(self) -> list[Row]:
+        raise NotImplementedError
+
+    def rows_from(self, low: int) -> list[Row]:
+        """The live rows of keys from `low` on (id, seq, name, amount), sorted."""
+        raise NotImplementedError
+
+    def totals(self, below: int) -> tuple[int, int, int]:
+        """count, sum(seq), sum(amount) of the live rows of keys below `below`."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -223,16 +274,49 @@ class GatewaySide(Side):
         self.scd = bench.plan.scd
         self.label = side_label("gateway", self.scd)
 
-    def start(self) -> None:
+    def start(self, prefill: pa.Table | None = None) -> None:
         schema, bench, stored = EVENT_SCHEMA, self.bench, STORED[self.scd]
         if bench.plan.form == "table":
+            assert prefill is None, "a direct pre-fill needs the flow form (its state's folder is known)"
             bench.sql(TABLE_SQL.format(name=self.name, source=self.folder, schema=schema, stored=stored))
             self.flow = None
             return
         bench.sql(f"CREATE STREAMING TABLE {self.name} ({SCD2_COLUMNS if self.scd == 2 else COLUMNS})")
+        if prefill is not None:
+            self.prefill(prefill)
         self.flow = f"{self.name}_flow"
         bench.sql(f"CREATE FLOW {self.flow} AS " + FLOW_SQL.format(name=self.name, source=self.folder, schema=schema,
                                                                    stored=stored))
+
+    def prefill(self, rows: pa.Table) -> None:
+        """SCD type 1 `rows` (the inserts of `prefill_rows`) into the table and into the state its AUTO CDC flows
+        share, as the sink would have written them (each key's rank: sequence, not deleted, its kept values as
+        Spark's to_json), both in files cut by key, before the flow starts."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from deltalake import write_deltalake
+
+        from sluicegate.engine.streams.cdc_flows import FLOWS_STATE
+        from sluicegate.engine.streams.cdc_sink import (
+            DELETE,
+            DELETED_AT,
+            FILE_SIZE_PROPERTY,
+            SEQ,
+            STATE_FILE_BYTES,
+            TIE,
+            state_location,
+        )
+        from sluicegate.storage.delta.retention import CDC_STATE_FOLDER
+
+        write_cut_by_key(self.location(), rows)
+        text = {name: pc.cast(rows.column(name), pa.string()) for name in ("id", "seq", "amount")}
+        tie = pc.binary_join_element_wise('{"id":', text["id"], ',"seq":', text["seq"], ',"name":"',
+                                          rows.column("name"), '","amount":', text["amount"], "}", "")
+        state = pa.table({"id": rows.column("id"), SEQ: rows.column("seq"),
+                          DELETE: pa.array([False] * rows.num_rows, pa.bool_()), TIE: tie,
+                          DELETED_AT: pa.nulls(rows.num_rows, pa.int64())})
+        write_deltalake(state_location(self.location(), FLOWS_STATE), state, name=CDC_STATE_FOLDER,
+                        configuration={FILE_SIZE_PROPERTY: str(STATE_FILE_BYTES)}, target_file_size=STATE_FILE_BYTES)
 
     def wait(self) -> None:
         self.bench.streams.wait_for(DATABASE, self.name, flow=self.flow)
@@ -249,6 +333,15 @@ class GatewaySide(Side):
                 f"SELECT id, seq, name, amount, __START_AT, __END_AT FROM {self.name}")), key=repr)
         return sorted(tuple(r) for r in self.bench.sql(f"SELECT id, seq, name, amount FROM {self.name}"))
 
+    def rows_from(self, low: int) -> list[Row]:
+        return sorted(tuple(r) for r in self.bench.sql(
+            f"SELECT id, seq, name, amount FROM {self.name} WHERE id >= {low}"))
+
+    def totals(self, below: int) -> tuple[int, int, int]:
+        ((count, seqs, amounts),) = self.bench.sql(
+            f"SELECT count(*), coalesce(sum(seq), 0), coalesce(sum(amount), 0) FROM {self.name} WHERE id < {below}")
+        return int(count), int(seqs), int(amounts)
+
     def close(self) -> None:
         self.bench.streams.stop(DATABASE, self.name, flow=self.flow)
         self.bench.sql(f"DROP TABLE {self.name}")
@@ -257,7 +350,7 @@ class GatewaySide(Side):
 class HandSide(Side):
     label = "hand-written foreachBatch MERGE"
 
-    def start(self) -> None:
+    def start(self, prefill: pa.Table | None = None) -> None:
         import pyarrow as pa
 
         from sluicegate.storage.delta.write import commit_files
@@ -268,6 +361,9 @@ class HandSide(Side):
         schema = pa.schema([("id", pa.int32()), ("seq", pa.int64()), ("name", pa.string()), ("amount", pa.int32()),
                             ("deleted", pa.bool_())])
         commit_files(str(self.output), [], schema, "append", create=True)
+        if prefill is not None:
+            write_cut_by_key(str(self.output), prefill.append_column(
+                "deleted", pa.array([False] * prefill.num_rows, pa.bool_())))
         session = self.bench.spark.newSession()
         events = (session.readStream.format("json").schema(EVENT_SCHEMA).option("maxFilesPerTrigger", 1)
                   .load(str(self.folder)))
@@ -282,8 +378,19 @@ class HandSide(Side):
         return str(self.output)
 
     def rows(self) -> list[Row]:
-        frame = delta_rows(self.bench.spark, str(self.output)).where("NOT deleted")
-        return sorted(tuple(r) for r in frame.select("id", "seq", "name", "amount").collect())
+        return sorted(tuple(r) for r in self._live().select("id", "seq", "name", "amount").collect())
+
+    def _live(self) -> Any:
+        return delta_rows(self.bench.spark, str(self.output)).where("NOT deleted")
+
+    def rows_from(self, low: int) -> list[Row]:
+        return sorted(tuple(r) for r in self._live().where(f"id >= {low}").select("id", "seq", "name", "amount")
+                      .collect())
+
+    def totals(self, below: int) -> tuple[int, int, int]:
+        (row,) = self._live().where(f"id < {below}").selectExpr(
+            "count(*)", "coalesce(sum(seq), 0)", "coalesce(sum(amount), 0)").collect()
+        return int(row[0]), int(row[1]), int(row[2])
 
     def close(self) -> None:
         self.query.stop()
@@ -378,28 +485,47 @@ def bench_throughput(bench: Bench) -> dict[str, Any]:
 
 
 def bench_size(bench: Bench, size: int) -> dict[str, Any]:
-    """Each side: a first file of `size` inserts, then batches over the most recent keys (half updates of the
-    table's last keys, half new keys, a few deletes, 10% late); the median batch time after the first of them."""
+    """Each side: a table of `size` rows (keys 0 .. size - 1), then batches over the most recent keys (half updates
+    of the table's last keys, half new keys, a few deletes, 10% late); the median batch time after the first of them.
+    The table is pre-filled directly (`--prefill direct`, SCD type 1 flows: its rows, and the gateway's state,
+    written with delta-rs in files cut by key) or by a first micro-batch of `size` inserts through each side's
+    own path (`--prefill stream`)."""
     plan = bench.plan
     rng = random.Random(size)
-    history = History(rng)
-    say(f"(b) generating {size:,} inserts and {plan.size_batches + 1} batches of {plan.size_batch_events:,} events")
-    prefill = [history.event(k) for k in range(size)]
+    direct = plan.prefill == "direct" and plan.scd == 1 and plan.form == "flow"
     recent, files = plan.size_batch_events, plan.size_batches + 1
+    low = size - recent // 2   # the lowest key a change touches
+    say(f"(b) generating {size:,} rows ({'direct' if direct else 'inserts'}) and {plan.size_batches + 1} batches "
+        f"of {plan.size_batch_events:,} events")
+    table = prefill_rows(size) if direct else None
+    history = History(rng, next_seq=size, prefilled=size) if direct else History(rng)
+    prefill = [] if direct else [history.event(k) for k in range(size)]
     changes = []
     for batch in range(files):
-        low = size - recent // 2 + batch * recent // 2
-        changes += [history.event(low + rng.randrange(recent)) for _ in range(recent)]
+        start = low + batch * recent // 2
+        changes += [history.event(start + rng.randrange(recent)) for _ in range(recent)]
     parts = late_files(changes, files, rng)
-    expected = scd2_expected(prefill + changes) if plan.scd == 2 else history.expected()
-    result: dict[str, Any] = {"table_rows": size}
+    if plan.scd == 2:
+        expected = scd2_expected(prefill + changes)
+    elif table is not None:   # the rows from `low` on exactly; below it, the pre-filled rows' totals
+        latest = history.latest
+        columns = [c.to_pylist() for c in table.slice(low).columns]   # ids in order: keys from `low` on
+        merged = {row[0]: row for row in zip(*columns, strict=True)}
+        merged.update((k, row) for k, (_, row) in latest.items())
+        expected = sorted(row for k, row in merged.items() if k not in latest or latest[k][0] != "D")
+        totals = prefill_totals(table, low)
+    else:
+        expected = history.expected()
+    result: dict[str, Any] = {"table_rows": size, "prefill": "direct" if direct else "stream"}
     for key in bench.sides:
         kind = SIDES[key]
         folder = bench.work / f"size_{size}_{key}"
-        land_events(folder, [prefill])
+        folder.mkdir(parents=True, exist_ok=True)
+        if not direct:
+            land_events(folder, [prefill])
         side = kind(bench, f"{key}_size_{size}", folder)
         started = time.perf_counter()
-        side.start()
+        side.start(table)
         side.wait()
         prefill_s = time.perf_counter() - started
         prefilled = time.time()
@@ -407,11 +533,18 @@ def bench_size(bench: Bench, size: int) -> dict[str, Any]:
         side.wait()
         try:
             commits = side.commit_times()
-            check(side.rows(), expected, f"{side.label}, table of {size:,}")
+            if table is not None:
+                check(side.rows_from(low), expected, f"{side.label}, table of {size:,}, keys from {low:,}")
+                found = side.totals(low)
+                if found != totals:
+                    raise RuntimeError(f"{side.label}, table of {size:,}: keys below {low:,} total {found}, "
+                                       f"expected {totals} (count, sum(seq), sum(amount))")
+            else:
+                check(side.rows(), expected, f"{side.label}, table of {size:,}")
         finally:
             side.close()
             shutil.rmtree(folder, ignore_errors=True)
-        if len(commits) != files + 1:
+        if len(commits) != files + 1:   # the pre-fill's commit (or micro-batch), then one per file
             raise RuntimeError(f"{side.label}: {len(commits)} commits, expected {files + 1} (one per micro-batch)")
         batch_s = intervals(commits[1:], prefilled)[1:]   # the first after the pre-fill also waited for its file
         result[key] = {"label": side.label, "prefill_s": prefill_s, "batch_s": batch_s,
@@ -470,6 +603,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="(a) the sides to run, comma-separated (one alone: to profile it)")
     parser.add_argument("--scd", type=int, choices=(1, 2), default=1,
                         help="the gateway's SCD type; 2: the gateway alone (no hand-written SCD type 2 here)")
+    parser.add_argument("--prefill", choices=("direct", "stream"), default="direct",
+                        help="(b) the table's rows written directly with delta-rs, files cut by key (SCD type 1 "
+                             "flows; default), or a first micro-batch of inserts through each side's path")
     parser.add_argument("--form", choices=("flow", "table"), default="flow",
                         help="gateway: CREATE FLOW ... AS AUTO CDC INTO (default), or the table's own FLOW AUTO CDC")
     args = parser.parse_args(argv)
@@ -478,7 +614,8 @@ def main(argv: list[str] | None = None) -> int:
              else (int(1_000_000 * s), int(20_000_000 * s)))
     plan = Plan(events=args.events or int(1_000_000 * s), keys=args.keys or int(100_000 * s), batches=args.batches,
                 runs=args.runs, sizes=sizes, size_batches=max(3, args.size_batches),
-                size_batch_events=args.size_batch_events, form=args.form, scd=args.scd)
+                size_batch_events=args.size_batch_events, form=args.form, scd=args.scd,
+                prefill=args.prefill)
     parts = tuple(args.only or ("throughput", "size"))
     sides = tuple(v.strip() for v in args.sides.split(",") if v.strip())
     if not sides or set(sides) - set(SIDES):

@@ -21,13 +21,16 @@ the docs are silent, chosen as said here and in README.md):
 How: the state table holds every event that won its (key, sequence), with its kept values. A batch adds its winners
 to it; the keys a batch changed have their versions computed again from all their events, and one MERGE on (keys,
 `__START_AT`) inserts, updates and deletes exactly the rows that differ from what the table holds for those keys.
+The stored events of the batch's keys are read on the driver, from the state's files whose key statistics may hold
+them (`Scd2Sink._driver_new`, as SCD type 1's lookup), not by joining the whole state in Spark; a NULL key, or a key
+or sequence Arrow does not order as Spark, takes that join.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sluicegate.dialect.streaming.cdc import END_AT, START_AT, tracked_columns
 from sluicegate.engine.streams.cdc_sink import (
@@ -37,6 +40,7 @@ from sluicegate.engine.streams.cdc_sink import (
     TIE,
     CdcSink,
     Decided,
+    _concat,
     prefixed,
     q,
     same_keys,
@@ -48,7 +52,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
-VERSION, NEXT, OPENS = "__sg_version", "__sg_next", "__sg_opens"
+VERSION, NEXT, OPENS, ORDER = "__sg_version", "__sg_next", "__sg_opens", "__sg_order"
+
+
+def _numbered(rows: pa.Table, columns: Sequence[str]) -> pa.Table:
+    """`rows`' `columns` and each row's index (ORDER): a join's probe that carries no other column (Arrow's hash
+    join takes no nested column along) and says which rows of `rows` matched."""
+    import pyarrow as pa
+
+    return rows.select(list(columns)).append_column(ORDER, pa.array(range(rows.num_rows), pa.int64()))
 
 
 class Scd2Sink(CdcSink):
@@ -70,12 +82,54 @@ class Scd2Sink(CdcSink):
             F.max_by(event, F.struct(F.col(DELETE), F.col(TIE))).alias("__sg_event"))
         return grouped.select(*[F.col("__sg_event").getField(c).alias(c) for c in columns])
 
+    def _driver_new(self, winners: pa.Table, state: Any) -> tuple[pa.Table, pa.Table] | None:
+        """On the driver, as SCD 1's `_driver_changes`: of the batch's `winners` (one per key and sequence), those
+        the state table `state` (None before the first batch) lacks or that beat its event of their (key,
+        sequence), and the history of their keys: the stored events of those keys but the ones they replace, with
+        them. Only the state's files whose key statistics may hold a key of the batch are read (issue 29: the
+        Spark join read the whole state every batch). None: a winner's key is NULL (a hash join does not match
+        it), left to Spark's join."""
+        import pyarrow.compute as pc
+
+        if any(winners.column(key).null_count for key in self.keys):
+            return None
+        if state is None or winners.num_rows == 0:
+            return winners, winners
+        keys, by = list(self.keys), [*self.keys, SEQ]
+        stored = self._stored_of(state, winners, [c for c in winners.column_names if c not in keys])
+        ranks = stored.select([*by, DELETE, TIE]).rename_columns([*by, STATE_PREFIX + DELETE, STATE_PREFIX + TIE])
+        looked = _numbered(winners, by).join(ranks, keys=by, join_type="left outer").sort_by(ORDER)
+        delete, stored_delete = winners.column(DELETE), looked.column(STATE_PREFIX + DELETE)
+        beats = pc.or_(pc.fill_null(pc.greater(delete, stored_delete), False), pc.and_(
+            pc.fill_null(pc.equal(delete, stored_delete), False),
+            pc.fill_null(pc.greater(winners.column(TIE), looked.column(STATE_PREFIX + TIE)), False)))
+        new = winners.filter(pc.or_(pc.is_null(stored_delete), beats))
+        touched = new.group_by(keys).aggregate([])
+        kept = _numbered(stored, keys).join(touched, keys=keys, join_type="left semi")
+        before = stored.take(kept.column(ORDER).combine_chunks())
+        replaced = _numbered(before, by).join(new.select(by), keys=by, join_type="left anti")
+        history = _concat(before.take(replaced.column(ORDER).combine_chunks()), new)
+        return new, history.select(winners.column_names).cast(winners.schema)
+
     @contextmanager
     def _decided(self, batch: DataFrame) -> Iterator[Decided]:
         from pyspark.sql import functions as F
+        from pyspark.sql.types import StructType
 
         session = batch.sparkSession
-        winners = self._one_per_sequence(self._ranked(batch))
+        events = self._ranked(batch)
+        winners = self._one_per_sequence(events)
+        looked = self._driver_new(batch_arrow(winners), self._kept_state.latest()) \
+            if self._ranks_on_driver(events) else None
+        if looked is not None:
+            new_rows, history_rows = looked
+            schema = winners.schema
+            history = session.createDataFrame(history_rows, schema=schema)
+            touched = session.createDataFrame(new_rows.select(list(self.keys)),
+                                              schema=StructType([schema[k] for k in self.keys]))
+            yield Decided(table=lambda: batch_arrow(self._changed_rows(session, self._versions(history), touched)),
+                          state=lambda: new_rows)
+            return
         stored = self._stored(session)
         if stored is None:
             new, history = winners, winners

@@ -32,7 +32,10 @@ the same txn(stream id, batch id), the table first: the batch's decisions are co
 only changes after the table did, so a batch replayed after a crash between the two commits decides the same and
 writes the missing commit only. SCD 1 looks a batch's winners up in the state on the driver, in the files whose key
 statistics may hold them (`Scd1Sink._driver_changes`); the state is written sorted by key in files of
-`STATE_FILE_BYTES`, so those are the files of the batch's key range. The whole batch runs under the table's lock
+`STATE_FILE_BYTES`, so those are the files of the batch's key range. The winners' plan is one SQL text over the
+batch's view, built once per batch schema (`Scd1Sink._winners_sql`), and the state's MERGE drops tombstones past the
+threshold only when a file's statistics say one may be there (`tombstones_before`): that clause reads every file.
+The whole batch runs under the table's lock
 (several AUTO CDC flows into one table take turns; a compaction waits).
 Flows into one table share one state table, and a batch decides only once no other writer's batch is half
 committed (engine/streams/cdc_flows.py). Expectations judge the events before anything is decided: DROP ROW keeps an
@@ -42,13 +45,14 @@ event out of the ranking (into the quarantine table), FAIL UPDATE fails the batc
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sluicegate.catalog.names import quote_identifier
+from sluicegate.catalog.names import quote_identifier, quote_string
 from sluicegate.dialect.streaming.plan import CdcSpec
 from sluicegate.engine.streams.cdc_checks import judged
 from sluicegate.engine.streams.cdc_flows import CdcShare, check_no_half_batch
@@ -240,6 +244,32 @@ class CdcSink(BatchSink):
             return None
         return snapshot_dataframe(session, load_snapshot(self.state))
 
+    def _ranks_on_driver(self, events: DataFrame) -> bool:
+        """Whether `_driver_changes` may compare this stream's ranks in Arrow exactly as Spark orders them: keys
+        and sequence of types both order and match alike (integers, strings in UTF-8 byte order, booleans, dates,
+        timestamps; not floating point, whose NaN Spark orders above every number, decimals or structs)."""
+        return all(_simple(events.schema[name].dataType) for name in (*self.keys, SEQ))
+
+    def _stored_of(self, state: Any, rows: pa.Table, columns: Sequence[str]) -> pa.Table:
+        """The keys and `columns` of the state table `state`'s rows whose keys may be those of `rows` (each key in
+        the set of `rows`' values of it: a superset with several keys), cast to `rows`' types. Only the files
+        whose statistics may hold such a key (in the range of each key's values) are read."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.dataset as ds
+
+        keys = list(self.keys)
+        dataset = state.to_pyarrow_dataset()
+        wanted: Any = None
+        for key in keys:
+            values = pc.unique(rows.column(key)).cast(dataset.schema.field(key).type)
+            bounds = pc.min_max(values)
+            term = ((ds.field(key) >= bounds["min"]) & (ds.field(key) <= bounds["max"])
+                    & ds.field(key).isin(values))
+            wanted = term if wanted is None else wanted & term
+        found = dataset.to_table(columns=[*keys, *columns], filter=wanted)
+        return found.cast(pa.schema([pa.field(name, rows.schema.field(name).type) for name in found.column_names]))
+
     def _merge(self, rows: pa.Table, keys: Sequence[str], txn: AppTransaction, parameters: dict[str, str],
                truncate: bool = False) -> int:
         """The table's one commit: a MERGE of `rows` on `keys` (the table's names): a row flagged DELETE deletes
@@ -336,6 +366,14 @@ class Scd1Sink(CdcSink):
     """SCD type 1: per key the row of its winning event (see the module's docstring)."""
 
     label = "SCD TYPE 1"
+    _plan_schema: str | None = None   # the batch schema `_plan_sql` was built for
+    _plan_sql: str | None = None
+
+    @property
+    def _view(self) -> str:
+        """The batch's temporary view while the winners' SQL runs (one per stream: streams share a session), a
+        plain identifier whatever the stream id holds."""
+        return "__sg_cdc_batch_" + re.sub(r"\W", "_", self.stream_id)
 
     def _winners(self, events: DataFrame) -> DataFrame:
         """Per key of the batch: its winning event's rank and kept columns (under IGNORE NULL UPDATES, each column's
@@ -374,19 +412,63 @@ class Scd1Sink(CdcSink):
                               F.col("__sg_rank").getField(DELETE).alias(DELETE),
                               F.col("__sg_rank").getField(TIE).alias(TIE), F.col(FRESH))
 
+    def _winners_sql(self, batch: DataFrame) -> str | None:
+        """`_winners(_ranked(batch))` as one Spark SQL text over the view `self._view` (the batch), when the ranks
+        may be looked up on the driver and the winners are one max per key (no IGNORE NULL UPDATES, every kept
+        column orderable); else None. Built once per batch schema (issue 29: rebuilding the DataFrame chain over
+        py4j was 0.13 s of each batch; the text is one `spark.sql` call)."""
+        schema = batch.schema.json()
+        if self._plan_schema != schema:
+            events = self._ranked(batch)
+            simple = self._ranks_on_driver(events) and not self.spec.ignore_null_updates and all(
+                _orderable(events.schema[c].dataType) for c in self.values)
+            self._plan_schema, self._plan_sql = schema, self._winners_text() if simple else None
+        return self._plan_sql
+
+    def _winners_text(self) -> str:
+        spec = self.spec
+        error = quote_string(f"AUTO CDC: an event's SEQUENCE BY value ({spec.sequence_sql}) is NULL, so it cannot "
+                             "be ordered")
+        kept = [f"CAST({q(c)} AS {self.types[c.lower()]}) AS {q(c)}" if self.types.get(c.lower()) else q(c)
+                for c in self.columns]
+        delete = f"coalesce(({spec.delete_sql}), false)" if spec.delete_sql else "false"
+        ranked = (f"SELECT {', '.join(kept)}, CASE WHEN ({spec.sequence_sql}) IS NULL THEN raise_error({error}) "
+                  f"ELSE ({spec.sequence_sql}) END AS {SEQ}, {delete} AS {DELETE} FROM {self._view}")
+        tied = f"SELECT *, to_json(struct({', '.join(q(c) for c in self.columns)})) AS {TIE} FROM ({ranked})"
+        fields = [f"'{c}', {c}" for c in (SEQ, DELETE, TIE)] + [
+            f"'__sg_value{i}', {q(c)}" for i, c in enumerate(self.values)]
+        keys = ", ".join(q(k) for k in self.keys)
+        grouped = f"SELECT {keys}, max(named_struct({', '.join(fields)})) AS __sg_best FROM ({tied}) GROUP BY {keys}"
+        by_value = {c: f"__sg_best.__sg_value{i} AS {q(c)}" for i, c in enumerate(self.values)}
+        picked = [by_value.get(c, q(c)) for c in self.columns]
+        return (f"SELECT {', '.join(picked)}, __sg_best.{SEQ} AS {SEQ}, __sg_best.{DELETE} AS {DELETE}, "
+                f"__sg_best.{TIE} AS {TIE}, true AS {FRESH} FROM ({grouped})")
+
     @contextmanager
     def _decided(self, batch: DataFrame) -> Iterator[Decided]:
         from pyspark.sql import functions as F
 
-        events = self._ranked(batch)
         state = self._kept_state.latest()
         shared_truncates = state is not None and TRUNCATE in [f.name for f in state.schema().to_arrow()]
         if not self.spec.truncate_sql and not shared_truncates:
-            rows = self._driver_changes(events, state) if self._ranks_on_driver(events) else None
+            text = self._winners_sql(batch)
+            rows = None
+            if text is not None:
+                session = batch.sparkSession
+                batch.createOrReplaceTempView(self._view)
+                try:
+                    rows = self._driver_changes(session.sql(text), state)
+                finally:
+                    session.catalog.dropTempView(self._view)
             if rows is None:
-                rows = batch_arrow(self._changes(events, self._stored(batch.sparkSession)))
+                events = self._ranked(batch)
+                if text is None and self._ranks_on_driver(events):
+                    rows = self._driver_changes(self._winners(events), state)
+                if rows is None:
+                    rows = batch_arrow(self._changes(events, self._stored(batch.sparkSession)))
             yield Decided(table=lambda: rows, state=lambda: self._state_rows(rows))
             return
+        events = self._ranked(batch)
         stored = self._stored(batch.sparkSession)
         # this writer's own APPLY AS TRUNCATE, or another writer's of the table (the state they share has the
         # column): every writer holds off what the latest truncate emptied, whichever writer brought it
@@ -426,23 +508,18 @@ class Scd1Sink(CdcSink):
                 FRESH, F.col(FRESH) | F.coalesce(F.col(q(STATE_PREFIX + SEQ)) <= F.col(WATERMARK), F.lit(False)))
         return joined.where(newer).select(*[F.col(q(c)) for c in winners.columns])
 
-    def _ranks_on_driver(self, events: DataFrame) -> bool:
-        """Whether `_driver_changes` may compare this stream's ranks in Arrow exactly as Spark orders them: keys
-        and sequence of types both order and match alike (integers, strings in UTF-8 byte order, booleans, dates,
-        timestamps; not floating point, whose NaN Spark orders above every number, decimals or structs)."""
-        return all(_simple(events.schema[name].dataType) for name in (*self.keys, SEQ))
-
-    def _driver_changes(self, events: DataFrame, state: Any) -> pa.Table | None:
-        """`_changes(events, stored)` with the state table `state` (None before the first batch) looked up on the
-        driver: the winners come back as Arrow (the one Spark job, as a hand-written foreachBatch's), and each
-        winner's stored rank is read from the state's Parquet files with delta-rs' dataset, only the keys and
-        (sequence, delete) columns, and only files whose key statistics may hold a key of the batch (issue 29: the
-        Spark join read every key's tie, each key's kept values as JSON, every batch, most of the batch's time).
-        The stored tie is read only for winners whose (sequence, delete) equals the stored one's, which it alone
-        decides. None: a winner's key is NULL (which a hash join does not match), left to `_changes`."""
+    def _driver_changes(self, winners_frame: DataFrame, state: Any) -> pa.Table | None:
+        """`_changes(events, stored)` (`winners_frame`: `_winners(events)`) with the state table `state` (None
+        before the first batch) looked up on the driver: the winners come back as Arrow (the one Spark job, as a
+        hand-written foreachBatch's), and each winner's stored rank is read from the state's Parquet files with
+        delta-rs' dataset, only the keys and (sequence, delete) columns, and only files whose key statistics may
+        hold a key of the batch (issue 29: the Spark join read every key's tie, each key's kept values as JSON,
+        every batch, most of the batch's time). The stored tie is read only for winners whose (sequence, delete)
+        equals the stored one's, which it alone decides. None: a winner's key is NULL (which a hash join does not
+        match), left to `_changes`."""
         import pyarrow.compute as pc
 
-        winners = batch_arrow(self._winners(events))
+        winners = batch_arrow(winners_frame)
         if state is None or winners.num_rows == 0:
             return winners
         if any(winners.column(key).null_count for key in self.keys):
@@ -464,23 +541,11 @@ class Scd1Sink(CdcSink):
 
     def _stored_ranks(self, state: Any, rows: pa.Table, columns: Sequence[str]) -> pa.Table:
         """The `columns` of the state table `state` (named `STATE_PREFIX` + name, of `rows`' types) of each row of
-        `rows` by its keys, in `rows`' order (NULL where the state has no such key; no key of `rows` is NULL). Only
-        the files whose statistics may hold a key of `rows` (in the range of each key's values) are read."""
+        `rows` by its keys, in `rows`' order (NULL where the state has no such key; no key of `rows` is NULL)."""
         import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.dataset as ds
 
         keys = list(self.keys)
-        dataset = state.to_pyarrow_dataset()
-        wanted: Any = None
-        for key in keys:
-            values = pc.unique(rows.column(key)).cast(dataset.schema.field(key).type)
-            bounds = pc.min_max(values)
-            term = ((ds.field(key) >= bounds["min"]) & (ds.field(key) <= bounds["max"])
-                    & ds.field(key).isin(values))
-            wanted = term if wanted is None else wanted & term
-        found = dataset.to_table(columns=[*keys, *columns], filter=wanted)
-        found = found.cast(pa.schema([pa.field(name, rows.schema.field(name).type) for name in found.column_names]))
+        found = self._stored_of(state, rows, columns)
         found = found.rename_columns([*keys, *[STATE_PREFIX + c for c in columns]])
         order = "__sg_order"
         probe = rows.select(keys).append_column(order, pa.array(range(rows.num_rows), pa.int64()))
@@ -579,9 +644,34 @@ class Scd1Sink(CdcSink):
         the threshold dropped (with APPLY AS TRUNCATE, the latest truncate's row too)."""
         cutoff = int(self.clock() * 1000) - int(self.tombstone_seconds * 1000)
         keys = [*self.keys, TRUNCATE] if decided.truncating else list(self.keys)
+        state = self._kept_state.latest()
         self._commit_state(decided.state(), keys, txn, parameters,
                            "AUTO CDC: the rank of every key's latest change, and tombstones",
-                           gc=f"t.{DELETE} AND t.{DELETED_AT} < {cutoff}")
+                           gc=f"t.{DELETE} AND t.{DELETED_AT} < {cutoff}"
+                           if state is not None and tombstones_before(state, cutoff) else None)
+
+
+def tombstones_before(state: Any, cutoff: int) -> bool:
+    """Whether a file of the state table `state` may hold a tombstone made before `cutoff` (ms): its statistics'
+    least DELETED_AT is below it, or it has no statistics of it. Only then does the state's MERGE carry the clause
+    dropping them, which makes delta-rs read and rewrite every file of the state, not just those of the batch's
+    keys (issue 29: 0.5 s more a batch with a state of 1M keys). Skipping it drops no row the clause would."""
+    import pyarrow as pa
+
+    actions = pa.table(state.get_add_actions(flatten=True))
+    lowest, nulls = f"min.{DELETED_AT}", f"null_count.{DELETED_AT}"
+    if not actions.num_rows:
+        return False
+    if lowest not in actions.column_names or nulls not in actions.column_names:
+        return True
+    for least, null_count, records in zip(actions.column(lowest).to_pylist(), actions.column(nulls).to_pylist(),
+                                          actions.column("num_records").to_pylist(), strict=True):
+        if least is None:
+            if null_count is None or records is None or null_count < records:   # no statistics of its values
+                return True
+        elif least < cutoff:
+            return True
+    return False
 
 
 def _orderable(data_type: Any) -> bool:
