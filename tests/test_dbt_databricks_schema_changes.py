@@ -340,3 +340,32 @@ def test_a_query_names_columns_by_their_tables_full_name(dbx: tuple[Any, Run], h
     assert hive.fetchall() == [("a", 1), ("b", 2)]
     hive.execute(f"SELECT {SCHEMA}.named.id FROM {SCHEMA}.named WHERE {SCHEMA}.named.id > 1")
     assert hive.fetchall() == [(2,)]
+
+
+def test_describe_history_as_a_subquery(dbx: tuple[Any, Run], hive: Any) -> None:
+    """dbt-databricks' liquid clustering tests read `select operation from (describe history t)`: the same rows as
+    the statement, filtered, ordered and limited as any relation; DESCRIBE HISTORY alone is unchanged."""
+    _, run = dbx
+    table = f"`main`.`{SCHEMA}`.`historied`"
+    run(f"CREATE OR REPLACE TABLE {table} (id BIGINT) CLUSTER BY (id)", f"INSERT INTO {table} VALUES (1)",
+        f"INSERT INTO {table} VALUES (2)", f"OPTIMIZE {table}")
+    statement = run(f"DESCRIBE HISTORY {table}")
+    assert run(f"select operation from (describe history {table})") == [(row[4],) for row in statement]
+    assert "OPTIMIZE" in [row[0] for row in run(f"select operation from (describe history {table})")]
+    relation = run(f"SELECT * FROM (DESCRIBE HISTORY {table})")
+    assert [(*row[:1], *row[2:]) for row in relation] == [(*row[:1], *row[2:]) for row in statement]
+    assert [row[1].strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] for row in relation] == [row[1] for row in statement]
+    assert run(f"SELECT version, operation FROM (DESCRIBE HISTORY {table}) AS h WHERE h.operation = 'WRITE' "
+               "ORDER BY version DESC LIMIT 1") == [(2, "WRITE")]
+    assert run(f"SELECT count(*) FROM (DESCRIBE HISTORY {table}) h JOIN (DESCRIBE HISTORY {table}) g "
+               "ON h.version = g.version") == [(len(statement),)]
+    run(f"INSERT INTO {table} VALUES (3)")                       # a new commit is seen at once (never cached)
+    assert run(f"select count(*) from (describe history {table})") == [(len(statement) + 1,)]
+    _fails(run, f"select * from (describe history main.{SCHEMA}.no_such_table)", "TABLE_OR_VIEW_NOT_FOUND")
+
+    # PyHive: the same through the binary port, the column types Delta gives them
+    hive.execute("SELECT version, timestamp, operation FROM (DESCRIBE HISTORY historied) ORDER BY version")
+    rows = hive.fetchall()
+    assert [(row[0], row[2]) for row in rows] == [(0, "CREATE TABLE"), (1, "WRITE"), (2, "WRITE"), (3, "OPTIMIZE"),
+                                                  (4, "WRITE")]
+    assert [column[1] for column in hive.description] == ["BIGINT_TYPE", "TIMESTAMP_TYPE", "STRING_TYPE"]
