@@ -32,6 +32,7 @@ from sluicegate.executor.lookups import spark_has
 from sluicegate.executor.materialized_views import statements as materialized_views
 from sluicegate.executor.tables import (
     clustering,
+    column_types,
     constraints,
     ddl,
     dml,
@@ -110,6 +111,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.AddConstraint: constraints.add_constraint,
     st.DropConstraint: constraints.drop_constraint,
     st.DropColumns: drop_columns.drop_columns,
+    st.SetColumnType: column_types.set_column_type,
     st.SetClustering: clustering.set_clustering,
     st.SetColumnNullability: constraints.set_column_nullability,
     st.ShowTblProperties: describe.show_tblproperties,

@@ -86,10 +86,6 @@ SKIPPED_MARKERS = {
 
 # Tests that fail against sluicegate, each with why (a gateway gap, said precisely). Strict: one that starts passing
 # fails the run.
-_TYPE_WIDENING = ("Delta type widening is not built: `ALTER TABLE t ALTER COLUMN c TYPE bigint` (on_schema_change "
-                  "sync_all_columns widening int to bigint) is refused as STATEMENT_NOT_ALLOWED, and a CREATE with "
-                  "TBLPROPERTIES ('delta.enableTypeWidening' = 'true') fails in delta-rs (INTERNAL_ERROR: 'Error "
-                  "parsing property'), which has no typeWidening table feature")
 _CLONE = ("SHALLOW CLONE is not built: `create or replace table t shallow clone s` (dbt clone) is refused with "
           "UNSUPPORTED_FEATURE.CLONE (0A000)")
 _SQL_UDF = ("SQL user-defined functions are not built: dbt's function resource sends `CREATE OR REPLACE FUNCTION "
@@ -102,8 +98,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "::TestCloneShallowClone::": _CLONE,
     "::TestCloneOverExistingManagedTable::": _CLONE,
     "::TestRebuildOverShallowClone::": _CLONE,
-    "::TestSyncAllColumnsWidensType::": _TYPE_WIDENING,
-    "::TestSyncAllColumnsWidensTypeV2::": _TYPE_WIDENING,
 }
 
 # The markers the suite declares in its pyproject.toml, which is not exported with it.
