@@ -70,6 +70,9 @@ SKIPPED_HERE = {
     "adapter/iceberg/": _ICEBERG,
     "::TestUniformIcebergTblproperties": _ICEBERG,
     "::TestSnapshotIceberg": _ICEBERG,
+    # its write integration declares `table_format: iceberg`: the table is created with
+    # `delta.universalFormat.enabledFormats = 'iceberg'`, and the test reads that property back
+    "::TestUnityCatalogTableFormatDefault": _ICEBERG,
     "adapter/metric_views/": _METRIC_VIEWS,
     "adapter/spog/": "SPOG: an account-level host routing to a workspace by id (Databricks' cloud front door)",
     "columns/test_foreign_table_get_columns.py": "Lakehouse Federation foreign tables (Unity Catalog connections)",
