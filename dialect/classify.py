@@ -88,6 +88,7 @@ from sluicegate.dialect.statements import (
     SetClustering,
     SetColumnComment,
     SetColumnNullability,
+    SetColumnType,
     SetTableComment,
     SetTableProperties,
     ShowCatalogs,
@@ -571,6 +572,9 @@ def _altered_table(sql: str, tree: exp.Alter) -> Statement | None:
     if isinstance(action, exp.AlterColumn) and action.args.get("allow_null") is not None and not (
             {k for k, v in action.args.items() if v} - {"this", "drop", "allow_null"}):  # {SET | DROP} NOT NULL
         return SetColumnNullability(table, action.this.name, bool(action.args["allow_null"]), offset_of(action.this))
+    if isinstance(action, exp.AlterColumn) and {k for k, v in action.args.items() if v} == {"this", "dtype"}:
+        type_name = action.args["dtype"].sql(StreamingSpark).lower().replace(", ", ",")
+        return SetColumnType(table, ColumnName(action.this.name, offset_of(action.this)), type_name)
     if (properties := _properties_action(table, action)) is not None:
         return properties
     if isinstance(action, exp.AddConstraint):

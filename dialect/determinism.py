@@ -88,9 +88,10 @@ DETERMINISTIC_NAMES: frozenset[str] = frozenset({
 # with one (`unix_timestamp(d)` is a conversion, `unix_timestamp()` is the time now).
 NEEDS_AN_ARGUMENT: frozenset[type[exp.Func]] = frozenset({exp.StrToUnix, exp.TimeStrToUnix})
 
-# Clauses that read something other than the tables' rows, or read them at random.
+# Clauses that read something other than the tables' rows (`(DESCRIBE HISTORY t)`: the log, whose versions no
+# reference pins), or read them at random.
 NOT_CACHEABLE_CLAUSES: tuple[type[exp.Expr], ...] = (exp.TableSample, exp.Stream, exp.Placeholder, exp.Parameter,
-                                                     exp.SessionParameter, exp.Command, exp.Into)
+                                                     exp.SessionParameter, exp.Command, exp.Into, exp.Describe)
 
 
 def nondeterminism(tree: exp.Expr) -> str | None:

@@ -355,9 +355,9 @@ class StreamingSpark(Databricks):
             return self.expression(exp.SetItem(this=name, kind="CATALOG"))
 
         def _parse_change_column(self) -> exp.AlterColumn | None:
-            """`ALTER TABLE t CHANGE [COLUMN] c COMMENT 'text'` (what dbt's persist_docs sends) and `... c {SET | DROP}
-            NOT NULL` (dbt-spark's column constraints), as ALTER COLUMN parses them; other CHANGE forms stay a command
-            for Spark."""
+            """`ALTER TABLE t CHANGE [COLUMN] c COMMENT 'text'` (what dbt's persist_docs sends), `... c {SET | DROP}
+            NOT NULL` (dbt-spark's column constraints) and `... c c <type>` (Spark's spelling of a type change), as
+            ALTER COLUMN parses them; other CHANGE forms stay a command for Spark."""
             self._match(TokenType.COLUMN)
             column = self._parse_field(any_token=True)
             if column is None:
@@ -366,6 +366,14 @@ class StreamingSpark(Databricks):
                 return self.expression(exp.AlterColumn(this=column, allow_null=False))
             if self._match_text_seq("DROP", "NOT", "NULL"):
                 return self.expression(exp.AlterColumn(this=column, drop=True, allow_null=True))
+            index = self._index
+            renamed = self._parse_field(any_token=True)
+            if renamed is not None and renamed.name.lower() == column.name.lower():
+                kind = self._parse_types(check_func=False, schema=True)
+                ends = self._curr is None or self._curr.token_type in (TokenType.SEMICOLON, TokenType.SENTINEL)
+                if kind is not None and ends:  # anything after it (a COMMENT, a position): Spark's command
+                    return self.expression(exp.AlterColumn(this=column, dtype=kind))
+            self._retreat(index)
             if not self._match(TokenType.COMMENT):
                 return None
             comment = self._parse_string()

@@ -9,6 +9,7 @@ CAST), so Spark reads exactly what was written and its error positions map back 
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -89,6 +90,15 @@ def after_parentheses(sql: str, end: int) -> int:
     return end
 
 
+def _parts(table: exp.Table) -> list[exp.Expr]:
+    return [p for p in (table.args.get("catalog"), table.args.get("db"), table.this) if p is not None]
+
+
+def _start(table: exp.Table) -> int | None:
+    """Where the name begins in the text (the table's own meta: where a dropped catalog part began)."""
+    return min((p.meta["start"] for p in (*_parts(table), table) if p.meta.get("start") is not None), default=None)
+
+
 def table_references(sql: str, tree: exp.Expr | None = None) -> list[TableReference]:
     """Every table or view the statement names (CTE names, table functions and streaming sources excluded), in text
     order, each with the node it came from (in `tree` when given)."""
@@ -100,9 +110,10 @@ def table_references(sql: str, tree: exp.Expr | None = None) -> list[TableRefere
             continue
         if not isinstance(table.this, exp.Identifier) or isinstance(table.parent, exp.Stream):
             continue  # table functions and streaming sources are not catalog reads
-        parts = [p for p in (table.args.get("catalog"), table.args.get("db"), table.this) if p is not None]
-        starts = [p.meta["start"] for p in (*parts, table) if p.meta.get("start") is not None]
-        start = min(starts, default=None)  # the table's own: where a dropped catalog part began
+        if _history_subquery(table) is not None:
+            continue  # `(DESCRIBE HISTORY t)` reads t's log, not its rows: history_reads
+        parts = _parts(table)
+        start = _start(table)
         if start is None:
             continue  # not from the text: nothing the user named
         version, timestamp = time_travel(sql, table)
@@ -110,6 +121,37 @@ def table_references(sql: str, tree: exp.Expr | None = None) -> list[TableRefere
         end = max((e for e in ends if e is not None), default=start)
         alias_at = _after_sample(sql, end) if table.args.get("sample") is not None else end
         found.append(TableReference(table.db or None, table.name, start, end, version, timestamp, table, alias_at))
+    return sorted(found, key=lambda ref: ref.start)
+
+
+# What precedes a history subquery's table name: its opening parenthesis and the two keywords
+_HISTORY_OPENING = re.compile(r"\(\s*desc(?:ribe)?\s+history\s*$", re.IGNORECASE)
+
+
+def _history_subquery(table: exp.Table) -> exp.Subquery | None:
+    """The subquery `(DESCRIBE HISTORY table)` the table is named in, if it is."""
+    describe = table.parent
+    if isinstance(describe, exp.Describe) and str(describe.args.get("style") or "").upper() == "HISTORY" \
+            and isinstance(describe.parent, exp.Subquery):
+        return describe.parent
+    return None
+
+
+def history_reads(sql: str, tree: exp.Expr) -> list[TableReference]:
+    """Every `(DESCRIBE HISTORY t)` in FROM (Databricks reads a table's history as a relation): the table `t`
+    names, its span the whole parenthesised subquery, so the binder puts a view over the history rows there."""
+    found = []
+    for table in tree.find_all(exp.Table):
+        subquery = _history_subquery(table)
+        start = _start(table)
+        if subquery is None or start is None:
+            continue
+        opening = _HISTORY_OPENING.search(sql, 0, start)
+        if opening is None:
+            continue  # not as typed here (a comment between the keywords): Spark reports what it cannot read
+        end = after_parentheses(sql, opening.start())
+        found.append(TableReference(table.db or None, table.name, opening.start(), end, node=table,
+                                    needs_alias=not subquery.alias))
     return sorted(found, key=lambda ref: ref.start)
 
 

@@ -38,6 +38,7 @@ _NAMES: dict[type, str] = {
     s.AddConstraint: "ALTER_TABLE",
     s.DropConstraint: "ALTER_TABLE",
     s.SetColumnNullability: "ALTER_TABLE",
+    s.SetColumnType: "ALTER_TABLE",
     s.DropColumns: "ALTER_TABLE",
     s.SetClustering: "ALTER_TABLE",
     s.AlterSchedule: "ALTER_SCHEDULE",

@@ -223,6 +223,16 @@ class SetColumnNullability:
 
 
 @dataclass(frozen=True)
+class SetColumnType:
+    """`ALTER TABLE t {ALTER [COLUMN] c TYPE | CHANGE [COLUMN] c c} <type>`: Delta's type widening (dbt's
+    `on_schema_change: sync_all_columns` sends it when a column's type grows). `type` as Spark spells it."""
+
+    table: TableName
+    column: ColumnName
+    type: str
+
+
+@dataclass(frozen=True)
 class SetColumnComment:
     """`ALTER TABLE t {ALTER | CHANGE} [COLUMN] c COMMENT 'text'` (dbt's persist_docs), or
     `COMMENT ON COLUMN t.c IS 'text'` (dbt-databricks')."""
@@ -630,5 +640,5 @@ Statement = (
     | ShowTblProperties | AlterSchedule | CreateStreamingTableSchema | CreateFlow | CreateAutoCdc | DropFlow | ShowFlows
     | CreateMaterializedView | DropMaterializedView | ShowMaterializedViews | ExplainMaterializedView
     | UseCatalog | ShowCatalogs | KillQuery | AddConstraint | DropConstraint | SetColumnNullability | DropColumns
-    | SetClustering
+    | SetClustering | SetColumnType
 )

@@ -33,6 +33,7 @@ from sluicegate.executor.materialized_views import statements as materialized_vi
 from sluicegate.executor.tables import (
     clone,
     clustering,
+    column_types,
     constraints,
     ddl,
     dml,
@@ -112,6 +113,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     st.AddConstraint: constraints.add_constraint,
     st.DropConstraint: constraints.drop_constraint,
     st.DropColumns: drop_columns.drop_columns,
+    st.SetColumnType: column_types.set_column_type,
     st.SetClustering: clustering.set_clustering,
     st.SetColumnNullability: constraints.set_column_nullability,
     st.ShowTblProperties: describe.show_tblproperties,

@@ -57,6 +57,7 @@ RULES: dict[type[st.Statement], Rule] = {
     st.AddConstraint: owner("alter"),  # as Databricks: the table's owner; its CHECK is judged by the dialect first
     st.DropConstraint: Rule(rules.drop_constraint, "change"),  # the owner; CASCADE also of the tables whose keys go
     st.SetColumnNullability: owner("alter"),  # SET NOT NULL first checks the column's rows
+    st.SetColumnType: owner("alter"),  # rewrites the table with the column cast, as DROP COLUMNS
     st.DropColumns: owner("alter"),  # rewrites the table without them: what ADD COLUMNS needs, for the same reason
     st.SetClustering: owner("alter"),  # the table's layout, as Databricks: its owner
     st.RenameTable: Rule(rules.rename, "change"),  # the owner, and CREATE in the schema it moves to

@@ -1,9 +1,10 @@
-"""The four statements dbt-databricks' own incremental suite sent that the gateway refused (issue 27), through
+"""The statements dbt-databricks' own suite sent that the gateway refused (issue 27), through
 databricks-sql-connector over the HTTP port as dbt sends them, and through PyHive where Spark has the statement too:
 `ALTER TABLE t CLUSTER BY (...) | NONE | AUTO` (liquid_clustered_by), `MERGE WITH SCHEMA EVOLUTION`
-(merge_with_schema_evolution), `ALTER TABLE t DROP COLUMNS (...)` (on_schema_change: sync_all_columns), and a
-DELETE correlating on the target's full name (delete+insert on a composite key). Each with the rows and the metadata
-dbt reads afterwards, and the errors Delta gives for what it refuses."""
+(merge_with_schema_evolution), `ALTER TABLE t DROP COLUMNS (...)` and `ALTER TABLE t ALTER COLUMN c TYPE bigint`
+(on_schema_change: sync_all_columns), a DELETE correlating on the target's full name (delete+insert on a composite
+key), and `select operation from (describe history t)` (its liquid clustering tests). Each with the rows and the
+metadata dbt reads afterwards, and the errors Delta gives for what it refuses."""
 
 from __future__ import annotations
 
@@ -340,3 +341,86 @@ def test_a_query_names_columns_by_their_tables_full_name(dbx: tuple[Any, Run], h
     assert hive.fetchall() == [("a", 1), ("b", 2)]
     hive.execute(f"SELECT {SCHEMA}.named.id FROM {SCHEMA}.named WHERE {SCHEMA}.named.id > 1")
     assert hive.fetchall() == [(2,)]
+
+
+def test_describe_history_as_a_subquery(dbx: tuple[Any, Run], hive: Any) -> None:
+    """dbt-databricks' liquid clustering tests read `select operation from (describe history t)`: the same rows as
+    the statement, filtered, ordered and limited as any relation; DESCRIBE HISTORY alone is unchanged."""
+    _, run = dbx
+    table = f"`main`.`{SCHEMA}`.`historied`"
+    run(f"CREATE OR REPLACE TABLE {table} (id BIGINT) CLUSTER BY (id)", f"INSERT INTO {table} VALUES (1)",
+        f"INSERT INTO {table} VALUES (2)", f"OPTIMIZE {table}")
+    statement = run(f"DESCRIBE HISTORY {table}")
+    assert run(f"select operation from (describe history {table})") == [(row[4],) for row in statement]
+    assert "OPTIMIZE" in [row[0] for row in run(f"select operation from (describe history {table})")]
+    relation = run(f"SELECT * FROM (DESCRIBE HISTORY {table})")
+    assert [(*row[:1], *row[2:]) for row in relation] == [(*row[:1], *row[2:]) for row in statement]
+    assert [row[1].strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] for row in relation] == [row[1] for row in statement]
+    assert run(f"SELECT version, operation FROM (DESCRIBE HISTORY {table}) AS h WHERE h.operation = 'WRITE' "
+               "ORDER BY version DESC LIMIT 1") == [(2, "WRITE")]
+    assert run(f"SELECT count(*) FROM (DESCRIBE HISTORY {table}) h JOIN (DESCRIBE HISTORY {table}) g "
+               "ON h.version = g.version") == [(len(statement),)]
+    run(f"INSERT INTO {table} VALUES (3)")                       # a new commit is seen at once (never cached)
+    assert run(f"select count(*) from (describe history {table})") == [(len(statement) + 1,)]
+    _fails(run, f"select * from (describe history main.{SCHEMA}.no_such_table)", "TABLE_OR_VIEW_NOT_FOUND")
+
+    # PyHive: the same through the binary port, the column types Delta gives them
+    hive.execute("SELECT version, timestamp, operation FROM (DESCRIBE HISTORY historied) ORDER BY version")
+    rows = hive.fetchall()
+    assert [(row[0], row[2]) for row in rows] == [(0, "CREATE TABLE"), (1, "WRITE"), (2, "WRITE"), (3, "OPTIMIZE"),
+                                                  (4, "WRITE")]
+    assert [column[1] for column in hive.description] == ["BIGINT_TYPE", "TIMESTAMP_TYPE", "STRING_TYPE"]
+
+
+def _types(run: Run, table: str) -> dict[str, str]:
+    return {row[0]: row[1] for row in run(f"DESCRIBE TABLE {table}") if row[0] and not row[0].startswith("#")}
+
+
+def test_type_widening_as_dbt_sync_all_columns_sends_it(dbx: tuple[Any, Run], hive: Any) -> None:
+    """dbt-databricks' TestSyncAllColumnsWidensType: a table created with delta.enableTypeWidening (kept, shown by
+    SHOW TBLPROPERTIES), its int column widened to bigint in one commit, the rows kept, a bigint value then fits."""
+    _, run = dbx
+    table = f"`main`.`{SCHEMA}`.`widening`"
+    run(f"CREATE OR REPLACE TABLE {table} USING delta TBLPROPERTIES ('delta.enableTypeWidening' = 'true') AS "
+        "SELECT CAST(1 AS BIGINT) AS id, CAST(10 AS INT) AS measure, CAST(1.5 AS FLOAT) AS ratio, "
+        "CAST(2.25 AS DECIMAL(5, 2)) AS amount, DATE'2024-01-02' AS day, CAST(3 AS TINYINT) AS small")
+    assert _properties(run, table)["delta.enableTypeWidening"] == "true"
+    versions = len(_history(run, table))
+    run(f"alter table {table} alter column `measure` type bigint")
+    assert _types(run, table)["measure"] == "bigint"
+    assert _history(run, table)[0] == "CHANGE COLUMN" and len(_history(run, table)) == versions + 1
+    run(f"INSERT INTO {table} (id, measure) VALUES (2, 3000000000)")
+    assert run(f"SELECT measure FROM {table} ORDER BY id") == [(10,), (3000000000,)]
+    run(f"ALTER TABLE {table} ALTER COLUMN ratio TYPE DOUBLE", f"ALTER TABLE {table} ALTER COLUMN amount TYPE "
+        "DECIMAL(10, 4)", f"ALTER TABLE {table} CHANGE COLUMN day day TIMESTAMP_NTZ",
+        f"ALTER TABLE {table} ALTER COLUMN small TYPE INT")
+    assert _types(run, table) == {"id": "bigint", "measure": "bigint", "ratio": "double", "amount": "decimal(10,4)",
+                                  "day": "timestamp_ntz", "small": "int"}
+    (row,) = run(f"SELECT ratio, amount, day, small FROM {table} WHERE id = 1")
+    assert row[0] == 1.5 and str(row[1]) == "2.2500" and row[3] == 3
+    assert row[2].replace(tzinfo=None) == dt.datetime(2024, 1, 2)
+    versions = len(_history(run, table))
+    run(f"ALTER TABLE {table} ALTER COLUMN measure TYPE BIGINT")              # the same type: no change, no commit
+    assert len(_history(run, table)) == versions
+
+    # narrowing and other changes, as Delta refuses them; and none on a table without the property
+    for change in ("measure TYPE INT", "ratio TYPE FLOAT", "amount TYPE DECIMAL(12, 2)", "id TYPE DOUBLE",
+                   "small TYPE STRING", "day TYPE DATE"):
+        _fails(run, f"ALTER TABLE {table} ALTER COLUMN {change}", "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP")
+    _fails(run, f"ALTER TABLE {table} ALTER COLUMN nothing TYPE BIGINT", "UNRESOLVED_COLUMN")
+    assert len(_history(run, table)) == versions
+    run(f"CREATE OR REPLACE TABLE main.{SCHEMA}.unwidened (id INT, pos INT, CONSTRAINT positive CHECK (pos > 0)) "
+        "TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    _fails(run, f"ALTER TABLE main.{SCHEMA}.unwidened ALTER COLUMN pos TYPE BIGINT",
+           "DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE")
+    run(f"ALTER TABLE main.{SCHEMA}.unwidened UNSET TBLPROPERTIES ('delta.enableTypeWidening')")
+    message = _fails(run, f"ALTER TABLE main.{SCHEMA}.unwidened ALTER COLUMN id TYPE BIGINT",
+                     "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP")
+    assert "delta.enableTypeWidening" in message
+
+    # PyHive: Spark's CHANGE COLUMN spelling, and its SQLSTATE
+    hive.execute("ALTER TABLE widening CHANGE COLUMN small small BIGINT")
+    hive.execute("DESCRIBE widening")
+    assert ("small", "bigint") in [(row[0], row[1]) for row in hive.fetchall()]
+    status = error_status(hive, "ALTER TABLE widening CHANGE COLUMN small small INT")
+    assert status.sqlState == "0AKDC" and "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP" in status.errorMessage

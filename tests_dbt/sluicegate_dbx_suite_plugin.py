@@ -70,6 +70,9 @@ SKIPPED_HERE = {
     "adapter/iceberg/": _ICEBERG,
     "::TestUniformIcebergTblproperties": _ICEBERG,
     "::TestSnapshotIceberg": _ICEBERG,
+    # its write integration declares `table_format: iceberg`: the table is created with
+    # `delta.universalFormat.enabledFormats = 'iceberg'`, and the test reads that property back
+    "::TestUnityCatalogTableFormatDefault": _ICEBERG,
     "adapter/metric_views/": _METRIC_VIEWS,
     "adapter/spog/": "SPOG: an account-level host routing to a workspace by id (Databricks' cloud front door)",
     "columns/test_foreign_table_get_columns.py": "Lakehouse Federation foreign tables (Unity Catalog connections)",
@@ -86,23 +89,11 @@ SKIPPED_MARKERS = {
 
 # Tests that fail against sluicegate, each with why (a gateway gap, said precisely). Strict: one that starts passing
 # fails the run.
-_TYPE_WIDENING = ("Delta type widening is not built: `ALTER TABLE t ALTER COLUMN c TYPE bigint` (on_schema_change "
-                  "sync_all_columns widening int to bigint) is refused as STATEMENT_NOT_ALLOWED, and a CREATE with "
-                  "TBLPROPERTIES ('delta.enableTypeWidening' = 'true') fails in delta-rs (INTERNAL_ERROR: 'Error "
-                  "parsing property'), which has no typeWidening table feature")
-_HISTORY_SUBQUERY = ("DESCRIBE HISTORY as a subquery, `select operation from (describe history t)`, is a "
-                     "PARSE_SYNTAX_ERROR: the gateway answers DESCRIBE HISTORY only as a statement of its own")
 _SQL_UDF = ("SQL user-defined functions are not built: dbt's function resource sends `CREATE OR REPLACE FUNCTION "
             "f(...) RETURNS ... RETURN ...`, refused as STATEMENT_NOT_ALLOWED (42501)")
 KNOWN_FAILURES: dict[str, str] = {
     "::TestDatabricksUDFs::": _SQL_UDF,
     "::TestDatabricksSqlUDFLifecycle::": _SQL_UDF,
-    "::TestLiquidClustering::": _HISTORY_SUBQUERY,
-    "::TestTableLiquidClusteringEffect::": _HISTORY_SUBQUERY,
-    "::TestTableSkipOptimizeEffect::": _HISTORY_SUBQUERY,
-    "::TestIncrementalSkipOptimizeEffect::": _HISTORY_SUBQUERY,
-    "::TestSyncAllColumnsWidensType::": _TYPE_WIDENING,
-    "::TestSyncAllColumnsWidensTypeV2::": _TYPE_WIDENING,
 }
 
 # The markers the suite declares in its pyproject.toml, which is not exported with it.

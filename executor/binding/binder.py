@@ -36,6 +36,7 @@ from sluicegate.dialect.references import (
     column_qualifiers,
     current_catalog_calls,
     file_reads,
+    history_reads,
     parse,
     splice,
     table_function_calls,
@@ -47,6 +48,7 @@ from sluicegate.executor.binding.file_reads import file_dataframe
 from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.binding.resolver import CatalogResolver
 from sluicegate.executor.listings.event_log import EventLogReader, event_log_dataframe
+from sluicegate.executor.listings.history import HistoryReader, history_dataframe
 from sluicegate.executor.listings.information_schema import information_schema_reader
 from sluicegate.executor.listings.query_history import is_query_history, query_history_reader
 from sluicegate.executor.listings.runtime_tables import runtime_reader
@@ -128,6 +130,7 @@ class Binder:
                  information_schema: InformationSchemaReader | None = None,
                  query_history: InformationSchemaReader | None = None,
                  runtime: InformationSchemaReader | None = None,
+                 history: HistoryReader | None = None,
                  source_files: frozenset[tuple[str, str]] = frozenset(),
                  predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
@@ -136,7 +139,8 @@ class Binder:
         (and the right to read it checked) by this binder's resolver; `information_schema` reads a view of
         `information_schema` (executor/listings/information_schema.py); `query_history` reads `system.query.history`
         (executor/listings/query_history.py), `runtime` a table of `system.runtime`
-        (executor/listings/runtime_tables.py)."""
+        (executor/listings/runtime_tables.py), `history` a `(DESCRIBE HISTORY t)` subquery, the table resolved (and
+        the right to read it checked) by this binder's resolver (executor/listings/history.py)."""
         self._spark = spark
         self._guard = guard
         self._files = files
@@ -144,6 +148,7 @@ class Binder:
         self._information_schema = information_schema
         self._query_history = query_history
         self._runtime = runtime
+        self._history = history
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
@@ -225,7 +230,7 @@ class Binder:
         inner = Binder(self._spark, self._resolver.for_view(resolved), resolved.view_sql or "", self._pinned,
                        guard=self._guard, files=self._files, event_logs=self._event_logs,
                        information_schema=self._information_schema, query_history=self._query_history,
-                       runtime=self._runtime)
+                       runtime=self._runtime, history=self._history)
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
@@ -320,6 +325,12 @@ class Binder:
                 replacements.append((ref, self._bind_function(
                     lambda call: read_log(call, self._resolver, lambda offset: self._position(offset, query)),
                     ref, query)))
+        if self._history is not None:
+            read_history = self._history
+            for ref in history_reads(query.sql, tree):
+                replacements.append((ref, self._bind_function(
+                    lambda table: read_history(table, self._resolver, lambda offset: self._position(offset, query)),
+                    ref, query)))
         for ref in current_catalog_calls(query.sql, tree):
             replacements.append((ref, quote_string(catalogs.current().name)))
         # `main.s.t.id` / `s.t.id` of a table read as `<view> AS t`: only `t.id` resolves there, as Spark resolves it
@@ -402,7 +413,7 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
                     information_schema=information_schema_reader(ctx), query_history=query_history_reader(ctx),
-                    runtime=runtime_reader(ctx))
+                    runtime=runtime_reader(ctx), history=history_dataframe(ctx))
     try:
         sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
         return sql, to_original, binder
@@ -424,7 +435,7 @@ def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = N
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
                     information_schema=information_schema_reader(ctx), query_history=query_history_reader(ctx),
-                    runtime=runtime_reader(ctx),
+                    runtime=runtime_reader(ctx), history=history_dataframe(ctx),
                     source_files=source_files,
                     predicates=predicates)
     try:

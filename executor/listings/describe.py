@@ -31,6 +31,7 @@ from sluicegate.dialect.trees import defining_query
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.context import StatementContext
 from sluicegate.executor.listings.describe_json import describe_document, json_result
+from sluicegate.executor.listings.history import HISTORY_COLUMNS, history_rows, timestamp_of
 from sluicegate.executor.lookups import require, require_table
 from sluicegate.executor.materialized_views import refresh as mv_refresh
 from sluicegate.executor.output import rows_result, typed_rows_result
@@ -39,7 +40,6 @@ from sluicegate.executor.spark_databases import spark_has_database
 from sluicegate.executor.tables.clustering import displayed
 from sluicegate.executor.tables.dml import table_schema
 from sluicegate.storage.constraints import declared_string_type
-from sluicegate.storage.delta.commit import OPERATION_KEY, PARAMETERS_KEY
 from sluicegate.storage.delta.read import table_statistics
 from sluicegate.storage.delta.tables import open_table
 
@@ -221,32 +221,9 @@ def describe_history(ctx: StatementContext, stmt: DescribeHistory) -> StatementR
     entry = require(ctx, stmt.table)
     if entry.kind == "VIEW":  # tables and streaming tables have a Delta log; a view has none
         entry = require_table(ctx, stmt.table, "DESCRIBE HISTORY")
-    rows = []
-    for commit in open_table(entry.location).history():
-        operation = commit.get(OPERATION_KEY) or commit.get("operation")
-        parameters = commit.get(PARAMETERS_KEY)
-        parameters = json.loads(parameters) if isinstance(parameters, str) else commit.get("operationParameters")
-        stamp = commit.get("timestamp")
-        when = dt.datetime.fromtimestamp(stamp / 1000, dt.timezone.utc) if stamp else None
-        rows.append((
-            commit.get("version"), when.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if when else None, None,
-            entry.owner, operation, json.dumps(parameters or {}), commit.get("readVersion"),
-            commit.get("isolationLevel"), commit.get("isBlindAppend"),
-            json.dumps(commit.get("operationMetrics") or {}), commit.get("clientVersion") or commit.get("engineInfo"),
-        ))
-    return rows_result(
-        [("version", "bigint"), ("timestamp", "timestamp"), ("userId", "string"), ("userName", "string"),
-         ("operation", "string"), ("operationParameters", "string"), ("readVersion", "bigint"),
-         ("isolationLevel", "string"), ("isBlindAppend", "boolean"), ("operationMetrics", "string"),
-         ("engineInfo", "string")],
-        rows,
-    )
-
-
-def _stamp(millis: int | None) -> dt.datetime | None:
-    if not millis:
-        return None
-    return dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
+    rows = [(row[0], row[1].strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if row[1] else None, *row[2:])
+            for row in history_rows(entry)]
+    return rows_result(HISTORY_COLUMNS, rows)
 
 
 _STRINGS = pa.list_(pa.string())
@@ -271,8 +248,8 @@ def describe_detail(ctx: StatementContext, stmt: DescribeDetail) -> StatementRes
     features = sorted(set(protocol.reader_features or ()) | set(protocol.writer_features or ()))
     row = (
         "delta", metadata.id, f"{catalogs.current().name}.{entry.database}.{entry.name}", entry.comment,
-        display_location(entry.location or ""), _stamp(metadata.created_time),
-        _stamp(last[0].get("timestamp") if last else None), list(metadata.partition_columns),
+        display_location(entry.location or ""), timestamp_of(metadata.created_time),
+        timestamp_of(last[0].get("timestamp") if last else None), list(metadata.partition_columns),
         json.loads(entry.properties.get(CLUSTERING_PROPERTY, "[]")), files.num_rows, sum(size or 0 for size in sizes),
         dict(sorted(entry.properties.items())), protocol.min_reader_version, protocol.min_writer_version, features,
         {"numRowsDeletedByDeletionVectors": 0, "numDeletionVectors": 0},

@@ -15,7 +15,7 @@ constraint first), every column of the table; a column that does not exist is UN
 from __future__ import annotations
 
 from sluicegate.catalog.names import quote_identifier, quote_qualified
-from sluicegate.dialect.constraints import checks_of, referenced_columns
+from sluicegate.dialect.constraints import CheckConstraint, checks_of, referenced_columns
 from sluicegate.dialect.statements import ColumnName, DropColumns, Query
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.binding.binder import bind
@@ -29,10 +29,23 @@ from sluicegate.storage.delta import commit
 from sluicegate.storage.delta.tables import open_table
 
 
-def _refused(ctx: StatementContext, named: ColumnName, message: str, error_class: str, sqlstate: str,
-             hint: str) -> WarehouseError:
+def refused(ctx: StatementContext, named: ColumnName, message: str, error_class: str, sqlstate: str,
+            hint: str) -> WarehouseError:
+    """Delta's refusal of a change to the column `named`, at where the statement names it."""
     line, column = ctx.position_at(named.offset)
     return WarehouseError(message, error_class=error_class, sqlstate=sqlstate, line=line, column=column, hint=hint)
+
+
+def refuse_if_checked(ctx: StatementContext, named: ColumnName, column: str,
+                      checks: tuple[CheckConstraint, ...]) -> None:
+    """Delta's refusal to change a column a CHECK constraint reads (drop the constraint first)."""
+    key = named.name.lower()
+    readers = [check for check in checks if key in {c.lower() for c in referenced_columns(check.expression)}]
+    if readers:
+        raise refused(ctx, named, f"Cannot alter column {column} because this column is referenced by the following "
+                      "check constraint(s):\n" + "\n".join(f"{check.name} -> {check.expression}" for check in readers),
+                      "DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE", "42K09",
+                      f"ALTER TABLE ... DROP CONSTRAINT {readers[0].name} first")
 
 
 def drop_columns(ctx: StatementContext, stmt: DropColumns) -> StatementResult:
@@ -52,23 +65,17 @@ def drop_columns(ctx: StatementContext, stmt: DropColumns) -> StatementResult:
     for named in dropping:
         key = named.name.lower()
         if key in partitions:
-            raise _refused(ctx, named, f"Dropping partition columns ({fields[key].name}) is not allowed.",
+            raise refused(ctx, named, f"Dropping partition columns ({fields[key].name}) is not allowed.",
                            "DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN", "0AKDC",
                            "a partition column stays; CREATE OR REPLACE TABLE ... AS SELECT the columns to keep")
         if key in clustering:
-            raise _refused(ctx, named, f"Dropping clustering columns ({fields[key].name}) is not allowed.",
+            raise refused(ctx, named, f"Dropping clustering columns ({fields[key].name}) is not allowed.",
                            "DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN", "0AKDC",
                            "ALTER TABLE ... CLUSTER BY the other columns (or NONE) first")
-        readers = [check for check in checks if key in {c.lower() for c in referenced_columns(check.expression)}]
-        if readers:
-            raise _refused(ctx, named, f"Cannot alter column {fields[key].name} because this column is referenced "
-                           "by the following check constraint(s):\n" +
-                           "\n".join(f"{check.name} -> {check.expression}" for check in readers),
-                           "DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE", "42K09",
-                           f"ALTER TABLE ... DROP CONSTRAINT {readers[0].name} first")
+        refuse_if_checked(ctx, named, fields[key].name, checks)
     kept = [f for f in schema.fields if f.name.lower() not in fields]
     if not kept:
-        raise _refused(ctx, dropping[0], "Cannot drop column from a schema with a single column.",
+        raise refused(ctx, dropping[0], "Cannot drop column from a schema with a single column.",
                        "DELTA_DROP_COLUMN_ON_SINGLE_FIELD_SCHEMA", "0AKDC",
                        "a table keeps at least one column: DROP TABLE it, or add a column first")
     table = open_table(entry.location or "")

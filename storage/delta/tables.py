@@ -14,12 +14,18 @@ from sluicegate.storage.delta.intervals import canonical_properties
 from sluicegate.storage.files import store_errors
 from sluicegate.storage.registry import settings_for
 
+# `delta.*` properties the gateway implements itself, kept in the catalog only: delta-rs cannot parse them (it has no
+# typeWidening table feature; executor/tables/column_types.py reads the property from the catalog)
+GATEWAY_ONLY = frozenset({"delta.enabletypewidening"})
+
 
 def delta_configuration(properties: dict[str, str]) -> dict[str, str] | None:
-    """The `delta.*` properties go into the Delta log (delta-rs refuses other keys); all are kept in the catalog.
-    A retention that is no interval is refused here, where every CREATE and ALTER passes (delta-rs would ignore it),
-    and a good one is written in the form delta-rs reads as Spark does (storage/delta/intervals.py)."""
-    return canonical_properties({k: v for k, v in properties.items() if k.startswith("delta.")}) or None
+    """The `delta.*` properties go into the Delta log (delta-rs refuses other keys), but for GATEWAY_ONLY's; all are
+    kept in the catalog. A retention that is no interval is refused here, where every CREATE and ALTER passes
+    (delta-rs would ignore it), and a good one is written in the form delta-rs reads as Spark does
+    (storage/delta/intervals.py)."""
+    return canonical_properties({k: v for k, v in properties.items()
+                                 if k.startswith("delta.") and k.lower() not in GATEWAY_ONLY}) or None
 
 
 def table_uri(location: str | Path | ObjectLocation) -> str:

@@ -1,5 +1,6 @@
 """The schema and layout statements dbt-databricks sends, in the dialect, without a JVM: ALTER {TABLE | MATERIALIZED
-VIEW | STREAMING TABLE} ... CLUSTER BY (columns, NONE, AUTO), ALTER TABLE ... DROP COLUMN(S), MERGE WITH SCHEMA
+VIEW | STREAMING TABLE} ... CLUSTER BY (columns, NONE, AUTO), ALTER TABLE ... DROP COLUMN(S), ALTER TABLE ... ALTER
+COLUMN c TYPE (and CHANGE COLUMN c c <type>), `(DESCRIBE HISTORY t)` read as a relation, MERGE WITH SCHEMA
 EVOLUTION, COMMENT ON each kind of relation, and DELETE / UPDATE / MERGE naming columns by their table's full name,
 which read as the table's short name where Databricks resolves them."""
 
@@ -9,8 +10,11 @@ import pytest
 from sqlglot import exp
 
 from sluicegate.dialect.classify import classify
+from sluicegate.dialect.determinism import nondeterminism
 from sluicegate.dialect.dialect import StreamingSpark
 from sluicegate.dialect.errors import DialectError
+from sluicegate.dialect.parse import parse
+from sluicegate.dialect.references import history_reads, table_references
 from sluicegate.dialect.statement_types import statement_type
 from sluicegate.dialect.statements import (
     AlterSchedule,
@@ -19,6 +23,8 @@ from sluicegate.dialect.statements import (
     DropColumns,
     Merge,
     SetClustering,
+    SetColumnComment,
+    SetColumnType,
     SetTableComment,
     TableName,
     Update,
@@ -150,3 +156,36 @@ def test_comment_on_each_kind_of_relation(sql: str, kind: str, comment: str | No
     """dbt-databricks' persist_docs writes the relation's kind: `COMMENT ON {kind} name IS '...'`."""
     assert classify(sql) == SetTableComment(TableName("s", "t"), comment, kind)
     assert statement_type(classify(sql)) == "COMMENT"
+
+
+@pytest.mark.parametrize(("sql", "type_name"), [
+    ("alter table `main`.`s`.`t` alter column `measure` type bigint", "bigint"),
+    ("ALTER TABLE s.t ALTER COLUMN measure TYPE DECIMAL(12, 2)", "decimal(12,2)"),
+    ("ALTER TABLE s.t CHANGE COLUMN measure measure BIGINT", "bigint"),
+    ("ALTER TABLE s.t CHANGE measure MEASURE timestamp_ntz;", "timestamp_ntz"),
+])
+def test_a_column_type_change(sql: str, type_name: str) -> None:
+    stmt = classify(sql)
+    assert stmt == SetColumnType(TableName("s", "t"), ColumnName("measure"), type_name)
+    assert stmt.column.offset is not None and sql[stmt.column.offset:].lstrip("`").startswith("measure")
+    assert statement_type(stmt) == "ALTER_TABLE"
+
+
+def test_change_column_forms_that_are_not_a_type_change() -> None:
+    assert isinstance(classify("ALTER TABLE t CHANGE COLUMN c COMMENT 'x'"), SetColumnComment)
+    for sql in ("ALTER TABLE t CHANGE COLUMN c d BIGINT", "ALTER TABLE t CHANGE COLUMN c c BIGINT COMMENT 'x'",
+                "ALTER TABLE t CHANGE COLUMN c c BIGINT FIRST"):   # a rename, or more than the type: Spark's
+        assert not isinstance(classify(sql), SetColumnType)
+
+
+def test_describe_history_in_from_is_a_history_read_not_a_table_read() -> None:
+    sql = "SELECT h.operation FROM (DESCRIBE HISTORY `main`.s.t) h JOIN u ON true WHERE h.version > 0"
+    tree = parse(sql)
+    (read,) = history_reads(sql, tree)
+    assert (read.database, read.name) == ("s", "t") and not read.needs_alias
+    assert sql[read.start:read.end] == "(DESCRIBE HISTORY `main`.s.t)"
+    assert [ref.name for ref in table_references(sql, tree)] == ["u"]
+    assert nondeterminism(tree) == "DESCRIBE"           # the log moves without a table version: never cached
+    (alone,) = history_reads("select * from ( describe history t )", parse("select * from ( describe history t )"))
+    assert alone.needs_alias and alone.name == "t"
+    assert history_reads("DESCRIBE HISTORY s.t", parse("DESCRIBE HISTORY s.t")) == []   # the statement

@@ -1,7 +1,8 @@
 """The describing statements dbt-databricks sends show no more than DESCRIBE does. `DESCRIBE TABLE EXTENDED ... AS
 JSON`: the warehouse's tables need SELECT, Spark's own tables their owner, a temporary view is its session's alone
 (Spark's DescribeRelationJsonCommand, on the allow-list for it, stands only at the root). `SHOW COLUMNS` needs SELECT;
-`DESCRIBE SCHEMA` shows any user what SHOW SCHEMAS and information_schema.schemata show: name, comment, owner."""
+`DESCRIBE SCHEMA` shows any user what SHOW SCHEMAS and information_schema.schemata show: name, comment, owner.
+`(DESCRIBE HISTORY t)` read as a relation in a query needs what the statement needs: SELECT on t."""
 
 from __future__ import annotations
 
@@ -81,4 +82,31 @@ def test_describe_detail_needs_select_and_refuses_a_view(as_user: Any, schema: s
     assert bob.fetchall()[0][9] == 1
     alice.execute(f"CREATE VIEW {schema}.v AS SELECT id FROM {schema}.t")
     refused(alice, f"DESCRIBE DETAIL {schema}.v", "EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE", sqlstate="42809")
+    still_serves(bob)
+
+
+def test_describe_history_as_a_subquery_needs_what_the_statement_needs(as_user: Any, schema: str) -> None:
+    """`select ... from (describe history t)` shows t's operations, parameters and metrics: as DESCRIBE HISTORY,
+    only to whom may SELECT from t (inside a view: the view's owner), refused with the same error, and a view, which
+    has no log, refused as the statement refuses it."""
+    alice, bob = as_user("alice"), as_user("bob")
+    alice.execute(f"INSERT INTO {schema}.t VALUES (1, 'x')")
+    history = f"SELECT version, operation FROM (DESCRIBE HISTORY {schema}.t) ORDER BY version"
+    alice.execute(history)
+    assert alice.fetchall() == [(0, "CREATE TABLE"), (1, "WRITE")]
+    refused(bob, f"DESCRIBE HISTORY {schema}.t", "INSUFFICIENT_PERMISSIONS")
+    for sql in (history, f"SELECT count(*) FROM (DESCRIBE HISTORY main.{schema}.t) h WHERE h.version > 0",
+                f"SELECT * FROM {schema}.p JOIN (DESCRIBE HISTORY {schema}.t) ON true"):
+        refused(bob, sql, "INSUFFICIENT_PERMISSIONS")
+    # a view of alice's over the history: bob with SELECT on the view reads it with alice's rights, as any view
+    alice.execute(f"CREATE VIEW {schema}.ops AS SELECT operation FROM (DESCRIBE HISTORY {schema}.t)")
+    alice.execute(f"GRANT SELECT ON TABLE {schema}.ops TO bob")
+    bob.execute(f"SELECT count(*) FROM {schema}.ops")
+    assert bob.fetchall() == [(2,)]
+    alice.execute(f"CREATE VIEW {schema}.v AS SELECT id FROM {schema}.t")
+    refused(alice, f"SELECT * FROM (DESCRIBE HISTORY {schema}.v)", "EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE",
+            sqlstate="42809")
+    alice.execute(f"GRANT SELECT ON TABLE {schema}.t TO bob")
+    bob.execute(history)
+    assert bob.fetchall() == [(0, "CREATE TABLE"), (1, "WRITE")]
     still_serves(bob)

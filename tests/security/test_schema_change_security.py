@@ -1,4 +1,5 @@
-"""A table's columns and layout are its owner's: ALTER TABLE ... DROP COLUMNS, ALTER {TABLE | MATERIALIZED VIEW |
+"""A table's columns and layout are its owner's: ALTER TABLE ... DROP COLUMNS, ... ALTER COLUMN c TYPE (and CHANGE
+COLUMN c c <type>, Delta's type widening, which rewrites the table), ALTER {TABLE | MATERIALIZED VIEW |
 STREAMING TABLE} ... CLUSTER BY and MERGE WITH SCHEMA EVOLUTION (which may add columns) need the table's ownership,
 as ADD COLUMNS does here; MODIFY lets a user change rows, not the schema. A refused statement leaves the table as it
 was: no Delta version, the same schema and properties in the catalog (nothing reached Spark or the files before the
@@ -19,6 +20,8 @@ OWNERS_ONLY = (
     "ALTER TABLE {schema}.t DROP COLUMN secret",
     "ALTER TABLE main.{schema}.t DROP COLUMNS IF EXISTS (secret, nothing)",
     "ALTER TABLE {schema}.t CLUSTER BY (id)",
+    "ALTER TABLE {schema}.t ALTER COLUMN id TYPE BIGINT",
+    "ALTER TABLE main.{schema}.t CHANGE COLUMN id id BIGINT",
     "ALTER TABLE {schema}.t CLUSTER BY NONE",
     "ALTER TABLE {schema}.t CLUSTER BY AUTO",
     "MERGE WITH SCHEMA EVOLUTION INTO {schema}.t AS t USING (SELECT 1 AS id, 'z' AS secret, 'x' AS added) AS s "
@@ -55,6 +58,8 @@ def test_schema_and_layout_changes_need_ownership(as_user: Callable[[str], Any],
     alice.execute(f"MERGE WITH SCHEMA EVOLUTION INTO {schema}.t AS t USING (SELECT 2 AS id, 'y' AS secret, 'x' AS "
                   "added) AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *")
     alice.execute(f"ALTER TABLE {schema}.t CLUSTER BY (id)")
+    alice.execute(f"ALTER TABLE {schema}.t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    alice.execute(f"ALTER TABLE {schema}.t ALTER COLUMN id TYPE BIGINT")
     alice.execute(f"ALTER TABLE {schema}.t DROP COLUMN secret")
     assert sorted_rows(alice, f"SELECT * FROM {schema}.t") == [(1, None), (2, "x")]
     alice.execute(f"DROP SCHEMA {schema} CASCADE")
