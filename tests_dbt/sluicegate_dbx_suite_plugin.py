@@ -92,11 +92,7 @@ _TYPE_WIDENING = ("Delta type widening is not built: `ALTER TABLE t ALTER COLUMN
                   "parsing property'), which has no typeWidening table feature")
 _HISTORY_SUBQUERY = ("DESCRIBE HISTORY as a subquery, `select operation from (describe history t)`, is a "
                      "PARSE_SYNTAX_ERROR: the gateway answers DESCRIBE HISTORY only as a statement of its own")
-_SQL_UDF = ("SQL user-defined functions are not built: dbt's function resource sends `CREATE OR REPLACE FUNCTION "
-            "f(...) RETURNS ... RETURN ...`, refused as STATEMENT_NOT_ALLOWED (42501)")
 KNOWN_FAILURES: dict[str, str] = {
-    "::TestDatabricksUDFs::": _SQL_UDF,
-    "::TestDatabricksSqlUDFLifecycle::": _SQL_UDF,
     "::TestLiquidClustering::": _HISTORY_SUBQUERY,
     "::TestTableLiquidClusteringEffect::": _HISTORY_SUBQUERY,
     "::TestTableSkipOptimizeEffect::": _HISTORY_SUBQUERY,
