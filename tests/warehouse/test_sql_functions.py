@@ -78,3 +78,18 @@ def test_describe_show_and_drop(cursor: Any) -> None:
     assert "ROUTINE_NOT_FOUND" in status.errorMessage and status.sqlState == "42883"
     cursor.execute("DROP FUNCTION IF EXISTS plus_one")
     assert ("upper",) in sorted_rows(cursor, "SHOW SYSTEM FUNCTIONS LIKE 'upp*'")  # Spark's list, as before
+
+
+def test_functions_in_writes(cursor: Any) -> None:
+    """INSERT ... SELECT, UPDATE, DELETE, MERGE and a materialized view call functions as a query does."""
+    cursor.execute("CREATE OR REPLACE FUNCTION cents (x DOUBLE) RETURNS BIGINT RETURN CAST(round(x * 100) AS BIGINT)")
+    cursor.execute("CREATE OR REPLACE TABLE prices (id INT, amount DOUBLE, c BIGINT)")
+    cursor.execute("INSERT INTO prices SELECT id, amount, cents(amount) "
+                   "FROM VALUES (1, 1.25), (2, 3.5) AS v(id, amount)")
+    cursor.execute("UPDATE prices SET c = cents(amount * 2) WHERE id = 2")
+    cursor.execute("DELETE FROM prices WHERE cents(amount) = 125")
+    cursor.execute("MERGE INTO prices t USING (SELECT 3 AS id, 0.1 AS amount) s ON t.id = s.id "
+                   "WHEN NOT MATCHED THEN INSERT (id, amount, c) VALUES (s.id, s.amount, cents(s.amount))")
+    assert sorted_rows(cursor, "SELECT id, c FROM prices") == [(2, 700), (3, 10)]
+    cursor.execute("CREATE OR REPLACE MATERIALIZED VIEW price_cents AS SELECT id, cents(amount) AS c FROM prices")
+    assert sorted_rows(cursor, "SELECT id, c FROM price_cents") == [(2, 350), (3, 10)]
