@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyhive_helpers import sorted_rows
 from security_helpers import refused, secret_schema, still_serves
 
 from sluicegate.catalog.functions import FunctionStore
@@ -38,6 +39,10 @@ def test_a_function_body_is_checked_with_its_creators_rights(as_user: Callable[[
     refused(bob, f"DESCRIBE FUNCTION EXTENDED {schema}.twice", "INSUFFICIENT_PERMISSIONS")
     refused(bob, f"GRANT EXECUTE ON FUNCTION {schema}.twice TO bob", "INSUFFICIENT_PERMISSIONS")
     alice.execute(f"GRANT EXECUTE ON FUNCTION {schema}.twice TO bob")
+    key = f"`{schema}`.`twice`"
+    assert sorted_rows(alice, f"SHOW GRANTS ON FUNCTION {schema}.twice") == [
+        ("alice", "OWN", "FUNCTION", key), ("bob", "EXECUTE", "FUNCTION", key)]
+    assert ("bob", "EXECUTE", "FUNCTION", key) in sorted_rows(alice, "SHOW GRANTS bob")
     bob.execute(f"SELECT main.{schema}.twice(21)")
     assert bob.fetchall() == [(42,)]
     assert functions.get(schema, "twice").body == "x * 2"  # the refused replace changed nothing
