@@ -200,6 +200,20 @@ def function_calls(sql: str, tree: exp.Expr) -> list[FunctionCall]:
     return sorted(found, key=lambda each: each.start)
 
 
+def parameter_qualifiers(body: str, function: str, parameters: tuple[str, ...]) -> list[TableReference]:
+    """In a SQL function's body, the `f` of each `f.p` naming the parameter `p` by the function's name `f` (as
+    Databricks allows, to tell a parameter from a column): the binder puts the name Spark knows the function by."""
+    found = []
+    for column in parse(body).find_all(exp.Column):
+        qualifier = column.args.get("table")
+        if (isinstance(qualifier, exp.Identifier) and not column.args.get("db")
+                and qualifier.name.lower() == function.lower() and column.name.lower() in parameters
+                and qualifier.meta.get("start") is not None):
+            found.append(TableReference(None, function, qualifier.meta["start"], qualifier.meta["end"] + 1,
+                                        needs_alias=False))
+    return sorted(found, key=lambda ref: ref.start)
+
+
 def column_qualifiers(tree: exp.Expr) -> list[TableReference]:
     """The `catalog.schema.` or `schema.` before the table part of each column the statement names by its table's
     full name (dialect/qualified_columns.py), to be cut out: the binder reads each table as `<view> AS <name>`, where

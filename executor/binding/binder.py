@@ -38,6 +38,7 @@ from sluicegate.dialect.references import (
     current_catalog_calls,
     file_reads,
     function_calls,
+    parameter_qualifiers,
     parse,
     splice,
     table_function_calls,
@@ -299,14 +300,17 @@ class Binder:
             raise RuntimeQueryError(f"functions and views nest deeper than {MAX_VIEW_DEPTH} levels at "
                                     f"{entry.database}.{entry.name} (a function calling itself?)",
                                     error_class="ROUTINE_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
-        inner = Binder(self._spark, self._resolver, entry.body, self._pinned, guard=self._guard, files=self._files,
+        name = f"__sg_function_{next(_counter)}"
+        # `f.p` (a parameter by the function's name) names the temporary function instead
+        body = splice(entry.body, [(ref, f"`{name}`") for ref in parameter_qualifiers(
+            entry.body, entry.name, tuple(p for p, _ in entry.parameters))]).sql
+        inner = Binder(self._spark, self._resolver, body, self._pinned, guard=self._guard, files=self._files,
                        event_logs=self._event_logs, information_schema=self._information_schema,
                        query_history=self._query_history, runtime=self._runtime)
         try:
-            body, _ = inner.rewrite(Query(entry.body), depth + 1)
+            body, _ = inner.rewrite(Query(body), depth + 1)
         finally:
             self._adopt(inner)
-        name = f"__sg_function_{next(_counter)}"
         create = f"CREATE TEMPORARY FUNCTION `{name}`{entry.signature} RETURNS {entry.returns} RETURN {body}"
         if self._guard is not None:
             self._guard(f"SELECT ({body})")  # the body as any query's text: no command, no reflection, no script

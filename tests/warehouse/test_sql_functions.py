@@ -91,5 +91,9 @@ def test_functions_in_writes(cursor: Any) -> None:
     cursor.execute("MERGE INTO prices t USING (SELECT 3 AS id, 0.1 AS amount) s ON t.id = s.id "
                    "WHEN NOT MATCHED THEN INSERT (id, amount, c) VALUES (s.id, s.amount, cents(s.amount))")
     assert sorted_rows(cursor, "SELECT id, c FROM prices") == [(2, 700), (3, 10)]
+    # a function calling another; a parameter named by the function's name where a column has the same name
+    cursor.execute("CREATE OR REPLACE FUNCTION twice_cents (amount DOUBLE) RETURNS BIGINT "
+                   "RETURN cents(amount) * 2 + (SELECT count(*) FROM prices WHERE amount > twice_cents.amount)")
+    assert sorted_rows(cursor, "SELECT twice_cents(1.5)") == [(301,)]  # 150 * 2, and the one row of 3.5 above 1.5
     cursor.execute("CREATE OR REPLACE MATERIALIZED VIEW price_cents AS SELECT id, cents(amount) AS c FROM prices")
     assert sorted_rows(cursor, "SELECT id, c FROM price_cents") == [(2, 350), (3, 10)]
