@@ -77,3 +77,13 @@ class FlowNotFoundError(CatalogError):
 class FlowAlreadyExistsError(CatalogError):
     error_class = "FLOW_ALREADY_EXISTS"
     sqlstate = "42710"
+
+
+class RoutineNotFoundError(CatalogError):
+    error_class = "ROUTINE_NOT_FOUND"
+    sqlstate = "42883"
+
+
+class RoutineAlreadyExistsError(CatalogError):
+    error_class = "ROUTINE_ALREADY_EXISTS"
+    sqlstate = "42723"

@@ -1,10 +1,10 @@
 """Privileges in the catalog: who may read, change or create what, besides the owners.
 
-A grant is (securable, principal, privilege): a securable is a schema or a table of one (views and streaming tables
-are tables here), a principal a user name or `users` (everybody), a privilege SELECT, MODIFY, CREATE (schemas only),
-REFRESH (materialized views, or a schema's) or ALL PRIVILEGES. A privilege on a schema holds for every table in it, as
-in Databricks. Deciding what a statement needs is the policy's job (`policy/grants.py`); this module only stores and
-answers.
+A grant is (securable, principal, privilege): a securable is a schema, a table of one (views and streaming tables
+are tables here) or a function, a principal a user name or `users` (everybody), a privilege SELECT, MODIFY, CREATE
+(schemas only), REFRESH (materialized views, or a schema's), EXECUTE (functions, or a schema's) or ALL
+PRIVILEGES. A privilege on a schema holds for every table (and function) in it, as in Databricks. Deciding what a
+statement needs is the policy's job (`policy/grants.py`); this module only stores and answers.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from sluicegate.catalog.models import EVERYONE, GrantRow
 from sluicegate.catalog.store import CatalogStore
 
-PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "ALL PRIVILEGES")
-SCHEMA, TABLE = "SCHEMA", "TABLE"
+PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "EXECUTE", "ALL PRIVILEGES")
+SCHEMA, TABLE, FUNCTION = "SCHEMA", "TABLE", "FUNCTION"
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class GrantEntry:
 
 @dataclass(frozen=True)
 class Securable:
-    kind: str              # SCHEMA or TABLE
+    kind: str              # SCHEMA, TABLE or FUNCTION
     database: str
     name: str = ""
 
@@ -46,6 +46,10 @@ class Securable:
     @classmethod
     def table(cls, database: str, name: str) -> Securable:
         return cls(TABLE, database.lower(), name.lower())
+
+    @classmethod
+    def function(cls, database: str, name: str) -> Securable:
+        return cls(FUNCTION, database.lower(), name.lower())
 
 
 def _entry(row: GrantRow) -> GrantEntry:
@@ -98,20 +102,20 @@ class GrantStore:
                                                   GrantRow.privilege)).all()
             return [_entry(r) for r in rows]
 
-    def held(self, user: str, database: str, name: str | None) -> set[str]:
-        """The privileges `user` holds (directly or through `users`) on the table `database.name` or, with name
-        None, on the schema; a schema's privileges count for its tables."""
+    def held(self, user: str, database: str, name: str | None, kind: str = TABLE) -> set[str]:
+        """The privileges `user` holds (directly or through `users`) on the table (or, by `kind`, the function)
+        `database.name` or, with name None, on the schema; a schema's privileges count for its objects."""
         database = database.lower()
         places = [and_(GrantRow.kind == SCHEMA, GrantRow.database == database)]
         if name is not None:
-            places.append(and_(GrantRow.kind == TABLE, GrantRow.database == database,
+            places.append(and_(GrantRow.kind == kind, GrantRow.database == database,
                                GrantRow.name == name.lower()))
 
         def read(session: Session) -> frozenset[str]:
             return frozenset(session.scalars(select(GrantRow.privilege).where(
                 or_(*places), GrantRow.principal.in_((user, EVERYONE)))).all())
-        return set(self._store.reads.get(("grants", user, database, None if name is None else name.lower()), read,
-                                         self._store.transaction))
+        key = ("grants", user, database, None if name is None else name.lower(), kind)
+        return set(self._store.reads.get(key, read, self._store.transaction))
 
 
 def _deleted(session: Session, statement: Delete) -> int:

@@ -22,6 +22,7 @@ from sluicegate.catalog.models import (
     CatalogVersion,
     DatabaseRow,
     FlowRow,
+    FunctionRow,
     GrantRow,
     QueryHistoryRow,
     SchemaVersion,
@@ -132,6 +133,12 @@ def _v11_shallow_clones(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE tables ADD COLUMN clone_of TEXT"))
 
 
+def _v12_functions(conn: Connection) -> None:
+    """SQL user-defined functions (CREATE FUNCTION ... RETURN ...), kept by the gateway so they survive a restart;
+    Spark only ever sees them as a statement's temporary functions."""
+    _table(FunctionRow).create(conn, checkfirst=True)
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "databases, tables, streams, stream events; the default database", _v1_create_everything),
     (2, "database owners; grants; CREATE on default for everybody", _v2_owners_and_grants),
@@ -144,6 +151,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (9, "tables: informational primary and foreign keys", _v9_table_keys),
     (10, "the catalog's version, raised by every write of a database, table or grant", _v10_catalog_version),
     (11, "tables: the source of a shallow clone", _v11_shallow_clones),
+    (12, "SQL user-defined functions", _v12_functions),
 )
 LATEST = MIGRATIONS[-1][0]
 

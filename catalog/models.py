@@ -80,6 +80,23 @@ class TableRow(Base):
     clone_of: Mapped[str | None] = mapped_column(Text)  # a shallow clone's source, `db`.`table` (v11); None: none
 
 
+class FunctionRow(Base):
+    """SQL user-defined functions (v12): a schema-scoped name, its parameters, return type and body as SQL text."""
+
+    __tablename__ = "functions"
+
+    database: Mapped[str] = mapped_column(String(128), ForeignKey("databases.name", ondelete="CASCADE"),
+                                          primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    parameters: Mapped[list] = mapped_column(JSON, default=list)  # [[name, SQL type], ...] in order
+    returns: Mapped[str] = mapped_column(Text)      # the return type as SQL
+    body: Mapped[str] = mapped_column(Text)         # the expression or query after RETURN, as written
+    comment: Mapped[str | None] = mapped_column(Text)
+    owner: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
 class _StreamColumns:
     """What the supervisor keeps of one stream: a streaming table's own (StreamRow) or a flow's (FlowRow)."""
 

@@ -37,7 +37,7 @@ from sluicegate.catalog.uris import Location, ObjectLocation, as_location, lies_
 
 log = logging.getLogger(__name__)
 
-NameKind = Literal["database", "table", "view", "streaming table", "flow", "materialized view"]
+NameKind = Literal["database", "table", "view", "streaming table", "flow", "materialized view", "function"]
 
 MAX_NAME_LENGTH = 128
 RESERVED_DATABASES = frozenset({"catalog"})

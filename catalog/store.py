@@ -49,7 +49,16 @@ from sluicegate.catalog.events import (
 )
 from sluicegate.catalog.history_db import HistoryDatabase, LazyHistoryDatabase
 from sluicegate.catalog.migrations import migrate
-from sluicegate.catalog.models import DatabaseRow, FlowRow, GrantRow, StreamEventRow, StreamRow, TableKind, TableRow
+from sluicegate.catalog.models import (
+    DatabaseRow,
+    FlowRow,
+    FunctionRow,
+    GrantRow,
+    StreamEventRow,
+    StreamRow,
+    TableKind,
+    TableRow,
+)
 from sluicegate.catalog.names import NameKind, check_name
 from sluicegate.catalog.sqlite_engine import one_transaction, open_engine
 from sluicegate.catalog.versions import VersionedReads, track_changes
@@ -239,6 +248,7 @@ class CatalogStore:
             dropped = [_table_entry(t) for t in tables]
             session.execute(delete(TableRow).where(TableRow.database == name))  # streams follow by foreign key
             session.execute(delete(GrantRow).where(GrantRow.database == name))
+            session.execute(delete(FunctionRow).where(FunctionRow.database == name))
             session.delete(row)
             return dropped
 

@@ -22,10 +22,10 @@ from sqlalchemy import event, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
-from sluicegate.catalog.models import CatalogVersion, DatabaseRow, GrantRow, TableRow
+from sluicegate.catalog.models import CatalogVersion, DatabaseRow, FunctionRow, GrantRow, TableRow
 
 # The rows whose reads are kept: a write to any of them raises the version.
-VERSIONED_ROWS: tuple[type[Any], ...] = (DatabaseRow, TableRow, GrantRow)
+VERSIONED_ROWS: tuple[type[Any], ...] = (DatabaseRow, TableRow, GrantRow, FunctionRow)
 _CHANGED = "sluicegate.catalog_changed"   # session.info flag: this transaction wrote a versioned row
 KEPT_READS = 4096                          # answers kept (each a table's, a schema's or one user's grants on one)
 

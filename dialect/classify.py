@@ -8,6 +8,7 @@ import it back.
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.constraints import (
@@ -51,6 +52,7 @@ from sluicegate.dialect.statements import (
     CreateAutoCdc,
     CreateDatabase,
     CreateFlow,
+    CreateFunction,
     CreateStreamingTable,
     CreateStreamingTableSchema,
     CreateTable,
@@ -59,6 +61,7 @@ from sluicegate.dialect.statements import (
     Delete,
     DescribeDatabase,
     DescribeDetail,
+    DescribeFunction,
     DescribeHistory,
     DescribeStreamingTable,
     DescribeTable,
@@ -66,6 +69,7 @@ from sluicegate.dialect.statements import (
     DropConstraint,
     DropDatabase,
     DropFlow,
+    DropFunction,
     DropMaterializedView,
     DropStreamingTable,
     DropTable,
@@ -96,6 +100,7 @@ from sluicegate.dialect.statements import (
     ShowCreateTable,
     ShowDatabases,
     ShowFlows,
+    ShowFunctions,
     ShowGrants,
     ShowMaterializedViews,
     ShowStreamingTables,
@@ -127,10 +132,10 @@ from sluicegate.dialect.trees import (
     view_columns,
 )
 
-PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "ALL PRIVILEGES")
+PRIVILEGES = ("SELECT", "MODIFY", "CREATE", "REFRESH", "EXECUTE", "ALL PRIVILEGES")
 _PRIVILEGE_ALIASES = {"ALL": "ALL PRIVILEGES"}
 _SECURABLE_KINDS = {None: "TABLE", "TABLE": "TABLE", "VIEW": "VIEW", "MATERIALIZED VIEW": "MATERIALIZED VIEW",
-                    "SCHEMA": "SCHEMA", "DATABASE": "SCHEMA"}
+                    "SCHEMA": "SCHEMA", "DATABASE": "SCHEMA", "FUNCTION": "FUNCTION"}
 
 # Statements the gateway runs itself: a syntax error in one is reported, never handed to Spark to guess at. Each is
 # the sequence of its first keywords, each position a tuple of the words accepted there.
@@ -267,6 +272,9 @@ def _optimize(sql: str, tree: OptimizeCommand) -> Optimize:
 
 def _create(sql: str, tree: exp.Create) -> Statement | None:
     kind = (tree.args.get("kind") or "").upper()
+    if (kind == "FUNCTION" and isinstance(tree.this, exp.UserDefinedFunction)
+            and not _has_property(tree, exp.TemporaryProperty)):  # a TEMPORARY one is Spark's: refused on its plan
+        return _create_function(sql, tree, tree.this)
     if kind == "VIEW" and (temporary := _temporary_view(sql, tree)) is not None:
         return temporary
     if kind == "VIEW" and _has_property(tree, exp.MaterializedProperty):
@@ -347,6 +355,8 @@ def _named_once(found: list[Constraint]) -> tuple[Constraint, ...]:
 def _drop(tree: exp.Drop) -> Statement | None:
     kind = (tree.args.get("kind") or "").upper()
     exists = bool(tree.args.get("exists"))
+    if kind == "FUNCTION" and not tree.args.get("temporary"):
+        return DropFunction(_dropped_table(tree), exists)
     if kind == "STREAMING TABLE":
         return DropStreamingTable(_dropped_table(tree), exists)
     if kind == "FLOW":
@@ -364,8 +374,8 @@ def _drop(tree: exp.Drop) -> Statement | None:
 def _describe(tree: exp.Describe) -> Statement | None:
     kind = (tree.args.get("kind") or "").upper()
     style = (tree.args.get("style") or "").upper()
-    if kind == "FUNCTION":
-        return None  # DESCRIBE FUNCTION: Spark's, judged on its plan
+    if kind == "FUNCTION" and isinstance(tree.this, exp.Table):
+        return DescribeFunction(table_name(tree.this), style == "EXTENDED")
     if kind in ("SCHEMA", "DATABASE"):
         return DescribeDatabase(_database_name(tree.this), style == "EXTENDED", offset_of(tree.this))
     if not isinstance(tree.this, exp.Table):
@@ -524,7 +534,7 @@ def _use_catalog(sql: str, node: exp.Expr | None) -> UseCatalog:
     return UseCatalog(node.name, line, column)
 
 
-def _show(tree: exp.Show) -> Statement:
+def _show(tree: exp.Show) -> Statement | None:
     db = tree.args.get("db")
     database = db.name if db is not None else None
     like = tree.args.get("like")
@@ -546,6 +556,10 @@ def _show(tree: exp.Show) -> Statement:
         return ShowFlows(database, pattern)
     if kind == "MATERIALIZED VIEWS":
         return ShowMaterializedViews(database, pattern)
+    if kind == "SYSTEM FUNCTIONS":
+        return None  # Spark's built-ins: Spark lists them
+    if kind in ("FUNCTIONS", "USER FUNCTIONS"):
+        return ShowFunctions("USER" if kind == "USER FUNCTIONS" else "ALL", database, pattern)
     if kind == "TBLPROPERTIES":
         return ShowTblProperties(table_name(tree.args["target"]), pattern)
     if kind == "COLUMNS":
@@ -783,6 +797,52 @@ def _explain_streaming(sql: str, tree: ExplainStreaming) -> ExplainStreamingTabl
     return ExplainStreamingTable(analyze(blanked, create=create), blanked)
 
 
+def _create_function(sql: str, tree: exp.Create, function: exp.UserDefinedFunction) -> CreateFunction:
+    """`CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] f (p T, ...) RETURNS R [LANGUAGE SQL] [COMMENT '...'] RETURN
+    body`: a scalar SQL function. A table function (RETURNS TABLE), another language or a class name is refused."""
+    returns, comment = None, None
+    container = tree.args.get("properties")
+    for prop in container.expressions if container else []:
+        if isinstance(prop, exp.ReturnsProperty):
+            if prop.args.get("is_table") or not isinstance(prop.this, exp.DataType):
+                raise error_at(sql, function.this, "only scalar SQL functions are supported, not RETURNS TABLE",
+                               "return one value: RETURNS <type> RETURN <expression>")
+            returns = prop.this.sql(StreamingSpark)
+        elif isinstance(prop, exp.LanguageProperty) and prop.name.upper() != "SQL":
+            raise error_at(sql, function.this, f"LANGUAGE {prop.name} functions are not supported: the gateway "
+                           "runs SQL functions only", "write the function in SQL: LANGUAGE SQL RETURN <expression>")
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            comment = prop.this.name
+    body = tree.expression
+    if returns is None or not isinstance(body, exp.Return):
+        raise error_at(sql, function.this, "a function needs RETURNS <type> and a body after RETURN",
+                       "write CREATE FUNCTION f (x INT) RETURNS INT RETURN x + 1")
+    parameters = []
+    for column in function.expressions:
+        if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None or column.constraints:
+            raise error_at(sql, column, "each parameter is a name and a type",
+                           "write (name TYPE, ...), with no DEFAULT or COMMENT")
+        parameters.append((column.name.lower(), column.args["kind"].sql(StreamingSpark)))
+    start = _body_start(sql)
+    return CreateFunction(table_name(function.this), tuple(parameters), returns, sql[start:].rstrip().rstrip(";"),
+                          start, comment, bool(tree.args.get("replace")), bool(tree.args.get("exists")))
+
+
+def _body_start(sql: str) -> int:
+    """Where the body of a CREATE FUNCTION starts: after its last RETURN outside parentheses."""
+    depth, start = 0, None
+    for token in StreamingSpark().tokenize(sql):
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and token.text.upper() == "RETURN" and start is None:
+            start = token.end + 1
+    if start is None:
+        raise DialectError("a function's body follows RETURN", hint="write ... RETURN <expression>")
+    return start + len(sql[start:]) - len(sql[start:].lstrip())
+
+
 def _refuse_expectations(sql: str, tree: exp.Create) -> None:
     """EXPECT guards a streaming table's (or materialized view's) result; on a plain table it would be ignored."""
     found = found_expectations(tree)
@@ -814,7 +874,7 @@ def _clone(sql: str, tree: exp.Create) -> CloneTable:
 def _securable(sql: str, kind: str | None, table: exp.Expression) -> SecurableObject:
     if kind not in _SECURABLE_KINDS:
         raise error_at(sql, table, f"privileges on a {kind} are not supported",
-                       "grant on TABLE name, VIEW name, MATERIALIZED VIEW name or SCHEMA name")
+                       "grant on TABLE name, VIEW name, MATERIALIZED VIEW name, FUNCTION name or SCHEMA name")
     normalised = _SECURABLE_KINDS[kind]
     if normalised != "SCHEMA":
         return SecurableObject(normalised, table_name(table))
@@ -844,9 +904,14 @@ def _principals(sql: str, nodes: list[exp.GrantPrincipal]) -> tuple[str, ...]:
 
 def _grant(sql: str, tree: exp.Grant | exp.Revoke) -> Grant | Revoke:
     kind = Grant if isinstance(tree, exp.Grant) else Revoke
-    return kind(_privileges(sql, tree.args.get("privileges") or []),
-                _securable(sql, tree.args.get("kind"), tree.args["securable"]),
-                _principals(sql, tree.args.get("principals") or []))
+    privileges = _privileges(sql, tree.args.get("privileges") or [])
+    securable = _securable(sql, tree.args.get("kind"), tree.args["securable"])
+    misplaced = (set(privileges) - {"EXECUTE", "ALL PRIVILEGES"} if securable.kind == "FUNCTION"
+                 else {"EXECUTE"} & set(privileges) if securable.kind != "SCHEMA" else set())
+    if misplaced:
+        raise error_at(sql, tree.args["securable"], "EXECUTE is a function's privilege, and a function has no other",
+                       "GRANT EXECUTE ON FUNCTION f TO user (or ON SCHEMA s, for every function in it)")
+    return kind(privileges, securable, _principals(sql, tree.args.get("principals") or []))
 
 
 def _show_grants(sql: str, tree: ShowGrantsCommand) -> ShowGrants:

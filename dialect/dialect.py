@@ -88,6 +88,10 @@ class StreamingSpark(Databricks):
             "COLUMNS": lambda self: self._parse_show_columns(),
             "GRANT": lambda self: self._parse_show_grants(),
             "CATALOGS": lambda self: self._parse_show_list("CATALOGS", in_database=False),
+            "FUNCTIONS": lambda self: self._parse_show_list("FUNCTIONS"),
+            "USER FUNCTIONS": lambda self: self._parse_show_list("USER FUNCTIONS"),
+            "ALL FUNCTIONS": lambda self: self._parse_show_list("FUNCTIONS"),
+            "SYSTEM FUNCTIONS": lambda self: self._parse_show_list("SYSTEM FUNCTIONS"),
         }
         SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 

@@ -192,6 +192,70 @@ def current_catalog_calls(sql: str, tree: exp.Expr) -> list[TableReference]:
     return sorted(found, key=lambda ref: ref.start)
 
 
+@dataclass(frozen=True)
+class FunctionCall:
+    """A call of a function by a name Spark does not know as a built-in (sqlglot's `exp.Anonymous`), perhaps one of
+    the catalog's SQL functions: `[[catalog.]schema.]name(args)`."""
+
+    catalog: str | None
+    database: str | None
+    name: str
+    start: int          # where the name starts (its first written part)
+    name_end: int       # just past the name: the arguments follow
+    end: int            # just past the closing parenthesis
+    is_column: bool     # a column of the result by itself, unaliased: its name is the call as written
+
+
+def _name_parts(node: exp.Expr) -> list[exp.Identifier] | None:
+    """The identifiers of a dotted name (`a`, `a.b`), or None when `node` is anything else (a column, a call)."""
+    if isinstance(node, exp.Identifier):
+        return [node]
+    if isinstance(node, exp.Dot):
+        left, right = _name_parts(node.this), _name_parts(node.expression)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def function_calls(sql: str, tree: exp.Expr) -> list[FunctionCall]:
+    """Every call of a function sqlglot does not know, with the one to three name parts written before its
+    parentheses, in text order. Which of them are the catalog's functions is the binder's to ask."""
+    found = []
+    for call in tree.find_all(exp.Anonymous):
+        start = call.meta.get("start")
+        if start is None:
+            continue
+        outer: exp.Expr = call
+        qualifier: list[exp.Identifier] = []
+        if isinstance(call.parent, exp.Dot) and call.parent.expression is call:
+            outer = call.parent
+            parts = _name_parts(call.parent.this)
+            if parts is None or len(parts) > 2 or any(p.meta.get("start") is None for p in parts):
+                continue
+            qualifier = parts
+            start = min(p.meta["start"] for p in parts)
+        names = [p.name for p in qualifier]
+        catalog = names[0] if len(names) == 2 else None
+        database = names[-1] if names else None
+        end = after_parentheses(sql, call.meta.get("end", start) + 1)
+        found.append(FunctionCall(catalog, database, call.name, start, call.meta.get("end", start) + 1, end,
+                                  isinstance(outer.parent, exp.Select)))
+    return sorted(found, key=lambda each: each.start)
+
+
+def parameter_qualifiers(body: str, function: str, parameters: tuple[str, ...]) -> list[TableReference]:
+    """In a SQL function's body, the `f` of each `f.p` naming the parameter `p` by the function's name `f` (as
+    Databricks allows, to tell a parameter from a column): the binder puts the name Spark knows the function by."""
+    found = []
+    for column in parse(body).find_all(exp.Column):
+        qualifier = column.args.get("table")
+        if (isinstance(qualifier, exp.Identifier) and not column.args.get("db")
+                and qualifier.name.lower() == function.lower() and column.name.lower() in parameters
+                and qualifier.meta.get("start") is not None):
+            found.append(TableReference(None, function, qualifier.meta["start"], qualifier.meta["end"] + 1,
+                                        needs_alias=False))
+    return sorted(found, key=lambda ref: ref.start)
+
+
 def column_qualifiers(tree: exp.Expr) -> list[TableReference]:
     """The `catalog.schema.` or `schema.` before the table part of each column the statement names by its table's
     full name (dialect/qualified_columns.py), to be cut out: the binder reads each table as `<view> AS <name>`, where

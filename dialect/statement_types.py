@@ -111,11 +111,13 @@ def _name(table: s.TableName, current_database: str | None) -> str:
 
 
 def _reads(tree: exp.Expr, written_name: str | None, current_database: str | None) -> tuple[str, ...]:
-    """The tables a tree names, but the one it writes and its CTEs' names, catalog-qualified where written so."""
+    """The tables a tree names, but the one it writes, its CTEs' names and a function's name (CREATE FUNCTION),
+    catalog-qualified where written so."""
     reads: list[str] = []
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for table in tree.find_all(exp.Table):
-        if not table.name or (table.name.lower() in ctes and not table.db):
+        if not table.name or (table.name.lower() in ctes and not table.db) \
+                or isinstance(table.parent, exp.UserDefinedFunction):
             continue
         name = _name(s.TableName(table.db or None, table.name), current_database)
         if table.meta.get("catalog"):

@@ -604,8 +604,49 @@ class CreateTemporaryView:
 
 
 @dataclass(frozen=True)
+class CreateFunction:
+    """`CREATE [OR REPLACE] FUNCTION [IF NOT EXISTS] s.f (p T, ...) RETURNS R [LANGUAGE SQL] [COMMENT '...'] RETURN
+    body`: a SQL function kept in the catalog; `body` is the text after RETURN (an expression or a query), at
+    `body_offset` in the statement."""
+
+    table: TableName               # the function's name (`table`: the field every named statement's rule reads)
+    parameters: tuple[tuple[str, str], ...]
+    returns: str
+    body: str
+    body_offset: int
+    comment: str | None = None
+    replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropFunction:
+    table: TableName               # the function's name
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class DescribeFunction:
+    """`DESCRIBE FUNCTION [EXTENDED] f`: a catalog function's signature (and body, EXTENDED); any other name is
+    Spark's built-in, described by Spark."""
+
+    table: TableName
+    extended: bool
+
+
+@dataclass(frozen=True)
+class ShowFunctions:
+    """`SHOW [USER | SYSTEM | ALL] FUNCTIONS [{FROM | IN} schema] [[LIKE] 'pattern']`."""
+
+    scope: str                     # "USER", "SYSTEM" or "ALL"
+    database: str | None
+    pattern: str | None
+
+
+@dataclass(frozen=True)
 class SecurableObject:
     kind: str                      # "TABLE" | "VIEW" | "MATERIALIZED VIEW" | "SCHEMA" (ON t = TABLE; DATABASE = SCHEMA)
+    #                                | "FUNCTION"
     name: TableName                # for a SCHEMA: TableName(None, schema_name)
 
 
@@ -631,7 +672,7 @@ class ShowGrants:
 
 Statement = (
     CreateDatabase | DropDatabase | UseDatabase | ShowDatabases | DescribeDatabase | CreateTable | CloneTable
-    | CreateView
+    | CreateView | CreateFunction | DropFunction | DescribeFunction | ShowFunctions
     | DropTable | AddColumns | ShowColumns | RenameTable | ShowTables | DescribeTable | DescribeHistory | DescribeDetail
     | ShowCreateTable | Insert | Delete | Update | Merge
     | Vacuum | Optimize | SelectQuery | Passthrough | CreateStreamingTable | DropStreamingTable | ShowStreamingTables

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sluicegate.catalog.functions import FunctionStore
 from sluicegate.catalog.names import quote_identifier
 from sluicegate.dialect import statements as st
 from sluicegate.dialect.errors import SqlError
@@ -21,7 +22,7 @@ from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import table_references
 from sluicegate.engine.literal_results import literal_result
 from sluicegate.engine.sql import ListBatchSource, StatementResult, run_sql, stream_dataframe
-from sluicegate.executor import catalogs, databases, flows, grants, result_cache, schedules
+from sluicegate.executor import catalogs, databases, flows, functions, grants, result_cache, schedules
 from sluicegate.executor import streaming_tables as streaming
 from sluicegate.executor.binding.binder import bind, bind_statement, catalog_resolver
 from sluicegate.executor.binding.explain import explains, with_reads
@@ -142,6 +143,7 @@ _HANDLERS: dict[type, Callable[[StatementContext, Any], StatementResult]] = {
     **materialized_views.HANDLERS,
     **catalogs.HANDLERS,
     **runtime_tables.HANDLERS,
+    **functions.HANDLERS,
 }
 
 # Statements naming one existing object: if only Spark's session knows it, Spark runs the statement, and the policy
@@ -159,6 +161,8 @@ def _spark_runs(ctx: StatementContext, statement: st.Statement) -> bool:
         return statement.query is None  # the USING form reads files: Spark runs it, its paths pass the policy
     if isinstance(statement, st.CreateTable):
         return creates_spark_table(statement)
+    if isinstance(statement, st.DescribeFunction):  # a built-in (or nothing): Spark describes it
+        return FunctionStore(ctx.store).get(*ctx.qualify(statement.table)) is None
     if isinstance(statement, ON_ONE_TABLE):
         table = statement.table
         return ctx.store.get_table(*ctx.qualify(table)) is None and spark_has(ctx, table)

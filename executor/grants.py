@@ -9,7 +9,8 @@ securable; ObjectType stays TABLE, which dbt reads); REFRESH is granted on a mat
 
 from __future__ import annotations
 
-from sluicegate.catalog.errors import SchemaNotFoundError
+from sluicegate.catalog.errors import RoutineNotFoundError, SchemaNotFoundError
+from sluicegate.catalog.functions import FunctionStore
 from sluicegate.catalog.grants import PRIVILEGES, GrantEntry, GrantStore, Securable
 from sluicegate.dialect import statements as st
 from sluicegate.engine.sql import StatementResult
@@ -38,6 +39,13 @@ def _securable(ctx: StatementContext, securable: st.SecurableObject) -> tuple[Se
             raise SchemaNotFoundError(f"The schema `{database}` cannot be found.",
                                       hint="SHOW DATABASES lists the schemas")
         return Securable.schema(database), "DATABASE"
+    if securable.kind == "FUNCTION":
+        database, name = securable.name.qualified(ctx.current_database)
+        if FunctionStore(ctx.store).get(database, name) is None:
+            line, column = ctx.position_of(securable.name)
+            raise RoutineNotFoundError(f"The function `{database}`.`{name}` cannot be found.", line=line,
+                                       column=column, hint="SHOW USER FUNCTIONS lists the schema's functions")
+        return Securable.function(database, name), "FUNCTION"
     entry = require(ctx, securable.name)
     if securable.kind == "MATERIALIZED VIEW" and entry.kind != "MATERIALIZED_VIEW":
         line, column = ctx.position_of(securable.name)
@@ -48,7 +56,8 @@ def _securable(ctx: StatementContext, securable: st.SecurableObject) -> tuple[Se
 
 
 def _refuse_misplaced(ctx: StatementContext, securable: Securable, privileges: tuple[str, ...]) -> None:
-    """CREATE belongs to schemas; REFRESH to materialized views (or a schema, for the views in it)."""
+    """CREATE belongs to schemas; REFRESH to materialized views (or a schema, for the views in it). EXECUTE is a
+    function's (or a schema's) only, which the dialect already holds to."""
     if securable.kind != "TABLE":
         return
     if "CREATE" in privileges:
@@ -77,6 +86,16 @@ def revoke(ctx: StatementContext, statement: st.Revoke) -> StatementResult:
     return no_result()
 
 
+_KINDS = {"SCHEMA": "DATABASE", "FUNCTION": "FUNCTION"}  # a grant's kind as SHOW GRANTS names it
+
+
+def _owner(ctx: StatementContext, securable: Securable) -> str | None:
+    found = (ctx.store.get_database(securable.database) if securable.kind == "SCHEMA"
+             else FunctionStore(ctx.store).get(securable.database, securable.name) if securable.kind == "FUNCTION"
+             else ctx.store.get_table(securable.database, securable.name))
+    return found.owner if found is not None else None
+
+
 def _key(entry: GrantEntry) -> str:
     return f"`{entry.database}`" if entry.kind == "SCHEMA" else f"`{entry.database}`.`{entry.name}`"
 
@@ -85,9 +104,7 @@ def show_grants(ctx: StatementContext, statement: st.ShowGrants) -> StatementRes
     rows: list[tuple[str, str, str, str]] = []
     if statement.securable is not None:
         securable, kind = _securable(ctx, statement.securable)
-        found = ctx.store.get_database(securable.database) if securable.kind == "SCHEMA" \
-            else ctx.store.get_table(securable.database, securable.name)
-        owner = found.owner if found is not None else None
+        owner = _owner(ctx, securable)
         key = f"`{securable.database}`" + (f".`{securable.name}`" if securable.name else "")
         if owner and statement.principal in (None, owner):
             rows.append((owner, "OWN", kind, key))
@@ -95,7 +112,7 @@ def show_grants(ctx: StatementContext, statement: st.ShowGrants) -> StatementRes
         rows += [(e.principal, e.privilege, kind, key) for e in entries]
     elif statement.principal is not None:
         entries = GrantStore(ctx.store).on(principal=statement.principal)
-        rows += [(e.principal, e.privilege, "DATABASE" if e.kind == "SCHEMA" else "TABLE", _key(e)) for e in entries]
+        rows += [(e.principal, e.privilege, _KINDS.get(e.kind, "TABLE"), _key(e)) for e in entries]
     else:
         raise UnsupportedStatementError("SHOW GRANTS needs an object or a principal",
                                         hint="SHOW GRANTS ON TABLE t, SHOW GRANTS ON SCHEMA s or SHOW GRANTS user")

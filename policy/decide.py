@@ -103,6 +103,11 @@ RULES: dict[type[st.Statement], Rule] = {
     # -- refreshing and scheduling (streaming tables and materialized views; on a Spark table REFRESH only reads)
     st.Refresh: Rule(rules.refresh, "read"),  # a materialized view: owner or REFRESH grant; a streaming table: owner
     st.AlterSchedule: owner("change the refresh schedule of"),
+    # -- SQL functions (a call: EXECUTE on the function, checked where the query is bound, executor/functions.py)
+    st.CreateFunction: Rule(rules.create_function),  # CREATE in the schema; OR REPLACE: the owner; body: its reads
+    st.DropFunction: Rule(rules.drop_function),  # the function's owner
+    st.DescribeFunction: Rule(rules.describe_function),  # a catalog function's: EXECUTE (its body is shown)
+    st.ShowFunctions: anyone(_NAMES),
     # -- grants
     st.Grant: securable_owner("grant privileges on"),
     st.Revoke: securable_owner("revoke privileges on"),

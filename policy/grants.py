@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sluicegate.policy.errors import PermissionDeniedError
 
 if TYPE_CHECKING:
+    from sluicegate.catalog.functions import FunctionEntry
     from sluicegate.catalog.grants import GrantStore
     from sluicegate.catalog.store import CatalogStore, TableEntry
 
@@ -80,6 +81,29 @@ class Grants:
             f"User {principal.user} does not have {privilege} on the {_kind(entry)} `{entry.database}`.`{entry.name}`",
             hint=f"ask its owner ({entry.owner or 'an admin'}) for GRANT {privilege} ON {_securable_kind(entry)} "
                  f"`{entry.database}`.`{entry.name}` TO `{principal.user}`")
+
+    def owns_function(self, principal: Principal, function: FunctionEntry) -> bool:
+        return principal.is_admin or function.owner == principal.user or self.owns_schema(principal,
+                                                                                            function.database)
+
+    def require_function_owner(self, principal: Principal, function: FunctionEntry, action: str) -> None:
+        if not self.owns_function(principal, function):
+            raise PermissionDeniedError(
+                f"User {principal.user} cannot {action} the function `{function.database}`.`{function.name}`: only "
+                f"its owner ({function.owner or 'an admin'}) or an admin can", hint="ask the owner to do it")
+
+    def require_execute(self, principal: Principal, function: FunctionEntry) -> None:
+        """EXECUTE on the function (its ownership, a grant on it or on its schema, or ALL PRIVILEGES), to call it
+        or read its body."""
+        if self.owns_function(principal, function):
+            return
+        held = self._grants.held(principal.user, function.database, function.name, "FUNCTION")
+        if "EXECUTE" in held or "ALL PRIVILEGES" in held:
+            return
+        raise PermissionDeniedError(
+            f"User {principal.user} does not have EXECUTE on the function `{function.database}`.`{function.name}`",
+            hint=f"ask its owner ({function.owner or 'an admin'}) for GRANT EXECUTE ON FUNCTION "
+                 f"`{function.database}`.`{function.name}` TO `{principal.user}`")
 
     def require_create(self, principal: Principal, database: str) -> None:
         if self.owns_schema(principal, database):

@@ -13,12 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from sluicegate.catalog.functions import FunctionStore
 from sluicegate.catalog.keys import dropped_name, dropped_primary_key, referencing_foreign_keys
 from sluicegate.dialect import statements as st
 from sluicegate.policy.grants import Principal
 from sluicegate.policy.statements import authorize_sources, authorize_streaming
 
 if TYPE_CHECKING:
+    from sluicegate.catalog.functions import FunctionEntry
     from sluicegate.catalog.store import CatalogStore, TableEntry
     from sluicegate.policy.grants import Grants
     from sluicegate.policy.policy import Policy
@@ -41,6 +43,9 @@ class Request:
 
     def existing(self, table: st.TableName) -> TableEntry | None:
         return self.store.get_table(*table.qualified(self.current_database))
+
+    def function(self, name: st.TableName) -> FunctionEntry | None:
+        return FunctionStore(self.store).get(*name.qualified(self.current_database))
 
     def schema_of(self, table: st.TableName) -> str | None:
         """The database `table` is in, if the catalog has it (a missing one fails later, with its own error)."""
@@ -229,6 +234,29 @@ def temporary_view(request: Request, statement: st.CreateTemporaryView) -> None:
     request.policy.check_temporary_view(statement.is_global, request.principal)
 
 
+def create_function(request: Request, statement: st.CreateFunction) -> None:
+    """CREATE in the schema; OR REPLACE of an existing function: its owner. The body is bound as a query of the
+    creator's where the handler checks it (executor/functions.py): no table the creator may not read."""
+    create_in_schema(request, statement.table)
+    found = request.function(statement.table) if statement.replace else None
+    if found is not None:
+        request.grants.require_function_owner(request.principal, found, "replace")
+
+
+def drop_function(request: Request, statement: st.DropFunction) -> None:
+    """The function's owner (or its schema's)."""
+    found = request.function(statement.table)
+    if found is not None:
+        request.grants.require_function_owner(request.principal, found, "drop")
+
+
+def describe_function(request: Request, statement: st.DescribeFunction) -> None:
+    """A catalog function's body is its owner's SQL: EXECUTE on it, as to call it. Spark's built-ins: anyone."""
+    found = request.function(statement.table)
+    if found is not None:
+        request.grants.require_execute(request.principal, found)
+
+
 def securable_owner(action: str) -> Rule:
     """GRANT and REVOKE: the owner of the existing object (or schema) they name. An object that is not what the
     statement calls it (ON MATERIALIZED VIEW naming a table) is refused as such by the handler, whoever asks."""
@@ -238,6 +266,11 @@ def securable_owner(action: str) -> Rule:
             database = securable.name.name.lower()
             if request.store.get_database(database) is not None:
                 request.grants.require_schema_owner(request.principal, database, action)
+            return
+        if securable.kind == "FUNCTION":
+            function = request.function(securable.name)
+            if function is not None:
+                request.grants.require_function_owner(request.principal, function, action)
             return
         found = request.existing(securable.name)
         if found is not None and (securable.kind != "MATERIALIZED VIEW" or found.kind == "MATERIALIZED_VIEW"):

@@ -89,11 +89,7 @@ SKIPPED_MARKERS = {
 
 # Tests that fail against sluicegate, each with why (a gateway gap, said precisely). Strict: one that starts passing
 # fails the run.
-_SQL_UDF = ("SQL user-defined functions are not built: dbt's function resource sends `CREATE OR REPLACE FUNCTION "
-            "f(...) RETURNS ... RETURN ...`, refused as STATEMENT_NOT_ALLOWED (42501)")
 KNOWN_FAILURES: dict[str, str] = {
-    "::TestDatabricksUDFs::": _SQL_UDF,
-    "::TestDatabricksSqlUDFLifecycle::": _SQL_UDF,
 }
 
 # The markers the suite declares in its pyproject.toml, which is not exported with it.

@@ -32,11 +32,17 @@ from sluicegate.dialect.errors import SqlError
 from sluicegate.dialect.filters import Predicate, table_predicates
 from sluicegate.dialect.positions import line_column
 from sluicegate.dialect.references import (
+    FunctionCall,
     TableReference,
     column_qualifiers,
     current_catalog_calls,
     file_reads,
+<<<<<<< HEAD
     history_reads,
+=======
+    function_calls,
+    parameter_qualifiers,
+>>>>>>> wip/fn
     parse,
     splice,
     table_function_calls,
@@ -61,6 +67,7 @@ from sluicegate.storage.spark_errors import RuntimeQueryError, from_spark
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from sluicegate.catalog.functions import FunctionEntry
     from sluicegate.executor.context import StatementContext
 
 __all__ = ["DATA_SKIPPING", "Binder", "BoundQuery", "ResolvedTable", "TableRead", "TableResolver", "TimeTravelError",
@@ -100,6 +107,7 @@ class _Pins:
 
     snapshots: dict[_PinKey, Snapshot] = field(default_factory=dict)
     views: dict[tuple[_PinKey, tuple[str, ...]], str] = field(default_factory=dict)
+    functions: dict[tuple[str, str], str] = field(default_factory=dict)  # a catalog function's temporary one
 
 
 class TimeTravelError(RuntimeQueryError):
@@ -152,6 +160,7 @@ class Binder:
         self._resolver = resolver
         self._statement = statement
         self._views: list[str] = []
+        self._functions: list[str] = []  # the temporary functions of the catalog functions its queries call
         self._releases: list[Callable[[], None]] = []  # the holds on pinned versions (storage/delta/holds.py)
         self._pinned = _pinned if _pinned is not None else _Pins()  # shared with the binders of views
         self._skipping: bool | None = None  # the session's DATA_SKIPPING, read once when first needed
@@ -234,10 +243,7 @@ class Binder:
         try:
             df = inner.bind(Query(resolved.view_sql or ""), depth + 1)
         finally:
-            self._views.extend(inner._views)
-            self._releases.extend(inner._releases)
-            self.snapshots.update(inner.snapshots)
-            self.reads.extend(inner.reads)
+            self._adopt(inner)
         name = self._view_name()
         df.createOrReplaceTempView(name)
         self._views.append(name)
@@ -270,6 +276,79 @@ class Binder:
         read = self._runtime
         assert read is not None
         return lambda ref: read(ref, lambda offset: self._position(offset, query))
+
+    def _bind_call(self, call: FunctionCall, query: Query, depth: int) -> list[tuple[TableReference, str]]:
+        """A call of a catalog SQL function: its name replaced by the statement's temporary function of it (an
+        unaliased column keeps the call as written as its name); none for any other function, left to Spark."""
+        if call.catalog is not None and call.catalog.lower() != catalogs.current().name.lower():
+            return []
+        try:
+            entry = self._resolver.function(call.database, call.name)
+        except SqlError as exc:
+            if exc.line is None:
+                exc.line, exc.column = self._position(call.start, query)
+            raise
+        if entry is None:
+            return []
+        name = self._bind_sql_function(entry, depth)
+        found = [(TableReference(None, call.name, call.start, call.name_end, needs_alias=False), f"`{name}`")]
+        if call.is_column:
+            written = query.sql[call.start:call.end].replace("`", "``")
+            found.append((TableReference(None, "", call.end, call.end, needs_alias=False), f" AS `{written}`"))
+        return found
+
+    def _bind_sql_function(self, entry: FunctionEntry, depth: int) -> str:
+        """`entry` as a temporary function of this statement's session, once per statement: its body bound as a
+        query is (its tables pinned and read with this binder's rights: the caller's), then judged by the guard."""
+        key = (entry.database, entry.name)
+        name = self._pinned.functions.get(key)
+        if name is not None:
+            return name
+        if depth >= MAX_VIEW_DEPTH:
+            raise RuntimeQueryError(f"functions and views nest deeper than {MAX_VIEW_DEPTH} levels at "
+                                    f"{entry.database}.{entry.name} (a function calling itself?)",
+                                    error_class="ROUTINE_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
+        name = f"__sg_function_{next(_counter)}"
+        # `f.p` (a parameter by the function's name) names the temporary function instead
+        body = splice(entry.body, [(ref, f"`{name}`") for ref in parameter_qualifiers(
+            entry.body, entry.name, tuple(p for p, _ in entry.parameters))]).sql
+        inner = Binder(self._spark, self._resolver, body, self._pinned, guard=self._guard, files=self._files,
+                       event_logs=self._event_logs, information_schema=self._information_schema,
+                       query_history=self._query_history, runtime=self._runtime)
+        try:
+            body, _ = inner.rewrite(Query(body), depth + 1)
+        finally:
+            self._adopt(inner)
+        create = f"CREATE TEMPORARY FUNCTION `{name}`{entry.signature} RETURNS {entry.returns} RETURN {body}"
+        if self._guard is not None:
+            self._guard(f"SELECT ({body})")  # the body as any query's text: no command, no reflection, no script
+        try:
+            self._spark.sql(create)
+        except Exception as exc:
+            raise from_spark(exc, create) from exc
+        self._functions.append(name)
+        self._pinned.functions[key] = name
+        return name
+
+    def check_function(self, entry: FunctionEntry) -> DataFrame:
+        """`entry` bound as a call binds it, and a call of it with NULL arguments analysed (nothing runs): what
+        CREATE FUNCTION checks before it keeps a function (its body compiles, reads what its creator may read)."""
+        name = self._bind_sql_function(entry, 0)
+        sql = f"SELECT `{name}`({', '.join(f'CAST(NULL AS {kind})' for _, kind in entry.parameters)})"
+        if self._guard is not None:
+            self._guard(sql)
+        try:
+            return sql_dataframe(self._spark, sql)
+        except Exception as exc:
+            raise from_spark(exc, sql) from exc
+
+    def _adopt(self, inner: Binder) -> None:
+        """What an inner binder (a view's, a function body's) made, for this one to release and close."""
+        self._views.extend(inner._views)
+        self._functions.extend(inner._functions)
+        self._releases.extend(inner._releases)
+        self.snapshots.update(inner.snapshots)
+        self.reads.extend(inner.reads)
 
     def _resolve(self, ref: TableReference, query: Query) -> ResolvedTable | None:
         try:
@@ -325,12 +404,17 @@ class Binder:
                 replacements.append((ref, self._bind_function(
                     lambda call: read_log(call, self._resolver, lambda offset: self._position(offset, query)),
                     ref, query)))
+<<<<<<< HEAD
         if self._history is not None:
             read_history = self._history
             for ref in history_reads(query.sql, tree):
                 replacements.append((ref, self._bind_function(
                     lambda table: read_history(table, self._resolver, lambda offset: self._position(offset, query)),
                     ref, query)))
+=======
+        for call in function_calls(query.sql, tree):
+            replacements += self._bind_call(call, query, depth)
+>>>>>>> wip/fn
         for ref in current_catalog_calls(query.sql, tree):
             replacements.append((ref, quote_string(catalogs.current().name)))
         # `main.s.t.id` / `s.t.id` of a table read as `<view> AS t`: only `t.id` resolves there, as Spark resolves it
@@ -368,6 +452,9 @@ class Binder:
         for name in self._views:
             self._spark.catalog.dropTempView(name)
         self._views.clear()
+        for name in self._functions:
+            self._spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{name}`")
+        self._functions.clear()
 
 
 def _identity(offset: int) -> int:

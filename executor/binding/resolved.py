@@ -6,7 +6,10 @@ A module of its own so that `binder` (which builds the catalog's resolver in `bi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from sluicegate.catalog.functions import FunctionEntry
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,10 @@ class TableResolver(Protocol):
     def for_view(self, view: ResolvedTable) -> TableResolver:
         """The resolver for the tables inside `view` (one acting as the view's owner, where rights are checked)."""
 
+    def function(self, database: str | None, name: str) -> FunctionEntry | None:
+        """The catalog's SQL function `database.name` (current database when None), or None if it has none; raises
+        a SqlError when the user may not call it (no EXECUTE)."""
+
 
 class RememberingResolver:
     """A resolver that asks `inner` each name once: within one statement the result cache's look-up and then the
@@ -48,6 +55,9 @@ class RememberingResolver:
         if key not in self._answers:
             self._answers[key] = self._inner.resolve(database, name)
         return self._answers[key]
+
+    def function(self, database: str | None, name: str) -> FunctionEntry | None:
+        return self._inner.function(database, name)
 
     def for_view(self, view: ResolvedTable) -> RememberingResolver:
         found = self._views.get(view)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sluicegate.catalog.functions import FunctionEntry, FunctionStore
 from sluicegate.executor.binding.resolved import ResolvedTable
 
 if TYPE_CHECKING:
@@ -42,6 +43,13 @@ class CatalogResolver:
         if entry.kind == "VIEW":
             return ResolvedTable(entry.database, entry.name, "VIEW", view_sql=entry.definition, owner=entry.owner)
         return ResolvedTable(entry.database, entry.name, "TABLE", location=entry.location, owner=entry.owner)
+
+    def function(self, database: str | None, name: str) -> FunctionEntry | None:
+        """A catalog SQL function, which the user must hold EXECUTE on to call (a view's calls: its owner)."""
+        entry = FunctionStore(self._store).get(database or self._current_database(), name)
+        if entry is not None:
+            self._policy.grants.require_execute(self._principal, entry)
+        return entry
 
     def for_view(self, view: ResolvedTable) -> CatalogResolver:
         """The resolver for the tables inside `view`: the same names, read with the view owner's rights (a view from

@@ -155,17 +155,24 @@ def test_a_catalog_from_before_the_version_gets_one(tmp_path: Path) -> None:
         opened.close()
 
 
-def test_a_catalog_from_before_shallow_clones_gets_their_column(tmp_path: Path) -> None:
-    """A catalog at version 10 (tables without `clone_of`) is migrated: its tables stay, and a shallow clone's
-    source is kept from then on."""
+def _back_to(tmp_path: Path, version: int, undo: str, table: str | None = None) -> None:
+    """The catalog in `tmp_path` (made now, with the default database's `table` if given) as the gateway of
+    `version` left it: `undo` takes back what the later migrations made, their versions forgotten."""
     from sqlalchemy import text
 
     store = CatalogStore.for_warehouse(tmp_path)
-    store.create_table(TableEntry("default", "old", "TABLE", str(tmp_path / "default.db" / "old"), None, None))
+    if table is not None:
+        store.create_table(TableEntry("default", table, "TABLE", str(tmp_path / "default.db" / table), None, None))
     with store._engine.begin() as conn:
-        conn.execute(text("ALTER TABLE tables DROP COLUMN clone_of"))
-        conn.execute(text("DELETE FROM schema_version WHERE version = 11"))
+        conn.execute(text(undo))
+        conn.execute(text(f"DELETE FROM schema_version WHERE version > {version}"))
     store.close()
+
+
+def test_a_catalog_from_before_shallow_clones_gets_their_column(tmp_path: Path) -> None:
+    """A catalog at version 10 (tables without `clone_of`) is migrated: its tables stay, and a shallow clone's
+    source is kept from then on."""
+    _back_to(tmp_path, 10, "ALTER TABLE tables DROP COLUMN clone_of", "old")
     opened = CatalogStore.for_warehouse(tmp_path)
     try:
         assert opened.get_table("default", "old").clone_of is None
@@ -174,3 +181,34 @@ def test_a_catalog_from_before_shallow_clones_gets_their_column(tmp_path: Path) 
         assert opened.get_table("default", "c").clone_of == "`default`.`old`"
     finally:
         opened.close()
+
+
+def test_a_catalog_from_before_functions_gets_their_table_and_keeps_them_across_a_restart(tmp_path: Path) -> None:
+    """A catalog at version 11 (no `functions` table) is migrated; a function kept in it is there after a restart,
+    its grants go with it when it is dropped, and reading it again after a write sees the write (the version)."""
+    from sluicegate.catalog.functions import FunctionEntry, FunctionStore
+
+    _back_to(tmp_path, 11, "DROP TABLE functions")
+    opened = CatalogStore.for_warehouse(tmp_path)
+    try:
+        functions = FunctionStore(opened)
+        assert functions.get("default", "f") is None  # kept in memory as missing: the write below must end that
+        functions.create(FunctionEntry("default", "F", (("x", "INT"),), "INT", "x + 1", "one more", "alice"),
+                         replace=False)
+        GrantStore(opened).grant(Securable.function("default", "f"), ("bob",), ("EXECUTE",), "alice")
+    finally:
+        opened.close()
+    again = CatalogStore.for_warehouse(tmp_path)
+    try:
+        functions = FunctionStore(again)
+        found = functions.get("default", "f")
+        assert (found.parameters, found.returns, found.body, found.owner) == ((("x", "INT"),), "INT", "x + 1",
+                                                                             "alice")
+        assert "EXECUTE" in GrantStore(again).held("bob", "default", "f", "FUNCTION")  # (CREATE: everyone's)
+        functions.create(FunctionEntry("default", "f", (), "INT", "2", None, "bob"), replace=True)
+        assert functions.get("default", "f").body == "2" and functions.get("default", "f").owner == "alice"
+        functions.drop("default", "f")
+        assert functions.get("default", "f") is None and functions.names("default") == frozenset()
+        assert "EXECUTE" not in GrantStore(again).held("bob", "default", "f", "FUNCTION")
+    finally:
+        again.close()

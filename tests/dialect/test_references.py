@@ -6,7 +6,14 @@ import pytest
 
 from sluicegate.dialect.errors import StatementSyntaxError
 from sluicegate.dialect.parse import parse
-from sluicegate.dialect.references import TimeTravelSpecError, column_qualifiers, splice, table_references
+from sluicegate.dialect.references import (
+    TimeTravelSpecError,
+    column_qualifiers,
+    function_calls,
+    parameter_qualifiers,
+    splice,
+    table_references,
+)
 
 QUERY = """WITH c AS (SELECT * FROM sales.orders VERSION AS OF 3)
 SELECT o.id, u.name FROM c o JOIN `default`.`users` TIMESTAMP AS OF '2024-01-01' u ON o.uid = u.id
@@ -88,3 +95,16 @@ def test_a_column_named_by_its_tables_full_name_is_bound_as_table_dot_column(sql
     assert spliced.sql == bound
     if "main.s.t.id" in sql:
         assert spliced.to_original(bound.index("t.id")) == sql.index("t.id")
+
+
+def test_function_calls_and_parameter_qualifiers():
+    """The calls a query makes of functions sqlglot does not know, with the name parts written before them, and in a
+    function's body the `f.` of `f.p` naming its parameter `p`."""
+    sql = "SELECT main.s.f(1), `s`.g(2) AS a, h(3), upper(h(4)), a.b.c.d(5), abs(-1)"
+    found = [(c.catalog, c.database, c.name, sql[c.start:c.name_end], sql[c.start:c.end], c.is_column)
+             for c in function_calls(sql, parse(sql))]
+    assert found == [("main", "s", "f", "main.s.f", "main.s.f(1)", True), (None, "s", "g", "`s`.g", "`s`.g(2)", False),
+                     (None, None, "h", "h", "h(3)", True), (None, None, "h", "h", "h(4)", False)]
+    body = "f.x + x + (SELECT max(x) FROM t WHERE t.x < F.x AND f.y = 1)"
+    assert splice(body, [(r, "g") for r in parameter_qualifiers(body, "f", ("x",))]).sql == \
+        "g.x + x + (SELECT max(x) FROM t WHERE t.x < g.x AND f.y = 1)"

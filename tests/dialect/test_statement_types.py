@@ -52,3 +52,6 @@ def test_tables_read_and_written() -> None:
     assert statement_facts("WITH c AS (SELECT * FROM a) SELECT * FROM c").read_tables == ("a",)
     assert statement_facts("SELECT * FROM system.query.history").read_tables == ("system.query.history",)
     assert statement_facts("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE").written_table == "t"
+    # a function's name is no table it reads; its body's tables are
+    facts = statement_facts("CREATE FUNCTION s.f (x INT) RETURNS INT RETURN (SELECT max(a) FROM s.t)", "sales")
+    assert (facts.statement_type, facts.read_tables) == ("CREATE_FUNCTION", ("s.t",))

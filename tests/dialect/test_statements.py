@@ -13,15 +13,18 @@ from sluicegate.dialect.statements import (
     AddColumns,
     CloneTable,
     CreateDatabase,
+    CreateFunction,
     CreateTable,
     CreateTemporaryView,
     CreateView,
     Delete,
     DescribeDetail,
+    DescribeFunction,
     DescribeHistory,
     DescribeStreamingTable,
     DescribeTable,
     DropDatabase,
+    DropFunction,
     DropStreamingTable,
     DropTable,
     Grant,
@@ -37,6 +40,7 @@ from sluicegate.dialect.statements import (
     SelectQuery,
     ShowCreateTable,
     ShowDatabases,
+    ShowFunctions,
     ShowGrants,
     ShowStreamingTables,
     ShowTables,
@@ -222,7 +226,7 @@ TEMP_VIEW = "CREATE OR REPLACE GLOBAL TEMP VIEW v (a, b) AS\n  SELECT 1, 2"
                                                                ("bob",))),
     ("SHOW GRANTS bob ON MATERIALIZED VIEW mv", ShowGrants("bob", _table("mv", kind="MATERIALIZED VIEW"))),
     # what the gateway does not run itself: sqlglot's tree (parsed) or not (a command it keeps as text, an error)
-    ("SHOW FUNCTIONS", Passthrough("SHOW FUNCTIONS", parsed=False)),
+    ("SHOW SYSTEM FUNCTIONS", Passthrough("SHOW SYSTEM FUNCTIONS")),
     ("EXPLAIN SELECT 1", Passthrough("EXPLAIN SELECT 1")),  # Spark runs it, with the tables it reads bound
     ("ADD JAR /tmp/x.jar", Passthrough("ADD JAR /tmp/x.jar", parsed=False)),
     ("CREATE TABLE t (a INT,", Passthrough("CREATE TABLE t (a INT,", parsed=False)),
@@ -259,15 +263,19 @@ def test_syntax_errors_in_the_gateways_own_statements_are_raised(sql, at):
 
 
 def test_unknown_privileges_are_named_with_the_supported_ones():
-    sql = "GRANT SELECT,\n  EXECUTE ON TABLE t TO alice"
+    sql = "GRANT SELECT,\n  USAGE ON TABLE t TO alice"
     with pytest.raises(DialectError) as raised:
         classify(sql)
     assert (raised.value.line, raised.value.column) == (2, 3)
-    assert "EXECUTE" in raised.value.message and "SELECT, MODIFY, CREATE, REFRESH, ALL PRIVILEGES" in raised.value.hint
+    assert "USAGE" in raised.value.message
+    assert "SELECT, MODIFY, CREATE, REFRESH, EXECUTE, ALL PRIVILEGES" in raised.value.hint
     with pytest.raises(DialectError):
         classify("GRANT SELECT (a) ON TABLE t TO alice")  # no column privileges
-    with pytest.raises(DialectError, match="FUNCTION"):
-        classify("GRANT SELECT ON FUNCTION f TO alice")
+    for sql in ("GRANT SELECT ON FUNCTION f TO alice", "GRANT EXECUTE ON TABLE t TO alice",
+                "REVOKE EXECUTE, MODIFY ON FUNCTION f FROM alice"):
+        with pytest.raises(DialectError, match="EXECUTE is a function's privilege"):
+            classify(sql)
+    assert classify("GRANT EXECUTE ON SCHEMA s TO alice").privileges == ("EXECUTE",)
 
 
 def test_the_classifier_and_the_executor_match_no_regexes():
@@ -297,3 +305,31 @@ def test_a_clone_with_columns_or_a_bad_version_is_refused_where_written():
     with pytest.raises(DialectError) as raised:
         classify("create table t shallow clone s version as of 'x'")
     assert raised.value.error_class == "INVALID_TIME_TRAVEL_SPEC"
+
+
+def test_sql_functions_are_read_with_their_signature_and_body_as_written():
+    """dbt-databricks' function resource sends `CREATE OR REPLACE FUNCTION main.s.f (price float) RETURNS float
+    LANGUAGE SQL RETURN price * 2`; the body is kept as typed, after RETURN."""
+    sql = ("CREATE OR REPLACE FUNCTION main.s.f (price float) RETURNS float LANGUAGE SQL COMMENT 'x2'\n"
+           " RETURN price * 2;")
+    found = classify(sql)
+    assert found == CreateFunction(TableName("s", "f"), (("price", "FLOAT"),), "FLOAT", "price * 2",
+                                   sql.index("price * 2"), "x2", replace=True)
+    query = classify("CREATE FUNCTION IF NOT EXISTS f(x INT, y STRING) RETURNS INT RETURN SELECT max(a) FROM t")
+    assert (query.parameters, query.body, query.if_not_exists) == ((("x", "INT"), ("y", "STRING")),
+                                                                   "SELECT max(a) FROM t", True)
+    assert classify("DROP FUNCTION IF EXISTS main.s.f") == DropFunction(TableName("s", "f"), True)
+    assert classify("DESCRIBE FUNCTION EXTENDED s.f") == DescribeFunction(TableName("s", "f"), True)
+    assert classify("SHOW USER FUNCTIONS IN main.s LIKE 'f*'") == ShowFunctions("USER", "s", "f*")
+    assert classify("SHOW FUNCTIONS") == ShowFunctions("ALL", None, None)
+    assert classify("GRANT EXECUTE ON FUNCTION s.f TO bob").securable.kind == "FUNCTION"
+    # a temporary function stays Spark's, refused on its plan
+    assert isinstance(classify("CREATE TEMPORARY FUNCTION g(x INT) RETURNS INT RETURN x"), Passthrough)
+
+
+def test_a_table_or_python_function_is_refused_where_named():
+    for sql in ("CREATE FUNCTION f(x INT) RETURNS TABLE (a INT) RETURN SELECT x",
+                "CREATE FUNCTION f(x INT) RETURNS INT LANGUAGE PYTHON AS $$ return x $$"):
+        with pytest.raises(DialectError) as raised:
+            classify(sql)
+        assert raised.value.column == sql.index(" f(") + 2
