@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -37,12 +38,9 @@ from sluicegate.dialect.references import (
     column_qualifiers,
     current_catalog_calls,
     file_reads,
-<<<<<<< HEAD
-    history_reads,
-=======
     function_calls,
+    history_reads,
     parameter_qualifiers,
->>>>>>> wip/fn
     parse,
     splice,
     table_function_calls,
@@ -75,6 +73,7 @@ __all__ = ["DATA_SKIPPING", "Binder", "BoundQuery", "ResolvedTable", "TableRead"
 
 MAX_VIEW_DEPTH = 16
 _counter = itertools.count()
+FUNCTION_PREFIX = "__sg_function_"   # the binder's own temporary functions: never a name a user's text may call
 _PinKey = tuple[str, str, "int | None", "str | None", bool]
 SOURCE_FILE = "__sg_source_file"   # the column a rewrite's target is bound with (`source_files`)
 DATA_SKIPPING = "spark.sluicegate.dataSkipping.enabled"  # session setting: "false" reads every file of a snapshot
@@ -282,6 +281,11 @@ class Binder:
         unaliased column keeps the call as written as its name); none for any other function, left to Spark."""
         if call.catalog is not None and call.catalog.lower() != catalogs.current().name.lower():
             return []
+        if call.database is None and call.name.lower().startswith(FUNCTION_PREFIX):
+            line, column = self._position(call.start, query)
+            raise RuntimeQueryError(f"the routine `{call.name}` cannot be found: verify the spelling and the schema "
+                                    "(SHOW USER FUNCTIONS lists the catalog's)", error_class="UNRESOLVED_ROUTINE",
+                                    sqlstate="42883", line=line, column=column)
         try:
             entry = self._resolver.function(call.database, call.name)
         except SqlError as exc:
@@ -308,13 +312,15 @@ class Binder:
             raise RuntimeQueryError(f"functions and views nest deeper than {MAX_VIEW_DEPTH} levels at "
                                     f"{entry.database}.{entry.name} (a function calling itself?)",
                                     error_class="ROUTINE_EXCEED_MAX_NESTED_DEPTH", sqlstate="54K00")
-        name = f"__sg_function_{next(_counter)}"
+        # unguessable, and refused in a user's text (`_bind_call`): a view's functions are bound with its owner's
+        # rights, so a user who could call one by name in the statement that binds it would call it with any argument
+        name = f"{FUNCTION_PREFIX}{uuid.uuid4().hex}"
         # `f.p` (a parameter by the function's name) names the temporary function instead
         body = splice(entry.body, [(ref, f"`{name}`") for ref in parameter_qualifiers(
             entry.body, entry.name, tuple(p for p, _ in entry.parameters))]).sql
         inner = Binder(self._spark, self._resolver, body, self._pinned, guard=self._guard, files=self._files,
                        event_logs=self._event_logs, information_schema=self._information_schema,
-                       query_history=self._query_history, runtime=self._runtime)
+                       query_history=self._query_history, runtime=self._runtime, history=self._history)
         try:
             body, _ = inner.rewrite(Query(body), depth + 1)
         finally:
@@ -404,17 +410,14 @@ class Binder:
                 replacements.append((ref, self._bind_function(
                     lambda call: read_log(call, self._resolver, lambda offset: self._position(offset, query)),
                     ref, query)))
-<<<<<<< HEAD
         if self._history is not None:
             read_history = self._history
             for ref in history_reads(query.sql, tree):
                 replacements.append((ref, self._bind_function(
                     lambda table: read_history(table, self._resolver, lambda offset: self._position(offset, query)),
                     ref, query)))
-=======
         for call in function_calls(query.sql, tree):
             replacements += self._bind_call(call, query, depth)
->>>>>>> wip/fn
         for ref in current_catalog_calls(query.sql, tree):
             replacements.append((ref, quote_string(catalogs.current().name)))
         # `main.s.t.id` / `s.t.id` of a table read as `<view> AS t`: only `t.id` resolves there, as Spark resolves it

@@ -71,3 +71,23 @@ def test_execute_never_reads_through_the_function_what_the_caller_may_not(as_use
     alice.execute(f"DROP FUNCTION {schema}.peek")
     assert FunctionStore(streams.store).get(schema, "peek") is None
     alice.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_a_views_bound_functions_cannot_be_called_by_name(as_user: Callable[[str], Any], streams: Any) -> None:
+    """A view's functions are bound, for the statement, to temporary functions read with the view owner's rights;
+    bob, who may read only `v` (peek(1)), could once call the one bound in his own statement by its name
+    (`__sg_function_<n>`, n from a counter) with any argument, and read id 2's secret. The names are now random and
+    a call of one in a user's text is refused."""
+    alice, bob = as_user("alice"), as_user("bob")
+    schema = secret_schema(alice, "fnview")
+    alice.execute(f"CREATE FUNCTION {schema}.peek (x INT) RETURNS STRING "
+                  f"RETURN (SELECT max(secret) FROM {schema}.t WHERE id = x)")
+    alice.execute(f"CREATE VIEW {schema}.v AS SELECT {schema}.peek(1) AS s")
+    alice.execute(f"GRANT SELECT ON VIEW {schema}.v TO bob")
+    assert sorted_rows(bob, f"SELECT * FROM {schema}.v") == [("a",)]
+    for name in ("__sg_function_0", "`__sg_function_0`", "__SG_FUNCTION_0"):
+        message = refused(bob, f"SELECT s, {name}(2) FROM {schema}.v", "UNRESOLVED_ROUTINE", "42883")
+        assert "at line 1" in message
+    refused(bob, f"SELECT {schema}.peek(2)", "INSUFFICIENT_PERMISSIONS")  # no EXECUTE of his own
+    still_serves(bob)
+    alice.execute(f"DROP SCHEMA {schema} CASCADE")
