@@ -45,7 +45,7 @@ from sluicegate.dialect.references import (
     table_references,
 )
 from sluicegate.dialect.statements import Query
-from sluicegate.engine.sessions import sql_dataframe
+from sluicegate.engine.sessions import drop_temporary_view, sql_dataframe
 from sluicegate.executor.binding.file_reads import file_dataframe
 from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.binding.resolver import CatalogResolver
@@ -366,7 +366,7 @@ class Binder:
             release()
         self._releases.clear()
         for name in self._views:
-            self._spark.catalog.dropTempView(name)
+            drop_temporary_view(self._spark, name)
         self._views.clear()
 
 
