@@ -122,8 +122,9 @@ def session_settings(spark: SparkSession) -> dict[str, str]:
     return dict(json.loads(cached[1].writeValueAsString(settings)))
 
 
-# Each Spark session's parser, SQL conf and session catalog objects in the JVM: fixed for the session's life (`sessionState` is built
-# once; SET changes the conf object in place), so asking for them again costs two py4j round trips for nothing.
+# Each Spark session's parser, SQL conf and session catalog objects in the JVM: fixed for the session's life
+# (`sessionState` is built once; SET changes the conf object in place), so asking for them again costs py4j round trips
+# for nothing.
 _SESSION_STATE: weakref.WeakKeyDictionary[Any, tuple[Any, Any, Any]] = weakref.WeakKeyDictionary()
 _SESSION_STATE_LOCK = threading.Lock()
 
