@@ -132,16 +132,14 @@ class Binder:
                  query_history: InformationSchemaReader | None = None,
                  runtime: InformationSchemaReader | None = None,
                  source_files: frozenset[tuple[str, str]] = frozenset(),
-                 predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None,
-                 tree: exp.Expr | None = None) -> None:
+                 predicates: Mapping[tuple[str, str], tuple[Predicate, ...]] | None = None) -> None:
         """`guard` judges each text before `spark.sql` gets it (the policy: no command may hide in a query);
         `files` reads a batch `read_files(...)` call once the policy allows it (without it the call stays in the
         text, where the policy refuses it); `event_logs` reads an `event_log(TABLE(t))` call, the table resolved
         (and the right to read it checked) by this binder's resolver; `information_schema` reads a view of
         `information_schema` (executor/listings/information_schema.py); `query_history` reads `system.query.history`
         (executor/listings/query_history.py), `runtime` a table of `system.runtime`
-        (executor/listings/runtime_tables.py). `tree`: `statement` as the classifier parsed it (dialect/parse.py),
-        read instead of parsing the text again when a query is the whole statement; only read, never changed."""
+        (executor/listings/runtime_tables.py)."""
         self._spark = spark
         self._guard = guard
         self._files = files
@@ -151,7 +149,6 @@ class Binder:
         self._runtime = runtime
         self._resolver = resolver
         self._statement = statement
-        self._tree = tree
         self._views: list[str] = []
         self._releases: list[Callable[[], None]] = []  # the holds on pinned versions (storage/delta/holds.py)
         self._pinned = _pinned if _pinned is not None else _Pins()  # shared with the binders of views
@@ -287,7 +284,7 @@ class Binder:
         in `query.sql`. `reads_only`: bind only the tables that a query inside the statement reads (not the table a
         CREATE or INSERT writes), for statements Spark runs itself. Raises a SqlError with a position."""
         try:
-            tree = self._tree if self._tree is not None and query.sql == self._statement else parse(query.sql)
+            tree = parse(query.sql)
             refs = table_references(query.sql, tree)
         except SqlError as exc:
             raise self._relocate(exc, query) from None
@@ -413,7 +410,7 @@ def bind_statement(ctx: StatementContext) -> tuple[str, Callable[[int], int], Bi
                     guard=lambda sql: ctx.policy.check_query_text(ctx.spark, sql, ctx.principal),
                     files=lambda ref: file_dataframe(ctx, ref), event_logs=event_log_dataframe(ctx),
                     information_schema=information_schema_reader(ctx), query_history=query_history_reader(ctx),
-                    runtime=runtime_reader(ctx), tree=ctx.tree)
+                    runtime=runtime_reader(ctx))
     try:
         sql, to_original = binder.rewrite(Query(ctx.sql), reads_only=True)
         return sql, to_original, binder
@@ -437,7 +434,7 @@ def bind(ctx: StatementContext, query: Query, resolver: TableResolver | None = N
                     information_schema=information_schema_reader(ctx), query_history=query_history_reader(ctx),
                     runtime=runtime_reader(ctx),
                     source_files=source_files,
-                    predicates=predicates, tree=ctx.tree)
+                    predicates=predicates)
     try:
         df = binder.bind(query)
         ctx.policy.check_query(df, ctx.principal)
