@@ -122,18 +122,19 @@ def session_settings(spark: SparkSession) -> dict[str, str]:
     return dict(json.loads(cached[1].writeValueAsString(settings)))
 
 
-# Each Spark session's parser and SQL conf objects in the JVM: fixed for the session's life (`sessionState` is built
-# once; SET changes the conf object in place), so asking for them again costs two py4j round trips for nothing.
-_SESSION_STATE: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+# Each Spark session's parser, SQL conf and session catalog objects in the JVM: fixed for the session's life
+# (`sessionState` is built once; SET changes the conf object in place), so asking for them again costs py4j round trips
+# for nothing.
+_SESSION_STATE: weakref.WeakKeyDictionary[Any, tuple[Any, Any, Any]] = weakref.WeakKeyDictionary()
 _SESSION_STATE_LOCK = threading.Lock()
 
 
-def _session_state(spark: SparkSession) -> tuple[Any, Any]:
+def _session_state(spark: SparkSession) -> tuple[Any, Any, Any]:
     with _SESSION_STATE_LOCK:
         kept = _SESSION_STATE.get(spark)
     if kept is None:
         state = spark._jsparkSession.sessionState()
-        kept = (state.sqlParser(), state.conf())
+        kept = (state.sqlParser(), state.conf(), state.catalog())
         with _SESSION_STATE_LOCK:
             _SESSION_STATE[spark] = kept
     return kept
@@ -147,6 +148,13 @@ def session_parser(spark: SparkSession) -> Any:
 def session_conf(spark: SparkSession) -> Any:
     """The session's live SQLConf (`sessionState().conf()`), kept per session: read its values each time."""
     return _session_state(spark)[1]
+
+
+def drop_temporary_view(spark: SparkSession, name: str) -> None:
+    """Drop a temporary view the gateway registered for one statement, in the session catalog itself: PySpark's
+    `catalog.dropTempView` first uncaches data cached over the view (a cache-manager pass, about 1 ms), and nothing
+    caches these views (CACHE TABLE is refused to users, the gateway caches none)."""
+    _session_state(spark)[2].dropTempView(name)
 
 
 def sql_dataframe(spark: SparkSession, sql: str) -> DataFrame:

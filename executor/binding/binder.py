@@ -5,7 +5,9 @@ temporary view over the pinned snapshot's files (keeping its alias, or given `AS
 resolves; its time-travel clause read and dropped), and nothing else changes. Catalog views are bound the same way,
 recursively, with the resolver the view's owner reads with. A map from the new text to the original offsets turns
 Spark's error positions into positions in what the user typed. Spark analyses the text at once, after which the
-temporary views are dropped (the analysed plan keeps what they pointed to). One statement therefore reads one version
+temporary views are dropped (the analysed plan keeps what they pointed to). Their names are random and a name with
+their prefix in a user's text is refused: a catalog view's tables are read with its owner's rights, so a user who
+could name one in the statement that binds it would read the table whole. One statement therefore reads one version
 per table, even if it names the table twice (or a view names it too), and never sees a commit that lands while it
 runs.
 
@@ -18,7 +20,6 @@ different filters gets two views over two file lists of one version. `spark.slui
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from sluicegate.catalog.errors import TableNotFoundError
 from sluicegate.catalog.names import quote_qualified, quote_string
 from sluicegate.dialect import catalogs
 from sluicegate.dialect.catalogs import INFORMATION_SCHEMA, RUNTIME, SYSTEM
@@ -47,7 +49,7 @@ from sluicegate.dialect.references import (
     table_references,
 )
 from sluicegate.dialect.statements import Query
-from sluicegate.engine.sessions import sql_dataframe
+from sluicegate.engine.sessions import drop_temporary_view, sql_dataframe
 from sluicegate.executor.binding.file_reads import file_dataframe
 from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.binding.resolver import CatalogResolver
@@ -72,9 +74,9 @@ __all__ = ["DATA_SKIPPING", "Binder", "BoundQuery", "ResolvedTable", "TableRead"
            "bind"]
 
 MAX_VIEW_DEPTH = 16
-_counter = itertools.count()
 FUNCTION_PREFIX = "__sg_function_"   # the binder's own temporary functions: never a name a user's text may call
 _PinKey = tuple[str, str, "int | None", "str | None", bool]
+VIEW_PREFIX = "__sg_snapshot_"   # the binder's own temporary views: never a name a user's text may use
 SOURCE_FILE = "__sg_source_file"   # the column a rewrite's target is bound with (`source_files`)
 DATA_SKIPPING = "spark.sluicegate.dataSkipping.enabled"  # session setting: "false" reads every file of a snapshot
 # reads `information_schema.<view>`, given the reference and a map from offsets to the statement's line and column
@@ -172,7 +174,9 @@ class Binder:
         self.reads: list[TableRead] = []
 
     def _view_name(self) -> str:
-        return f"__sg_snapshot_{next(_counter)}"
+        """Unguessable: the session's user could otherwise name, in the same statement, the view a catalog view's
+        table is bound to (read with the view owner's rights) and read that table whole."""
+        return f"{VIEW_PREFIX}{uuid.uuid4().hex}"
 
     def _position(self, offset_in_query: int, query: Query) -> tuple[int, int]:
         return line_column(self._statement, query.offset + offset_in_query)
@@ -389,6 +393,9 @@ class Binder:
             if self._runtime is not None and _names_system_runtime(ref):
                 replacements.append((ref, self._bind_function(self._runtime_table(query), ref, query)))
                 continue
+            if ref.database is None and ref.name.lower().startswith(VIEW_PREFIX):
+                line, column = self._position(ref.start, query)
+                raise TableNotFoundError(f"the table or view `{ref.name}` cannot be found", line=line, column=column)
             resolved = self._resolve(ref, query)
             if resolved is None and _names_a_catalog(ref):
                 # one of Spark's own (or nothing): Spark reads it without the catalog part it does not know
@@ -453,7 +460,7 @@ class Binder:
             release()
         self._releases.clear()
         for name in self._views:
-            self._spark.catalog.dropTempView(name)
+            drop_temporary_view(self._spark, name)
         self._views.clear()
         for name in self._functions:
             self._spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{name}`")

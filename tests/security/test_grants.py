@@ -151,3 +151,20 @@ def test_a_replaced_view_loses_its_grants_and_a_replaced_table_keeps_them(as_use
     alice.execute(f"SHOW GRANTS ON TABLE {schema}.t")
     assert ("bob", "SELECT") in [row[:2] for row in alice.fetchall()]
     assert refused(as_user("bob"), f"SELECT * FROM {schema}.shared")
+
+
+def test_the_binders_own_views_cannot_be_named(as_user: Any, schema: str) -> None:
+    """A catalog view's tables are bound to temporary views read with the view owner's rights; bob, who may read
+    only `v` (t's id), once read t whole by naming the one bound in the same statement (`__sg_snapshot_<n>`, n from
+    a counter). The binder's names are now random and refused in a user's text."""
+    alice, bob = as_user("alice"), as_user("bob")
+    alice.execute(f"GRANT SELECT ON VIEW {schema}.v TO bob")
+    bob.execute("CREATE OR REPLACE TEMPORARY VIEW __sg_snapshot_0 AS SELECT 1 AS one")  # the name exists, his own
+    for name in ("__sg_snapshot_0", "`__sg_snapshot_0`", "__SG_SNAPSHOT_0"):
+        message = refused(bob, f"SELECT * FROM {schema}.v CROSS JOIN {name}", "TABLE_OR_VIEW_NOT_FOUND", "42P01")
+        assert "at line 1" in message
+    for n in range(1, 5):  # Spark resolves IDENTIFIER() itself: the names it could guess no longer exist
+        refused(bob, f"SELECT * FROM {schema}.v CROSS JOIN IDENTIFIER('__sg_snapshot_{n}')",
+                "TABLE_OR_VIEW_NOT_FOUND", "42P01")
+    assert sorted_rows(bob, f"SELECT * FROM {schema}.v") == [(1,), (2,)]
+    _intact(as_user, schema)
