@@ -2,8 +2,9 @@
 dbt user builds besides test_dbt_databricks.py's materializations. One `dbt build` makes a seed with date, timestamp
 and decimal columns, a SQL function, a table with a contract (not null, check, primary key), persisted docs and grants,
 one incremental model per strategy a SQL warehouse offers (append, merge excluding a column, insert_overwrite of
-partitions, replace_where, delete+insert, microbatch) and a check snapshot; a second build with new rows and a
-changed row checks each strategy's semantics and the snapshot's history; then `dbt docs generate` and `dbt clone`.
+partitions, replace_where, delete+insert, microbatch) and a check snapshot, each with its docs and grants; a second
+build with new rows and a changed row checks each strategy's semantics and the snapshot's history; then `dbt docs
+generate` and `dbt clone`.
 Four dbt invocations in all (each costs tens of seconds); every result is read back through databricks-sql-connector."""
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def table(name: str, columns: str = "id, name") -> str:
 def test_seed_snapshot_strategies_contract_docs_grants_clone(project: Path, gateway: Gateway) -> None:
     # Microbatch: the first build fills the days 1 to 3 (not every day from `begin` until today).
     dbt(project, gateway, "build", "--event-time-start", "2024-01-01", "--event-time-end", "2024-01-04",
-        variables={"round": 1, "reader": READER})
+        variables={"round": 1})
     assert rows(gateway, table("s_orders", "*")) == [
         (1, D1, datetime.datetime(2024, 1, 1, 10, tzinfo=datetime.UTC), Decimal("12.50"), "open"),
         (2, D2, datetime.datetime(2024, 1, 2, 11, 30, tzinfo=datetime.UTC), Decimal("7.25"), "shipped")]
@@ -52,7 +53,7 @@ def test_seed_snapshot_strategies_contract_docs_grants_clone(project: Path, gate
 
     # Second round: batch 2 updates id 2 (day 1) and adds id 4 (day 2); the snapshot's order 1 is shipped.
     dbt(project, gateway, "build", "--event-time-start", "2024-01-02", "--event-time-end", "2024-01-03",
-        variables={"round": 2, "reader": READER})
+        variables={"round": 2})
     assert rows(gateway, table("i_append")) == [(1, "a"), (2, "B"), (2, "b"), (3, "c"), (4, "d"), (5, "e")]
     # merge: id 2 updated but its excluded column kept from the first insert; id 4 inserted
     assert rows(gateway, table("i_merge", "id, name, first_batch")) == [
@@ -77,8 +78,15 @@ def test_seed_snapshot_strategies_contract_docs_grants_clone(project: Path, gate
     assert details["Comment"] == "Orders with a contract"
     columns = {row[0]: row for row in rows(gateway, f"DESCRIBE TABLE main.{SCHEMA}.m_contract")}
     assert columns["id"][2] == "The order id" and columns["name"][2] == "Who ordered"
-    grants = rows(gateway, f"SHOW GRANTS ON TABLE main.{SCHEMA}.m_contract")
-    assert any(READER in row and "SELECT" in row for row in grants), grants
+    # Every relation (dbt_project.yml) persisted its docs and granted SELECT, after its second build too.
+    for name in ["s_orders", "snap_orders", "src", "i_append", "i_merge", "i_insert_overwrite", "i_replace_where",
+                 "i_delete_insert", "i_microbatch", "m_contract"]:
+        grants = rows(gateway, f"SHOW GRANTS ON TABLE main.{SCHEMA}.{name}")
+        assert any(READER in row and "SELECT" in row for row in grants), (name, grants)
+        if name != "m_contract":
+            assert described(gateway, f"{SCHEMA}.{name}")["Comment"].startswith(f"{name}: the "), name
+            comments = {row[0]: row[2] for row in rows(gateway, f"DESCRIBE TABLE main.{SCHEMA}.{name}")}
+            assert comments["id"] == f"{name}'s id", (name, comments)
     create = rows(gateway, f"SHOW CREATE TABLE main.{SCHEMA}.m_contract")[0][0].lower()
     assert "id int not null" in create and "constraint m_contract_pk primary key (`id`)" in create, create
     assert properties(gateway, f"{SCHEMA}.m_contract")["delta.constraints.id_positive"] == "id > 0"
