@@ -1,8 +1,10 @@
 """dbt-databricks, unchanged and pinned, against a real gateway over HTTP with a Bearer token (catalog `main`, a
 warehouse http_path): the project in project/ builds a table, a view, an incremental merge model, a streaming table
-over read_files and a materialized view over it; then re-runs unchanged (REFRESH only), with changes (new rows, a
-table property and a schedule on the streaming table, a property on the materialized view), with `--full-refresh`,
-and `dbt test` passes. Every step is checked on the tables' contents through databricks-sql-connector."""
+over read_files and a materialized view over it, each with its persisted docs and a SELECT grant (the table and the
+incremental model with a contract's not-null and check constraints); then re-runs unchanged (REFRESH only), with
+changes (new rows, a table property and a schedule on the streaming table, a property on the materialized view),
+with `--full-refresh`, and `dbt test` passes. Every step is checked on the tables' contents through
+databricks-sql-connector. test_dbt_databricks_coverage.py covers the rest (seed, snapshot, strategies, clone...)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,16 @@ def test_models_built_rerun_changed_refreshed_and_tested(project: Path, gateway:
     assert rows(gateway, f"SELECT name, clicks FROM main.{SCHEMA}.m_mv") == [("a", 1), ("b", 1)]
     assert described(gateway, f"{SCHEMA}.m_st")["Type"] == "STREAMING_TABLE"
     assert described(gateway, f"{SCHEMA}.m_mv")["Type"] == "MATERIALIZED_VIEW"
+    # Each materialization persisted its docs (dbt_project.yml, models/schema.yml) and granted SELECT.
+    for name, column in [("m_table", "id"), ("m_view", "name"), ("m_incr", "id"), ("m_st", "id"), ("m_mv", "name")]:
+        assert described(gateway, f"{SCHEMA}.{name}")["Comment"] == f"{name}: documented", name
+        comments = {row[0]: row[2] for row in rows(gateway, f"DESCRIBE TABLE main.{SCHEMA}.{name}")}
+        assert comments[column] == f"{name}.{column}", (name, comments)
+        grants = rows(gateway, f"SHOW GRANTS ON TABLE main.{SCHEMA}.{name}")
+        assert any("dbt_reader" in row and "SELECT" in row for row in grants), (name, grants)
+    for name in ["m_table", "m_incr"]:  # their contracts' constraints
+        assert properties(gateway, f"{SCHEMA}.{name}")[f"delta.constraints.{name}_id_positive"] == "id > 0"
+        assert "id INT NOT NULL" in rows(gateway, f"SHOW CREATE TABLE main.{SCHEMA}.{name}")[0][0]
 
     # Unchanged: the streaming table and the materialized view are refreshed, not redefined.
     log = dbt(project, gateway, "run").lower()
