@@ -30,7 +30,7 @@ from sluicegate.dialect.streaming.kafka import redact_sql
 from sluicegate.dialect.trees import defining_query
 from sluicegate.engine.sql import StatementResult
 from sluicegate.executor.context import StatementContext
-from sluicegate.executor.listings.describe_json import describe_document, json_result
+from sluicegate.executor.listings.describe_json import describe_document, json_result, key_clauses
 from sluicegate.executor.listings.history import HISTORY_COLUMNS, history_rows, timestamp_of
 from sluicegate.executor.lookups import require, require_table
 from sluicegate.executor.materialized_views import refresh as mv_refresh
@@ -285,6 +285,7 @@ def show_create_table(ctx: StatementContext, stmt: ShowCreateTable) -> Statement
         if (field.metadata or {}).get("comment"):
             column += f" COMMENT {_quote(field.metadata['comment'])}"
         columns.append(column)
+    columns += [f"  CONSTRAINT {name} {body}" for name, body in key_clauses(entry)]  # as Databricks shows keys
     text = f"CREATE TABLE {name} (\n" + ",\n".join(columns) + ")\nUSING delta\n"
     if entry.partition_by:
         text += f"PARTITIONED BY ({', '.join(entry.partition_by)})\n"

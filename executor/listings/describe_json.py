@@ -87,13 +87,11 @@ def _quoted(names: Any) -> str:
     return ", ".join("`" + name.replace("`", "``") + "`" for name in names)
 
 
-def table_constraints(entry: TableEntry) -> str:
-    """The table's informational keys as Databricks writes them in `table_constraints`, `[(pk,PRIMARY KEY (`id`)),
-    (fk,FOREIGN KEY (`x`) REFERENCES `main`.`s`.`t` (`a`))]`: dbt-databricks parses it, with
-    use_describe_as_json_for_relation_metadata, for the keys a model has (and drops those it no longer declares).
-    The referenced table is named in full, as Databricks resolves it; a foreign key written without its referenced
-    columns lists none (Databricks names the referenced primary key's)."""
-    blocks = []
+def key_clauses(entry: TableEntry) -> list[tuple[str, str]]:
+    """The table's informational keys, each as (name, `PRIMARY KEY (`id`)` | `FOREIGN KEY (`x`) REFERENCES
+    `main`.`s`.`t` (`a`)`): the referenced table named in full, as Databricks resolves it; a foreign key written
+    without its referenced columns lists none (Databricks names the referenced primary key's)."""
+    clauses = []
     for ordinal, key in enumerate(entry.keys, start=1):
         named = key.named(entry.name, ordinal)
         body = f"{key.kind} ({_quoted(key.columns)})"
@@ -104,8 +102,15 @@ def table_constraints(entry: TableEntry) -> str:
             body += f" REFERENCES {'.'.join(_quoted([part]) for part in parts)}"
             if key.referenced_columns:
                 body += f" ({_quoted(key.referenced_columns)})"
-        blocks.append(f"({named.name},{body})")
-    return "[" + ", ".join(blocks) + "]"
+        clauses.append((named.name or "", body))
+    return clauses
+
+
+def table_constraints(entry: TableEntry) -> str:
+    """The table's keys as Databricks writes them in `table_constraints`, `[(pk,PRIMARY KEY (`id`)), (fk,...)]`:
+    dbt-databricks parses it, with use_describe_as_json_for_relation_metadata, for the keys a model has (and drops
+    those it no longer declares)."""
+    return "[" + ", ".join(f"({name},{body})" for name, body in key_clauses(entry)) + "]"
 
 
 def json_result(document: dict[str, Any]) -> StatementResult:

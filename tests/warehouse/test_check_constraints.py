@@ -118,6 +118,10 @@ def test_create_table_keeps_its_checks_and_accepts_keys(cursor: Any) -> None:
     cursor.execute("INSERT INTO c VALUES (1, 1), (1, 2)")  # keys are informational: a duplicate id is accepted
     cursor.execute("ALTER TABLE c ADD CONSTRAINT c_fk FOREIGN KEY (v) REFERENCES parent (id)")  # kept, not enforced
     assert sorted_rows(cursor, "SELECT * FROM c") == [(1, 1), (1, 2)]
+    cursor.execute("SHOW CREATE TABLE c")  # the keys as Databricks shows them, after the columns
+    created = cursor.fetchall()[0][0]
+    assert "  v INT,\n  CONSTRAINT c_pk PRIMARY KEY (`id`),\n  CONSTRAINT c_fk_2 FOREIGN KEY (`v`) REFERENCES " \
+           "`main`.`check_constraints`.`parent` (`id`),\n  CONSTRAINT c_fk FOREIGN KEY (`v`)" in created, created
 
 
 def test_create_or_replace_drops_the_old_constraints_as_delta_does(cursor: Any) -> None:

@@ -1,23 +1,19 @@
 """dbt-databricks, unchanged and pinned, against a real gateway over HTTP with a Bearer token (catalog `main`, a
 warehouse http_path): the project in project/ builds a table, a view, an incremental merge model, a streaming table
-over read_files and a materialized view over it; then re-runs unchanged (REFRESH only), with changes (new rows, a
-table property and a schedule on the streaming table, a property on the materialized view), with `--full-refresh`,
-and `dbt test` passes. Every step is checked on the tables' contents through databricks-sql-connector."""
+over read_files and a materialized view over it, each with its persisted docs and a SELECT grant (the table and the
+incremental model with a contract's not-null and check constraints); then re-runs unchanged (REFRESH only), with
+changes (new rows, a table property and a schedule on the streaming table, a property on the materialized view),
+with `--full-refresh`, and `dbt test` passes. Every step is checked on the tables' contents through
+databricks-sql-connector. test_dbt_databricks_coverage.py covers the rest (seed, snapshot, strategies, clone...)."""
 
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from conftest import Gateway
-from databricks import sql
-from dbt.cli.main import dbtRunner
+from conftest import Gateway, copy_project, dbt, described, properties, rows
 
 PROJECT = Path(__file__).resolve().parent / "project"
 SCHEMA = "dbt_dbx"
@@ -25,42 +21,7 @@ SCHEMA = "dbt_dbx"
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory, gateway: Gateway) -> Path:
-    """The project with a profile as a user writes it for sluicegate (README, "dbt-databricks")."""
-    project = tmp_path_factory.mktemp("dbx_project") / "project"
-    shutil.copytree(PROJECT, project)
-    target = {
-        "type": "databricks", "host": gateway.http_url, "http_path": "/sql/1.0/warehouses/sluicegate",
-        "token": gateway.token, "catalog": "main", "schema": SCHEMA, "threads": 1,
-        "connection_parameters": {"_connection_uri": f"{gateway.http_url}/cliservice", "enable_telemetry": False},
-    }
-    profile = {"sluicegate_databricks": {"target": "dev", "outputs": {"dev": target}}}
-    (project / "profiles.yml").write_text(yaml.safe_dump(profile))
-    return project
-
-
-@contextmanager
-def cursor(gateway: Gateway) -> Iterator[Any]:
-    connection = sql.connect(server_hostname="127.0.0.1", http_path="/cliservice", access_token=gateway.token,
-                             _connection_uri=f"{gateway.http_url}/cliservice", enable_telemetry=False)
-    try:
-        with connection.cursor() as opened:
-            yield opened
-    finally:
-        connection.close()
-
-
-def rows(gateway: Gateway, query: str) -> list[tuple[Any, ...]]:
-    with cursor(gateway) as opened:
-        opened.execute(query)
-        return sorted(tuple(row) for row in opened.fetchall())
-
-
-def described(gateway: Gateway, table: str) -> dict[str, str]:
-    return {row[0]: row[1] for row in rows(gateway, f"DESCRIBE TABLE EXTENDED main.{SCHEMA}.{table}")}
-
-
-def properties(gateway: Gateway, table: str) -> dict[str, str]:
-    return dict(rows(gateway, f"SHOW TBLPROPERTIES main.{SCHEMA}.{table}"))
+    return copy_project(PROJECT, tmp_path_factory.mktemp("dbx_project"), gateway, {"dev": SCHEMA})
 
 
 def land(gateway: Gateway, name: str, records: list[dict[str, Any]]) -> None:
@@ -71,19 +32,6 @@ def land(gateway: Gateway, name: str, records: list[dict[str, Any]]) -> None:
     partial.rename(folder / name)
 
 
-def dbt(project: Path, gateway: Gateway, *args: str, variables: dict[str, Any] | None = None) -> str:
-    """Run dbt in this process; returns what it logged during the run (the statements it sent among it)."""
-    log = project / "logs" / "dbt.log"
-    start = log.stat().st_size if log.exists() else 0
-    landing = {"landing": str(gateway.warehouse / "landing" / "dbx")}
-    result = dbtRunner().invoke([*args, "--project-dir", str(project), "--profiles-dir", str(project),
-                                 "--vars", json.dumps({**landing, **(variables or {})})])
-    assert result.success, f"dbt {' '.join(args)} failed: {result.exception}"
-    with open(log, encoding="utf-8") as logged:
-        logged.seek(start)
-        return logged.read()
-
-
 def test_models_built_rerun_changed_refreshed_and_tested(project: Path, gateway: Gateway) -> None:
     land(gateway, "part-1.json", [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}])
     dbt(project, gateway, "run")
@@ -92,8 +40,18 @@ def test_models_built_rerun_changed_refreshed_and_tested(project: Path, gateway:
     assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_incr") == [(1, "a"), (2, "b"), (3, "c")]
     assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_st") == [(1, "a"), (2, "b")]
     assert rows(gateway, f"SELECT name, clicks FROM main.{SCHEMA}.m_mv") == [("a", 1), ("b", 1)]
-    assert described(gateway, "m_st")["Type"] == "STREAMING_TABLE"
-    assert described(gateway, "m_mv")["Type"] == "MATERIALIZED_VIEW"
+    assert described(gateway, f"{SCHEMA}.m_st")["Type"] == "STREAMING_TABLE"
+    assert described(gateway, f"{SCHEMA}.m_mv")["Type"] == "MATERIALIZED_VIEW"
+    # Each materialization persisted its docs (dbt_project.yml, models/schema.yml) and granted SELECT.
+    for name, column in [("m_table", "id"), ("m_view", "name"), ("m_incr", "id"), ("m_st", "id"), ("m_mv", "name")]:
+        assert described(gateway, f"{SCHEMA}.{name}")["Comment"] == f"{name}: documented", name
+        comments = {row[0]: row[2] for row in rows(gateway, f"DESCRIBE TABLE main.{SCHEMA}.{name}")}
+        assert comments[column] == f"{name}.{column}", (name, comments)
+        grants = rows(gateway, f"SHOW GRANTS ON TABLE main.{SCHEMA}.{name}")
+        assert any("dbt_reader" in row and "SELECT" in row for row in grants), (name, grants)
+    for name in ["m_table", "m_incr"]:  # their contracts' constraints
+        assert properties(gateway, f"{SCHEMA}.{name}")[f"delta.constraints.{name}_id_positive"] == "id > 0"
+        assert "id INT NOT NULL" in rows(gateway, f"SHOW CREATE TABLE main.{SCHEMA}.{name}")[0][0]
 
     # Unchanged: the streaming table and the materialized view are refreshed, not redefined.
     log = dbt(project, gateway, "run").lower()
@@ -112,9 +70,9 @@ def test_models_built_rerun_changed_refreshed_and_tested(project: Path, gateway:
     assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_incr") == [(1, "a"), (2, "b"), (3, "c"), (4, "c")]
     assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_st") == [(1, "a"), (2, "b"), (3, "a")]
     assert rows(gateway, f"SELECT name, clicks FROM main.{SCHEMA}.m_mv") == [("a", 2), ("b", 1)]
-    assert properties(gateway, "m_st")["pipelines.trigger.interval"] == "1 second"
-    assert described(gateway, "m_st")["Refresh Schedule"] == "CRON '0 0 * * * ? *' AT TIME ZONE 'UTC'"
-    assert properties(gateway, "m_mv")["team"] == "web"
+    assert properties(gateway, f"{SCHEMA}.m_st")["pipelines.trigger.interval"] == "1 second"
+    assert described(gateway, f"{SCHEMA}.m_st")["Refresh Schedule"] == "CRON '0 0 * * * ? *' AT TIME ZONE 'UTC'"
+    assert properties(gateway, f"{SCHEMA}.m_mv")["team"] == "web"
 
     # The same changes again: nothing to apply, so refreshes only.
     log = dbt(project, gateway, "run", variables=changes).lower()
@@ -125,8 +83,8 @@ def test_models_built_rerun_changed_refreshed_and_tested(project: Path, gateway:
     assert "drop table if exists `main`.`dbt_dbx`.`m_st`" in log
     assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_incr") == [(1, "a"), (2, "b"), (3, "c")]
     assert rows(gateway, f"SELECT id, name FROM main.{SCHEMA}.m_st") == [(1, "a"), (2, "b"), (3, "a")]
-    assert "pipelines.trigger.interval" not in properties(gateway, "m_st")
-    assert described(gateway, "m_st")["Refresh Schedule"] == "MANUAL"
-    assert "team" not in properties(gateway, "m_mv")
+    assert "pipelines.trigger.interval" not in properties(gateway, f"{SCHEMA}.m_st")
+    assert described(gateway, f"{SCHEMA}.m_st")["Refresh Schedule"] == "MANUAL"
+    assert "team" not in properties(gateway, f"{SCHEMA}.m_mv")
 
     dbt(project, gateway, "test")

@@ -1,0 +1,2 @@
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id, name from {{ ref('src') }} where batch = {{ 2 if is_incremental() else 1 }}
