@@ -164,7 +164,9 @@ def _create(ctx: StatementContext, stmt: st.CreateMaterializedView, database: st
         with locations.new_table_folder(ctx.warehouse, database, name, "materialized view") as folder:
             entry = replace(_entry(ctx, stmt, database, name, str(folder), schedule), definition=definition,
                             schema_json=schema.json())   # its NOT NULL columns are enforced from the first write
-            outcome = mv_refresh.recompute(replace(ctx, sql=definition), entry, state, full=False, create=True)
+            # the definition's own context: the statement's tree is not the definition's (tree=None: parsed afresh)
+            outcome = mv_refresh.recompute(replace(ctx, sql=definition, tree=None), entry, state, full=False,
+                                           create=True)
             ctx.store.create_table(entry)
     except LocationExistsError as exc:
         exc.line, exc.column = ctx.position_of(stmt.table)
@@ -202,8 +204,8 @@ def _create_or_refresh(ctx: StatementContext, stmt: st.CreateMaterializedView, e
                     schema_json=schema.json())
     create = tuple(stmt.partition_by) != tuple(existing.partition_by)
     try:
-        outcome = mv_refresh.recompute(replace(ctx, sql=definition), entry, replace(state, last_version=None),
-                                       full=True, create=create)
+        outcome = mv_refresh.recompute(replace(ctx, sql=definition, tree=None), entry,
+                                       replace(state, last_version=None), full=True, create=create)
     except Exception as exc:  # recorded, then raised with its type
         error = mv_refresh.record_failure(ctx, existing, exc, "USER_ACTION")
         if error is exc:
