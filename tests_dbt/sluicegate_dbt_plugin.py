@@ -1,10 +1,10 @@
 """pytest plugin that runs dbt-spark's own functional suite (from its sdist, unchanged) against a real sluicegate.
 
 The suite's `apache_spark` profile points at Spark's Thrift server on `spark_db:10000`; here it points at a gateway
-this plugin starts on 127.0.0.1 (port 0, a fresh warehouse), with dbt-spark's default `poll_interval`. Classes that
-the suite skips on `apache_spark` only because Spark's Thrift server lacks them (Delta Lake above all) run here, with
-their reasons in `RUN_HERE`; the tests expected to fail are in `KNOWN_FAILURES` and those skipped here in
-`SKIPPED_HERE`, each with its reason (printed by `-ra`); every other skip is the suite's own, with its own reason.
+this plugin starts on 127.0.0.1 (port 0, a fresh warehouse), with a 1 s poll interval and long-poll wait (below).
+Classes that the suite skips on `apache_spark` only because Spark's Thrift server lacks them (Delta Lake above all)
+run here, with their reasons in `RUN_HERE`; the tests expected to fail are in `KNOWN_FAILURES` and those skipped here
+in `SKIPPED_HERE`, each with its reason (printed by `-ra`); every other skip is the suite's own, with its own reason.
 """
 
 from __future__ import annotations
@@ -109,6 +109,12 @@ def sluicegate_target() -> dict[str, Any]:
         "connect_retries": 2,
         "connect_timeout": 3,
         "retry_all": False,
+        # dbt-spark's client-side `query_timeout` is checked between polls, timed from the first poll's answer; a poll
+        # waits up to Hive's 5 s long-polling timeout (as on Spark's Thrift server), so the timeout would fire only
+        # for statements over ~11 s (test_query_timeout's 8.5 s cross join would finish first). A 1 s wait and poll
+        # interval, as a user who sets query_timeout would choose, keep it within ~2 s.
+        "server_side_parameters": {"hive.server2.long.polling.timeout": "1s"},
+        "poll_interval": 1,
     }
 
 
