@@ -242,9 +242,12 @@ class CatalogStore:
                 raise SchemaNotFoundError(f"the schema `{name}` cannot be found",
                                           hint="SHOW DATABASES lists the schemas; add IF EXISTS to ignore")
             tables = session.scalars(select(TableRow).where(TableRow.database == name)).all()
-            if tables and not cascade:
-                raise SchemaNotEmptyError(f"the schema `{name}` is not empty: it holds {len(tables)} table(s)",
-                                          hint="drop its tables first, or DROP DATABASE ... CASCADE")
+            functions = session.scalars(select(FunctionRow.name).where(FunctionRow.database == name)).all()
+            if (tables or functions) and not cascade:   # a function is an object of the schema, as on Databricks
+                held = " and ".join(f"{count} {kind}(s)" for count, kind in
+                                    ((len(tables), "table"), (len(functions), "function")) if count)
+                raise SchemaNotEmptyError(f"the schema `{name}` is not empty: it holds {held}",
+                                          hint="drop its tables and functions first, or DROP DATABASE ... CASCADE")
             dropped = [_table_entry(t) for t in tables]
             session.execute(delete(TableRow).where(TableRow.database == name))  # streams follow by foreign key
             session.execute(delete(GrantRow).where(GrantRow.database == name))

@@ -17,6 +17,7 @@ from sluicegate.catalog.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
+from sluicegate.catalog.functions import FunctionEntry, FunctionStore
 from sluicegate.catalog.migrations import MIGRATIONS
 from sluicegate.catalog.models import SchemaVersion
 from sluicegate.catalog.store import CatalogStore, StreamEntry, TableEntry
@@ -100,6 +101,20 @@ def test_drop_database_needs_cascade_when_not_empty(store):
     assert [t.name for t in store.drop_database("db", cascade=True)] == ["a"]
     assert store.get_database("db") is None
     assert store.drop_database("db", if_exists=True) == []
+
+
+def test_a_schema_holding_only_functions_is_not_empty(store):
+    """As on Databricks, a function is an object of its schema: DROP SCHEMA without CASCADE refuses it, CASCADE
+    takes the function with the schema."""
+    functions = FunctionStore(store)
+    store.create_database("fdb")
+    functions.create(FunctionEntry("fdb", "twice", (("x", "INT"),), "INT", "x * 2", None, "alice"), replace=False)
+    with pytest.raises(SchemaNotEmptyError) as not_empty:
+        store.drop_database("fdb")
+    assert "1 function(s)" in str(not_empty.value) and "table" not in str(not_empty.value).split(":")[-1]
+    assert functions.get("fdb", "twice") is not None
+    assert store.drop_database("fdb", cascade=True) == []
+    assert store.get_database("fdb") is None and functions.get("fdb", "twice") is None
 
 
 def test_streams_upsert_update_events_and_go_with_their_table(store):
