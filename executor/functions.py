@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sluicegate.catalog.errors import RoutineAlreadyExistsError, RoutineNotFoundError
+from sluicegate.catalog.errors import RoutineAlreadyExistsError, RoutineNotFoundError, SchemaNotFoundError
 from sluicegate.catalog.functions import FunctionEntry, FunctionStore
 from sluicegate.catalog.names import quote_string
 from sluicegate.catalog.store import pattern_matcher
@@ -25,6 +25,7 @@ from sluicegate.executor.binding.file_reads import file_dataframe
 from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.errors import UnsupportedStatementError
 from sluicegate.executor.output import no_result, rows_result
+from sluicegate.executor.spark_databases import spark_has_database
 
 if TYPE_CHECKING:
     from sluicegate.executor.context import StatementContext
@@ -121,6 +122,10 @@ def describe_function(ctx: StatementContext, stmt: st.DescribeFunction) -> State
 def show_functions(ctx: StatementContext, stmt: st.ShowFunctions) -> StatementResult:
     """`function` rows: the schema's SQL functions by their full names (USER), and Spark's built-ins too (ALL)."""
     database = (stmt.database or ctx.current_database).lower()
+    if (stmt.database is not None and ctx.store.get_database(database) is None
+            and not spark_has_database(ctx.spark, database)):
+        raise SchemaNotFoundError(f"The schema `{database}` cannot be found.",
+                                  hint="SHOW DATABASES lists the schemas")   # as Spark answers SHOW FUNCTIONS IN
     names = [_full_name(entry) for entry in FunctionStore(ctx.store).list(database)]
     matcher = pattern_matcher(stmt.pattern)
     names = [n for n in names if matcher is None or matcher.match(n.rsplit(".", 1)[1]) or matcher.match(n)]

@@ -78,6 +78,8 @@ def test_describe_show_and_drop(cursor: Any) -> None:
     assert "ROUTINE_NOT_FOUND" in status.errorMessage and status.sqlState == "42883"
     cursor.execute("DROP FUNCTION IF EXISTS plus_one")
     assert ("upper",) in sorted_rows(cursor, "SHOW SYSTEM FUNCTIONS LIKE 'upp*'")  # Spark's list, as before
+    status = error_status(cursor, "SHOW USER FUNCTIONS IN no_such_schema")   # not an empty list: a typo says so
+    assert "SCHEMA_NOT_FOUND" in status.errorMessage and status.sqlState == "42704"
 
 
 def test_functions_in_writes(cursor: Any) -> None:
