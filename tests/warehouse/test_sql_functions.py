@@ -80,6 +80,13 @@ def test_describe_show_and_drop(cursor: Any) -> None:
     assert ("upper",) in sorted_rows(cursor, "SHOW SYSTEM FUNCTIONS LIKE 'upp*'")  # Spark's list, as before
     status = error_status(cursor, "SHOW USER FUNCTIONS IN no_such_schema")   # not an empty list: a typo says so
     assert "SCHEMA_NOT_FOUND" in status.errorMessage and status.sqlState == "42704"
+    cursor.execute("CREATE SCHEMA IF NOT EXISTS functions_only")
+    cursor.execute("CREATE OR REPLACE FUNCTION functions_only.twice (x INT) RETURNS INT RETURN x * 2")
+    status = error_status(cursor, "DROP SCHEMA functions_only")   # a function is an object of its schema
+    assert "SCHEMA_NOT_EMPTY" in status.errorMessage and "1 function(s)" in status.errorMessage
+    assert status.sqlState == "2BP01" and sorted_rows(cursor, "SELECT functions_only.twice(21)") == [(42,)]
+    cursor.execute("DROP SCHEMA functions_only CASCADE")
+    assert sorted_rows(cursor, "SHOW DATABASES LIKE 'functions_only'") == []
 
 
 def test_functions_in_writes(cursor: Any) -> None:
