@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from py4j.java_gateway import JavaClass
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 # JVM objects that never change for a py4j client (one per Spark driver): Scala objects, static members and constants.
 _CONSTANTS: dict[tuple[int, str], tuple[Any, Any]] = {}
@@ -33,13 +33,32 @@ def java_class(df: DataFrame, name: str) -> Any:
 
 def jvm_constant(df: DataFrame, name: str, lookup: Callable[[DataFrame], Any]) -> Any:
     """`lookup(df)`'s JVM object, asked once per py4j client under `name`."""
-    gateway = df.sparkSession.sparkContext._gateway
+    return _once_per_client(df.sparkSession, name, lambda: lookup(df))
+
+
+def compiled_java(spark: SparkSession, class_name: str, source: str) -> Any:
+    """An instance of the public class `class_name` compiled from Java `source` in the driver, once per py4j client.
+
+    Janino compiles it in memory, the compiler Spark itself uses for its generated code (so every Spark has it and
+    no build step or jar is needed), with Spark's class loader as parent: the class may use Spark's and Scala's
+    classes. For work that would cost one py4j round trip per object, or Scala reflection, done in one call."""
+    def compile_it() -> Any:
+        compiler = spark._jvm.org.codehaus.janino.SimpleCompiler()  # type: ignore[union-attr]  # a session's JVM
+        compiler.setParentClassLoader(spark._jsparkSession.getClass().getClassLoader())
+        compiler.cook(source)
+        return compiler.getClassLoader().loadClass(class_name).newInstance()
+
+    return _once_per_client(spark, "compiled:" + class_name, compile_it)
+
+
+def _once_per_client(spark: SparkSession, name: str, make: Callable[[], Any]) -> Any:
+    gateway = spark.sparkContext._gateway
     assert gateway is not None  # typed optional; a running context always has its Py4J gateway
     client = gateway._gateway_client
     with _CONSTANTS_LOCK:
         kept = _CONSTANTS.get((id(client), name))
     if kept is None or kept[0] is not client:
-        kept = (client, lookup(df))
+        kept = (client, make())
         with _CONSTANTS_LOCK:
             _CONSTANTS[(id(client), name)] = kept
     return kept[1]

@@ -63,6 +63,8 @@ KAFKA_CLIENT_OPTIONS = frozenset([
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Upper bounds of numeric reader options: one statement must not be able to fill the disk or take every core.
 READER_LIMITS = {"rowspersecond": 1_000_000, "numpartitions": 64, "maxfilespertrigger": 100_000}
+# Commands whose settings `_check_command` reads from their toJSON fields (rare statements: the cost is theirs only).
+_COMMANDS_READ_BY_FIELDS = frozenset({"CreateViewCommand", "CreateTempViewUsing", "CreateTable", "CreateTableAsSelect"})
 
 
 @dataclass(frozen=True)
@@ -121,13 +123,13 @@ class Policy:
         if self._unrestricted(principal):
             return
         jplan = spark_plans.parse(spark, sql, original, to_original)
-        nodes = spark_plans.plan_nodes(jplan)
+        nodes = spark_plans.plan_nodes(spark, jplan)
         spark_plans.check_parsed(nodes)
         self._check_command(spark, jplan, nodes[0], principal)
         if nodes[0].name in ("CreateTableAsSelect", "InsertIntoStatement"):
             # Spark runs these at once: what they read is judged on their analysis, before they run.
             for database, name in spark_plans.check_analyzed_plan(
-                    spark_plans.analyzed_without_running(spark, jplan, sql, original, to_original)):
+                    spark, spark_plans.analyzed_without_running(spark, jplan, sql, original, to_original)):
                 self.spark_tables.require(principal, database, name, "read")
 
     def check_query_text(self, spark: SparkSession, sql: str, principal: Principal) -> None:
@@ -140,7 +142,7 @@ class Policy:
             jplan = session_parser(spark).parsePlan(sql)
         except Exception:  # noqa: BLE001 - see above: the error is reported by spark.sql, with its position
             return
-        spark_plans.check_parsed(spark_plans.plan_nodes(jplan), commands=False)
+        spark_plans.check_parsed(spark_plans.plan_nodes(spark, jplan), commands=False)
 
     def check_query(self, df: DataFrame, principal: Principal) -> None:
         """Judge a query's analysed plan (views and subqueries expanded) before its first row is computed."""
@@ -155,7 +157,7 @@ class Policy:
             raise _global_temporary_view()
 
     def _check_command(self, spark: SparkSession, jplan: Any, root: spark_plans.Node, principal: Principal) -> None:
-        fields = root.fields
+        fields = spark_plans.root_fields(jplan) if root.name in _COMMANDS_READ_BY_FIELDS else {}
         if root.name == "SetCommand":
             pair = jplan.kv()  # SET key=value changes a setting; SET, SET key and SET -v only read
             if pair.isDefined() and pair.get()._2().isDefined():
@@ -173,7 +175,7 @@ class Policy:
             options = _java_map(spark, jplan.options())
             self._check_options_paths(options, principal)
         elif root.name in ("CreateTable", "CreateTableAsSelect"):
-            spec = next((n.fields for n in spark_plans.nodes_in(root.fields) if n.name == "UnresolvedTableSpec"), {})
+            spec = next((n.fields for n in spark_plans.nodes_in(fields) if n.name == "UnresolvedTableSpec"), {})
             provider = str(spec.get("provider") or "")
             if provider:
                 self._check_format(provider)

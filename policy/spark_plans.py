@@ -1,7 +1,7 @@
 """Checks on Spark's own plans: what Spark would run is judged on the tree it parsed or analysed, never on the text.
 
-A plan is read through `TreeNode.toJSON()` (one call into the JVM; nested subquery plans and expressions included)
-and every node is judged by its class:
+A plan is read in one call into the JVM by `PlanWalker.java` (compiled in the driver; every node of the tree, nested
+subquery plans and expressions included) and every node is judged by its class:
 - parsed plans (`check_parsed`, for any text handed to `spark.sql`): deny by default. Query operators and
   expressions are allowed, commands only from `USER_COMMANDS`, and only at the root; script transformation,
   reflection and the commands in `REFUSED` are refused with a reason.
@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from sluicegate.engine.jvm_objects import compiled_java
 from sluicegate.engine.sessions import session_parser
 from sluicegate.policy.errors import StatementNotAllowedError
 from sluicegate.storage.spark_errors import from_spark
@@ -94,13 +97,25 @@ FILE_FORMATS = frozenset({"parquet", "csv", "json", "orc", "text", "avro", "delt
 _HINT = "run queries and the warehouse's statements; ask an admin for what needs the server itself"
 
 
+_WALKER = "sluicegate.policy.PlanWalker"
+_WALKER_SOURCE = (resources.files(__package__) / "PlanWalker.java").read_text(encoding="utf-8")
+_ESCAPED = re.compile(r"\\(.)")
+_UNESCAPE = {"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}
+
+
 @dataclass(frozen=True)
 class Node:
-    """One node of a plan as toJSON writes it: its class's simple name and its fields."""
+    """One node of a plan: its class's simple name and full name, and what the walker reads of it (a function's
+    name; a catalog relation's database and table) or, in a toJSON value, its fields."""
 
     name: str
     qualified: str
-    fields: dict[str, Any]
+    details: tuple[str, ...] = ()
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def _node(qualified: str, details: tuple[str, ...] = (), fields: dict[str, Any] | None = None) -> Node:
+    return Node(qualified.rsplit(".", 1)[-1].rstrip("$"), qualified, details, fields or {})  # `$`: a Scala object
 
 
 def nodes_in(value: Any) -> Iterator[Node]:
@@ -108,7 +123,7 @@ def nodes_in(value: Any) -> Iterator[Node]:
     if isinstance(value, dict):
         qualified = value.get("class")
         if isinstance(qualified, str):
-            yield Node(qualified.rsplit(".", 1)[-1].rstrip("$"), qualified, value)  # `$`: a Scala object
+            yield _node(qualified, fields=value)
         for item in value.values():
             yield from nodes_in(item)
     elif isinstance(value, list):
@@ -116,14 +131,31 @@ def nodes_in(value: Any) -> Iterator[Node]:
             yield from nodes_in(item)
 
 
-def plan_nodes(jplan: Any) -> list[Node]:
-    """Every node of a JVM logical plan, pre-order (the root first), expressions and subqueries included."""
+def plan_nodes(spark: SparkSession, jplan: Any) -> list[Node]:
+    """Every node of a JVM logical plan, expressions and subqueries included: the root first, then each distinct
+    (class, details) once."""
     try:
-        return list(nodes_in(json.loads(jplan.toJSON())))
+        walked = compiled_java(spark, _WALKER, _WALKER_SOURCE).walk(jplan)
     except Exception as exc:
         log.warning("could not read a plan for the policy check: %s", exc)
         raise StatementNotAllowedError("the statement's plan could not be checked, so it is not run",
                                        hint=_HINT) from exc
+    nodes = []
+    for line in str(walked).split("\n"):
+        qualified, *details = line.split("\t")
+        nodes.append(_node(qualified, tuple(_ESCAPED.sub(lambda m: _UNESCAPE.get(m[1], m[1]), d) for d in details)))
+    return nodes
+
+
+def root_fields(jplan: Any) -> dict[str, Any]:
+    """The fields of a plan's root as `TreeNode.toJSON` writes them (nested nodes included): for the few commands
+    whose settings the policy reads. Costs Scala reflection per node, so only for those, never for queries."""
+    try:
+        rendered = json.loads(jplan.toJSON())
+    except Exception as exc:
+        log.warning("could not read a command for the policy check: %s", exc)
+        raise StatementNotAllowedError("the statement could not be checked, so it is not run", hint=_HINT) from exc
+    return rendered[0] if isinstance(rendered, list) and rendered and isinstance(rendered[0], dict) else {}
 
 
 def _refuse(reason: str) -> StatementNotAllowedError:
@@ -131,8 +163,7 @@ def _refuse(reason: str) -> StatementNotAllowedError:
 
 
 def _function_name(node: Node) -> str:
-    parts = node.fields.get("nameParts") or node.fields.get("name") or ""
-    return str(parts).strip("[]").split(",")[-1].strip().strip("`").lower()
+    return (node.details[-1] if node.details else "").lower()
 
 
 def _judge(node: Node, is_root: bool) -> None:
@@ -176,7 +207,7 @@ def check_parsed(nodes: list[Node], *, commands: bool = True) -> None:
 def check_analyzed(df: DataFrame) -> list[tuple[str, str]]:
     """Refuse a query whose analysed plan (views and subqueries expanded) holds anything no user may run; returns
     the Spark catalog tables it reads, as (database, name), for their owners to be checked."""
-    return check_analyzed_plan(df._jdf.queryExecution().analyzed())
+    return check_analyzed_plan(df.sparkSession, df._jdf.queryExecution().analyzed())
 
 
 def analyzed_without_running(spark: SparkSession, jplan: Any, sql: str, original: str | None = None,
@@ -191,13 +222,12 @@ def analyzed_without_running(spark: SparkSession, jplan: Any, sql: str, original
         raise from_spark(exc, sql, original=original, to_original=to_original) from exc
 
 
-def check_analyzed_plan(jplan: Any) -> list[tuple[str, str]]:
+def check_analyzed_plan(spark: SparkSession, jplan: Any) -> list[tuple[str, str]]:
     tables: list[tuple[str, str]] = []
-    for node in plan_nodes(jplan):
+    for node in plan_nodes(spark, jplan):
         if node.name in FORBIDDEN_ANALYZED:
             raise _refuse(REFUSED.get(node.name, f"{node.name} is not allowed"))
-        table = node.fields.get("catalogTable") if node.name == "LogicalRelation" else None
-        if isinstance(table, dict) and isinstance(table.get("identifier"), dict):
-            identifier = table["identifier"]
-            tables.append((str(identifier.get("database") or "default"), str(identifier.get("table") or "")))
+        if node.name == "LogicalRelation" and len(node.details) == 2:
+            database, table = node.details
+            tables.append((database or "default", table))
     return tables
