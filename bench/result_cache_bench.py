@@ -1,7 +1,8 @@
-"""The exact result cache (issue 28 part 4): TPC-H queries run twice on sluicegate and on Spark's own Thrift server
-(HiveThriftServer2, same pyspark jars and Spark settings), one server at a time.
+"""The exact result cache (issue 28 part 4): TPC-H and TPC-DS queries run twice on sluicegate and on Spark's own
+Thrift server (HiveThriftServer2, same pyspark jars and Spark settings), one server at a time.
 
-    ./run bench bench/result_cache_bench.py                 # scale 0.05: 300,000 lineitems, 8 queries
+    ./run bench bench/result_cache_bench.py                 # scale 0.05: 300,000 lineitems, 144,000 store_sales
+    ./run bench bench/result_cache_bench.py --suite tpcds   # the TPC-DS queries only (the issue's aim names them)
     ./run bench bench/result_cache_bench.py --scale 0.01    # to try it out
 
 Each server is started (gateway_bench.py's start-up: sluicegate with its default settings, so the cache on; the
@@ -27,21 +28,26 @@ from pathlib import Path
 from typing import Any
 
 from gateway_bench import OUT_DIR, load_average, machine_info, pyhive_connect, running, say, servers_env
-from tpc import TPCH_QUERIES as QUERIES
-from tpc import make_tables, timed, tpch_tables
+from tpc import TPCDS_QUERIES, TPCH_QUERIES, make_tables, timed, tpcds_tables, tpch_tables
+
+SUITES = {"tpch": (TPCH_QUERIES, tpch_tables, "SELECT count(*), sum(l_quantity) FROM tpch.lineitem"),
+          "tpcds": (TPCDS_QUERIES, tpcds_tables, "SELECT count(*), sum(ss_quantity) FROM tpcds.store_sales")}
 
 
-def bench_server(key: str, scale: float, env: dict[str, str], start_timeout: float) -> dict[str, Any]:
+def bench_server(key: str, suites: list[str], scale: float, env: dict[str, str],
+                 start_timeout: float) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix=f"result-cache-bench-{key}-"))
     say(f"{key}: starting")
     with running(key, workdir, env, start_timeout, result_cache=True) as server:   # the gateway's default: on
         connection = pyhive_connect(server.port)
         cursor = connection.cursor()
-        loaded = make_tables(cursor, "tpch", tpch_tables(scale), "delta" if key == "sluicegate" else "parquet")
+        using = "delta" if key == "sluicegate" else "parquet"
+        loaded = sum(make_tables(cursor, suite, SUITES[suite][1](scale), using) for suite in suites)
         say(f"{key}: tables made in {loaded:.1f} s")
-        timed(cursor, "SELECT count(*), sum(l_quantity) FROM tpch.lineitem")   # warm-up (not a measured query)
+        for suite in suites:
+            timed(cursor, SUITES[suite][2])   # warm-up (not a measured query)
         runs: dict[str, dict[str, Any]] = {}
-        for name, sql in QUERIES.items():
+        for name, sql in queries(suites).items():
             first, first_rows, first_id = timed(cursor, sql)
             second, second_rows, second_id = timed(cursor, sql)
             if first_rows != second_rows:
@@ -67,27 +73,34 @@ def bench_server(key: str, scale: float, env: dict[str, str], start_timeout: flo
     return {"load_s": loaded, "queries": runs}
 
 
+def queries(suites: list[str]) -> dict[str, str]:
+    return {name: sql for suite in suites for name, sql in SUITES[suite][0].items()}
+
+
 def _plain(value: Any) -> Any:
     return str(value) if isinstance(value, Decimal) else value
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", type=float, default=0.05, help="TPC-H scale factor (0.05: 300,000 lineitems)")
+    parser.add_argument("--scale", type=float, default=0.05,
+                        help="scale factor (0.05: 300,000 lineitems, 144,000 store_sales)")
+    parser.add_argument("--suite", choices=["both", *SUITES], default="both", help="which queries run (default both)")
     parser.add_argument("--start-timeout", type=float, default=300, help="seconds a server may take to start")
     args = parser.parse_args(argv)
+    suites = list(SUITES) if args.suite == "both" else [args.suite]
     java, env = servers_env()
     machine = machine_info(java)
     load_before = load_average()
     say(f"machine: {machine['nproc']} CPUs, Python {machine['python']}, {machine['java']}, pyspark "
-        f"{machine['pyspark']}; load {load_before}; scale {args.scale}")
+        f"{machine['pyspark']}; load {load_before}; scale {args.scale}, {', '.join(suites)}")
     started = time.time()
-    results = {key: bench_server(key, args.scale, env, args.start_timeout) for key in ("sluicegate", "sts")}
+    results = {key: bench_server(key, suites, args.scale, env, args.start_timeout) for key in ("sluicegate", "sts")}
     load_after = load_average()
     sg, sts = results["sluicegate"]["queries"], results["sts"]["queries"]
     lines = [f"{'query':6} {'sg first ms':>12} {'sg second ms':>13} {'sts first ms':>13} {'sts second ms':>14} "
              f"{'sts 2nd / sg 2nd':>17} {'equal':>6}"]
-    for name in QUERIES:
+    for name in queries(suites):
         equal = sg[name]["rows"] == sts[name]["rows"]
         if not equal:
             raise AssertionError(f"{name}: sluicegate's rows differ from the Thrift server's: "
@@ -108,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     for result in results.values():
         for run in result["queries"].values():
             run["rows"] = [[_plain(value) for value in row] for row in run["rows"]]
-    out.write_text(json.dumps({"machine": machine, "scale": args.scale, "load_before": load_before,
+    out.write_text(json.dumps({"machine": machine, "scale": args.scale, "suites": suites, "load_before": load_before,
                                "load_after": load_after, "table": text, "sums": sums, "results": results},
                               indent=1, default=str))
     print(f"written to {out}")
