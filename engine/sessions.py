@@ -7,14 +7,19 @@ from __future__ import annotations
 import json
 import threading
 import weakref
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from py4j.java_gateway import JavaClass
+
+from sluicegate.engine.jvm_objects import compiled_java
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 REFLECTION_FUNCTIONS = ("java_method", "reflect", "try_reflect")
+_TEMPORARY_VIEWS = "sluicegate.engine.TemporaryViews"
+_TEMPORARY_VIEWS_SOURCE = (resources.files(__package__) / "TemporaryViews.java").read_text(encoding="utf-8")
 # The JVM's `CurrentUserContext.CURRENT_USER` thread-local, per py4j gateway client (one per Spark driver).
 _CURRENT_USER: dict[int, tuple[Any, Any]] = {}
 # The user last set on each py4j connection (pinned-thread mode: one connection per Python thread, served by one JVM
@@ -148,6 +153,13 @@ def session_parser(spark: SparkSession) -> Any:
 def session_conf(spark: SparkSession) -> Any:
     """The session's live SQLConf (`sessionState().conf()`), kept per session: read its values each time."""
     return _session_state(spark)[1]
+
+
+def replace_temporary_view(df: DataFrame, name: str) -> None:
+    """`df.createOrReplaceTempView(name)` for a view the gateway names itself (a plain identifier, never a user's
+    text): the same command run in the frame's session, without its trip through a DataFrame's execution (see
+    TemporaryViews.java; 0.35 ms instead of 6 a view, one view per table a query reads)."""
+    compiled_java(df.sparkSession, _TEMPORARY_VIEWS, _TEMPORARY_VIEWS_SOURCE).replace(df._jdf, name)
 
 
 def drop_temporary_view(spark: SparkSession, name: str) -> None:

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluicegate.catalog.names import quote_identifier, quote_string
 from sluicegate.dialect.streaming.plan import CdcSpec
+from sluicegate.engine.sessions import drop_temporary_view, replace_temporary_view
 from sluicegate.engine.streams.cdc_checks import judged
 from sluicegate.engine.streams.cdc_flows import CdcShare, check_no_half_batch
 from sluicegate.engine.streams.expectations import BatchChecks
@@ -455,11 +456,11 @@ class Scd1Sink(CdcSink):
             rows = None
             if text is not None:
                 session = batch.sparkSession
-                batch.createOrReplaceTempView(self._view)
+                replace_temporary_view(batch, self._view)
                 try:
                     rows = self._driver_changes(session.sql(text), state)
                 finally:
-                    session.catalog.dropTempView(self._view)
+                    drop_temporary_view(session, self._view)
             if rows is None:
                 events = self._ranked(batch)
                 if text is None and self._ranks_on_driver(events):

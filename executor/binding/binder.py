@@ -49,7 +49,7 @@ from sluicegate.dialect.references import (
     table_references,
 )
 from sluicegate.dialect.statements import Query
-from sluicegate.engine.sessions import drop_temporary_view, sql_dataframe
+from sluicegate.engine.sessions import drop_temporary_view, replace_temporary_view, sql_dataframe
 from sluicegate.executor.binding.file_reads import file_dataframe
 from sluicegate.executor.binding.resolved import ResolvedTable, TableResolver
 from sluicegate.executor.binding.resolver import CatalogResolver
@@ -221,7 +221,7 @@ class Binder:
         name = self._pinned.views.get((key, read.files))
         if name is None:
             name = self._view_name()
-            pinned_dataframe(self._spark, read, SOURCE_FILE if with_file else None).createOrReplaceTempView(name)
+            replace_temporary_view(pinned_dataframe(self._spark, read, SOURCE_FILE if with_file else None), name)
             self._views.append(name)
             self._pinned.views[(key, read.files)] = name
         self.reads.append(TableRead(f"{catalogs.current().name}.{resolved.qualified}", snapshot.version,
@@ -248,7 +248,7 @@ class Binder:
         finally:
             self._adopt(inner)
         name = self._view_name()
-        df.createOrReplaceTempView(name)
+        replace_temporary_view(df, name)
         self._views.append(name)
         return name
 
@@ -261,7 +261,7 @@ class Binder:
                 exc.line, exc.column = self._position(ref.start, query)
             raise
         name = self._view_name()
-        df.createOrReplaceTempView(name)
+        replace_temporary_view(df, name)
         self._views.append(name)
         return name
 
