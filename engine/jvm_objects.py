@@ -8,6 +8,7 @@ lists whole.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,8 @@ _CONSTANTS: dict[tuple[int, str], tuple[Any, Any]] = {}
 _CONSTANTS_LOCK = threading.Lock()
 # Joins the strings of a list for the JVM to split: a control character no SQL text the gateway generates holds.
 _SEPARATOR = "\x1f"
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+_UNESCAPED = {"t": "\t", "n": "\n", "r": "\r"}
 
 
 def java_class(df: DataFrame, name: str) -> Any:
@@ -49,6 +52,23 @@ def compiled_java(spark: SparkSession, class_name: str, source: str) -> Any:
         return compiler.getClassLoader().loadClass(class_name).newInstance()
 
     return _once_per_client(spark, "compiled:" + class_name, compile_it)
+
+
+def escaped_lines(text: str) -> list[list[str]]:
+    """The fields of each line of a Java helper's answer: lines of tab-separated fields, with backslash, tab, CR and
+    LF escaped in each field as `\\\\`, `\\t`, `\\r`, `\\n` (PlanWalker.java, CatalogListing.java)."""
+    if not text:
+        return []
+    return [[_ESCAPED.sub(_unescape, part) for part in line.split("\t")] for line in text.split("\n")]
+
+
+def escape_field(value: str) -> str:
+    """`value` escaped as the Java helpers escape a field (for a list of names sent to one)."""
+    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _unescape(match: re.Match[str]) -> str:
+    return _UNESCAPED.get(match[1], match[1])
 
 
 def _once_per_client(spark: SparkSession, name: str, make: Callable[[], Any]) -> Any:

@@ -9,10 +9,12 @@ collects it with Spark jobs, which queue for task slots behind every other clien
 calls on the catalog objects themselves (the shared external catalog, the session's `SessionCatalog`), never a plan,
 a Dataset or a job.
 
-A Scala sequence of strings crosses in three calls (the sequence, its length, its elements joined by NUL) instead of
-one per element; should a name hold a NUL (only a backquoted Spark name can), the lengths disagree and the elements
-are read one by one. The built-in functions never change in a process: they are read once, with their usage text,
-and kept.
+The listings' questions are answered in one py4j call each by CatalogListing.java, compiled in the driver (Spark's
+databases with the session's temporary views; the tables of some databases with their kind and comment): under load
+each round trip waits for a JVM thread behind Spark's tasks, and a GetTables made about nine. Elsewhere a Scala
+sequence of strings crosses in three calls (the sequence, its length, its elements joined by NUL) instead of one per
+element; should a name hold a NUL (only a backquoted Spark name can), the lengths disagree and the elements are read
+one by one. The built-in functions never change in a process: they are read once, with their usage text, and kept.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ import json
 import re
 import threading
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
 
+from sluicegate.engine.jvm_objects import compiled_java, escape_field, escaped_lines
 from sluicegate.engine.sessions import REFLECTION_FUNCTIONS
 
 if TYPE_CHECKING:
@@ -42,6 +47,14 @@ class SparkTable:
 
 
 @dataclass(frozen=True)
+class SparkListing:
+    """Spark's databases and a session's temporary views, read together."""
+
+    databases: tuple[str, ...]
+    temporary_views: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SparkFunction:
     name: str
     usage: str | None         # what Spark's catalog calls the function's description
@@ -54,6 +67,9 @@ class _Catalogs:
 
 
 _SEPARATOR = "\x00"
+_LISTING = "sluicegate.engine.CatalogListing"
+_LISTING_SOURCE = (resources.files(__package__) / "CatalogListing.java").read_text(encoding="utf-8")
+_NO_COMMENT = "\x00"   # CatalogListing.tables' comment of a table that has none
 _CHAR_VARCHAR = re.compile(r"(?:var)?char\(\d+\)")
 _lock = threading.Lock()
 # per SparkSession (each client session has its own): its catalogs' JVM objects, fetched once
@@ -80,10 +96,6 @@ def _strings(seq: Any) -> list[str]:
     return [str(seq.apply(i)) for i in range(size)]
 
 
-def _option(option: Any) -> str | None:
-    """A Scala `Option[String]` in one call: its `toString` is `None` or `Some(<value>)`."""
-    text = str(option.toString())
-    return text[5:-1] if text.startswith("Some(") and text.endswith(")") else None
 
 
 def _catalogs_of(spark: SparkSession) -> _Catalogs:
@@ -105,19 +117,33 @@ def _session_catalog(spark: SparkSession) -> Any:
     return _catalogs_of(spark).session
 
 
-def databases(spark: SparkSession) -> list[str]:
-    return _strings(_external(spark).listDatabases())
 
 
-def tables(spark: SparkSession, database: str) -> list[str]:
-    """The names of the tables and views of `database` in Spark's catalog (none if it went meanwhile)."""
-    external = _external(spark)
-    try:
-        return _strings(external.listTables(database))
-    except Py4JJavaError:
-        if external.databaseExists(database):
-            raise
-        return []
+def _listing_helper(spark: SparkSession) -> Any:
+    return compiled_java(spark, _LISTING, _LISTING_SOURCE)
+
+
+def listing(spark: SparkSession) -> SparkListing:
+    """Spark's databases and the session's temporary views (not the global ones), in one py4j call."""
+    lines = escaped_lines(str(_listing_helper(spark).databasesAndViews(_session_catalog(spark))))
+    count = int(lines[0][0])
+    names = [line[0] for line in lines[1:]]
+    return SparkListing(tuple(names[:count]), tuple(names[count:]))
+
+
+def tables_in(spark: SparkSession, databases: Iterable[str]) -> dict[str, dict[str, SparkTable]]:
+    """The tables and views of each of `databases` in Spark's catalog, by name, in one py4j call (a database or
+    table dropped meanwhile is left out)."""
+    wanted = "\t".join(escape_field(database) for database in databases)
+    found: dict[str, dict[str, SparkTable]] = {}
+    if not wanted:
+        return found
+    for database, name, kind, comment in escaped_lines(str(_listing_helper(spark).tables(_session_catalog(spark),
+                                                                                          wanted))):
+        found.setdefault(database, {})[name] = SparkTable(kind, None if comment == _NO_COMMENT else comment)
+    return found
+
+
 
 
 def _table(spark: SparkSession, database: str, name: str) -> Any | None:
@@ -130,12 +156,6 @@ def _table(spark: SparkSession, database: str, name: str) -> Any | None:
         return None
 
 
-def table(spark: SparkSession, database: str, name: str) -> SparkTable | None:
-    """The table or view `database.name` of Spark's catalog; None if it is not there (dropped meanwhile)."""
-    found = _table(spark, database, name)
-    if found is None:
-        return None
-    return SparkTable(str(found.tableType().name()), _option(found.comment()))
 
 
 def _as_listed(schema_json: str) -> str:
@@ -161,9 +181,6 @@ def table_schema(spark: SparkSession, database: str, name: str) -> str | None:
     return None if found is None else _as_listed(str(found.schema().json()))
 
 
-def temporary_views(spark: SparkSession) -> list[str]:
-    """The names of the session's temporary views (not the global ones)."""
-    return _strings(_session_catalog(spark).getTempViewNames())
 
 
 def temporary_view_schema(spark: SparkSession, name: str) -> str | None:
@@ -177,8 +194,9 @@ def temporary_view_schema(spark: SparkSession, name: str) -> str | None:
 def functions(spark: SparkSession) -> tuple[SparkFunction, ...]:
     """The functions a user session has, sorted by name as Spark's `SHOW FUNCTIONS` sorts them: Spark's built-ins
     and operators without the reflection functions (engine/sessions.py drops them from every user session), with
-    their usage text. Users cannot add functions (the policy refuses CREATE FUNCTION), so this is the same for every
-    session and is read once per driver (about 500 functions, three py4j calls each)."""
+    their usage text. Users add none to Spark (a SQL function lives in the gateway's catalog, and a statement that
+    calls one has it only while it runs), so this is the same for every session and is read once per driver (about
+    500 functions, three py4j calls each)."""
     client = _client(spark)
     with _functions_lock:
         cached = _functions.get(id(client))

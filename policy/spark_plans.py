@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from sluicegate.engine.jvm_objects import compiled_java
+from sluicegate.engine.jvm_objects import compiled_java, escaped_lines
 from sluicegate.engine.sessions import session_parser
 from sluicegate.policy.errors import StatementNotAllowedError
 from sluicegate.storage.spark_errors import from_spark
@@ -99,8 +98,6 @@ _HINT = "run queries and the warehouse's statements; ask an admin for what needs
 
 _WALKER = "sluicegate.policy.PlanWalker"
 _WALKER_SOURCE = (resources.files(__package__) / "PlanWalker.java").read_text(encoding="utf-8")
-_ESCAPED = re.compile(r"\\(.)")
-_UNESCAPE = {"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}
 
 
 @dataclass(frozen=True)
@@ -140,10 +137,9 @@ def plan_nodes(spark: SparkSession, jplan: Any) -> list[Node]:
         log.warning("could not read a plan for the policy check: %s", exc)
         raise StatementNotAllowedError("the statement's plan could not be checked, so it is not run",
                                        hint=_HINT) from exc
-    nodes = []
-    for line in str(walked).split("\n"):
-        qualified, *details = line.split("\t")
-        nodes.append(_node(qualified, tuple(_ESCAPED.sub(lambda m: _UNESCAPE.get(m[1], m[1]), d) for d in details)))
+    nodes = [_node(qualified, tuple(details)) for qualified, *details in escaped_lines(str(walked))]
+    if not nodes:   # the walker always names the root; nothing at all is no plan to judge
+        raise StatementNotAllowedError("the statement's plan could not be checked, so it is not run", hint=_HINT)
     return nodes
 
 

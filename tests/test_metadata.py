@@ -323,6 +323,28 @@ def test_get_functions_with_a_pattern(raw):
     assert names("+") == ["+"]  # not a plain name: the whole listing, filtered exactly
 
 
+def test_get_functions_lists_the_catalogs_sql_functions_by_schema(raw, connect, objects):
+    """A function made by CREATE FUNCTION is listed in its schema (with its comment), as a BI tool's function
+    browser shows it; the built-ins keep no schema; a schema pattern that misses its schema leaves it out."""
+    client, session = raw
+    cursor = connect(username="tester").cursor()
+    cursor.execute(f"CREATE OR REPLACE FUNCTION {SCHEMA}.meta_twice(x INT) RETURNS INT COMMENT 'doubles' "
+                   "RETURN x * 2")
+    try:
+        def listed(**request: Any) -> list[tuple[Any, ...]]:
+            found = records(client, client.GetFunctions(T.TGetFunctionsReq(sessionHandle=session, **request)))
+            return [(f["FUNCTION_SCHEM"], f["FUNCTION_NAME"], f["REMARKS"], f["FUNCTION_TYPE"]) for f in found]
+
+        assert listed(functionName="meta\\_twice") == [(SCHEMA, "meta_twice", "doubles", 1)]
+        # the built-ins (no schema) are listed whatever the schema pattern, as before
+        assert [row for row in listed(schemaName="meta%", functionName="%") if row[0]] == [
+            (SCHEMA, "meta_twice", "doubles", 1)]
+        assert listed(schemaName="no_such_schema", functionName="meta%") == []
+        assert (None, "upper") in {row[:2] for row in listed(functionName="%")}
+    finally:
+        cursor.execute(f"DROP FUNCTION IF EXISTS {SCHEMA}.meta_twice")
+
+
 def test_get_primary_keys_and_cross_reference_are_empty_with_jdbc_columns(raw, objects):
     client, session = raw
     keys = ok(client.GetPrimaryKeys(T.TGetPrimaryKeysReq(sessionHandle=session, schemaName=SCHEMA,

@@ -12,10 +12,12 @@ the load.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sluicegate.catalog.errors import SchemaNotFoundError
+from sluicegate.catalog.functions import FunctionStore
 from sluicegate.engine import session_catalog
 
 if TYPE_CHECKING:
@@ -71,12 +73,19 @@ class CatalogView:
     def __init__(self, spark: SparkSession, store: CatalogStore | None = None) -> None:
         self.spark = spark
         self.store = store
-        self._spark_databases: frozenset[str] | None = None
+        self._listing: session_catalog.SparkListing | None = None
+
+    def _spark_listing(self) -> session_catalog.SparkListing:
+        if self._listing is None:
+            self._listing = session_catalog.listing(self.spark)
+        return self._listing
 
     def spark_databases(self) -> frozenset[str]:
-        if self._spark_databases is None:
-            self._spark_databases = frozenset(session_catalog.databases(self.spark))
-        return self._spark_databases
+        return frozenset(self._spark_listing().databases)
+
+    def catalog_databases(self) -> list[str]:
+        """The catalog's own schemas (those that may hold its objects, functions included), without asking Spark."""
+        return sorted(db.name for db in self.store.list_databases()) if self.store is not None else []
 
     def databases(self) -> list[str]:
         names = set(self.spark_databases())
@@ -86,27 +95,33 @@ class CatalogView:
 
     def tables(self, database: str) -> list[TableInfo]:
         """The tables and views of `database`: the catalog's, then those only Spark's catalog has."""
-        tables: dict[str, TableInfo] = {}
-        if self.store is not None:
-            try:
-                entries = self.store.list_tables(database)
-            except SchemaNotFoundError:
-                entries = []
-            for entry in entries:
-                tables[entry.name] = TableInfo(database, entry.name, _KIND_NAMES.get(entry.kind, entry.kind),
-                                               entry.comment, entry)
-        if database in self.spark_databases():
-            for name in session_catalog.tables(self.spark, database):
-                if name in tables:
-                    continue
-                found = session_catalog.table(self.spark, database, name)
-                if found is not None:
+        return self.tables_in([database])
+
+    def tables_in(self, databases: Sequence[str]) -> list[TableInfo]:
+        """The tables and views of each of `databases`, in that order, each database's sorted by name: the
+        catalog's, then those only Spark's catalog has (asked of Spark in one call for them all)."""
+        in_spark = self.spark_databases()
+        spark_tables = session_catalog.tables_in(self.spark, [db for db in databases if db in in_spark])
+        listed: list[TableInfo] = []
+        for database in databases:
+            tables: dict[str, TableInfo] = {}
+            if self.store is not None:
+                try:
+                    entries = self.store.list_tables(database)
+                except SchemaNotFoundError:
+                    entries = []
+                for entry in entries:
+                    tables[entry.name] = TableInfo(database, entry.name, _KIND_NAMES.get(entry.kind, entry.kind),
+                                                   entry.comment, entry)
+            for name, found in spark_tables.get(database, {}).items():
+                if name not in tables:
                     kind = "VIEW" if found.kind == "VIEW" else "TABLE"
                     tables[name] = TableInfo(database, name, kind, found.comment)
-        return sorted(tables.values(), key=lambda t: t.name)
+            listed.extend(sorted(tables.values(), key=lambda t: t.name))
+        return listed
 
     def temporary_views(self) -> list[TableInfo]:
-        return [TableInfo("", name, "VIEW", None) for name in sorted(session_catalog.temporary_views(self.spark))]
+        return [TableInfo("", name, "VIEW", None) for name in sorted(self._spark_listing().temporary_views)]
 
     def columns(self, table: TableInfo) -> list[ColumnInfo]:
         """A listed table's columns: the catalog's schema of its objects, Spark's of its own (none if it went
@@ -119,7 +134,13 @@ class CatalogView:
             schema_json = session_catalog.temporary_view_schema(self.spark, table.name)
         return [] if schema_json is None else _columns(_schema(schema_json))
 
-    def functions(self) -> list[FunctionInfo]:
-        """The session's functions: Spark's built-ins, read once per process. The catalog holds no functions and
-        users cannot define any (the policy refuses CREATE FUNCTION), so there are no others to list."""
-        return [FunctionInfo(f.name, None, f.usage) for f in session_catalog.functions(self.spark)]
+    def functions(self, databases: Sequence[str] = ()) -> list[FunctionInfo]:
+        """The session's functions: Spark's built-ins (read once per process; they belong to no schema), then the
+        SQL functions of each of `databases` in the catalog (CREATE FUNCTION), listed whatever the grants, as
+        tables are: EXECUTE is checked when one is called."""
+        found = [FunctionInfo(f.name, None, f.usage) for f in session_catalog.functions(self.spark)]
+        if self.store is not None:
+            defined = FunctionStore(self.store)
+            for database in databases:
+                found.extend(FunctionInfo(f.name, f.database, f.comment) for f in defined.list(database))
+        return found

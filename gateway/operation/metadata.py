@@ -85,9 +85,7 @@ class MetadataOperation(Operation):
                 kinds: Sequence[str] | None = None) -> list[catalog_view.TableInfo]:
         matcher = pattern_matcher(table_pattern)
         wanted = {k.upper() for k in kinds} if kinds else None
-        found = []
-        for db in self._databases(schema_pattern):
-            found.extend(self.view.tables(db))
+        found = self.view.tables_in(self._databases(schema_pattern))
         if wanted is None or "VIEW" in wanted:
             # The session's temporary views belong to no schema; Spark's Thrift server lists them whatever the
             # schema pattern, so that a client sees the views it just made.
@@ -216,7 +214,7 @@ class GetFunctions(MetadataOperation):
         matcher = pattern_matcher(self.request.get("function_name"))
         schemas = pattern_matcher(self.request.get("schema_name"))
         rows = []
-        for fn in self.view.functions():
+        for fn in self.view.functions([db for db in self.view.catalog_databases() if schemas.match(db)]):
             if matcher.match(fn.name) and (fn.database is None or schemas.match(fn.database)):
                 # FUNCTION_TYPE 1 = functionNoTable (DatabaseMetaData)
                 rows.append((None, fn.database, fn.name, fn.description or "", 1, fn.name))
