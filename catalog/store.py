@@ -262,11 +262,14 @@ class CatalogStore:
         return self.reads.get(("database", name.lower()), read, self.transaction)
 
     def list_databases(self, pattern: str | None = None) -> list[DatabaseEntry]:
+        """Kept while the catalog's version stays, as a single row's reads are: a schema browser lists on every
+        click, and a transaction of its own queued on SQLite's write lock behind every writer (issue 28 part 2)."""
         matcher = pattern_matcher(pattern)
-        with self.transaction() as session:
-            rows = session.scalars(select(DatabaseRow).order_by(DatabaseRow.name)).all()
-            return [_database_entry(r) for r in rows
-                    if matcher is None or matcher.match(r.name)]
+
+        def read(session: Session) -> tuple[DatabaseEntry, ...]:
+            return tuple(_database_entry(r) for r in session.scalars(select(DatabaseRow).order_by(DatabaseRow.name)))
+        return [entry for entry in self.reads.get(("databases",), read, self.transaction)
+                if matcher is None or matcher.match(entry.name)]
 
     # -- tables ----------------------------------------------------------------------------------------------
 
@@ -335,14 +338,18 @@ class CatalogStore:
 
     def list_tables(self, database: str | None = None, pattern: str | None = None,
                     kinds: Sequence[TableKind] | None = None) -> list[TableEntry]:
+        """Kept while the catalog's version stays (see `list_databases`); a missing schema raises, and is not kept."""
         matcher = pattern_matcher(pattern)
-        with self.transaction() as session:
+
+        def read(session: Session) -> tuple[TableEntry, ...]:
             query = select(TableRow).order_by(TableRow.database, TableRow.name)
             if database is not None:
                 self._require_database(session, database)
                 query = query.where(TableRow.database == database.lower())
-            return [_table_entry(r) for r in session.scalars(query).all()
-                    if (matcher is None or matcher.match(r.name)) and (kinds is None or r.kind in kinds)]
+            return tuple(_table_entry(r) for r in session.scalars(query))
+        key = ("tables", None if database is None else database.lower())
+        return [entry for entry in self.reads.get(key, read, self.transaction)
+                if (matcher is None or matcher.match(entry.name)) and (kinds is None or entry.kind in kinds)]
 
     def drop_table(self, database: str, name: str) -> TableEntry:
         with self.transaction() as session:

@@ -54,10 +54,13 @@ def test_reads_are_kept_while_nothing_is_written(store: CatalogStore) -> None:
     store.create_database("sales")
     store.create_table(_table("sales", "orders"))
     grants = GrantStore(store)
-    first = (store.get_table("sales", "orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"))
+    first = (store.get_table("sales", "orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"),
+             store.list_databases(), store.list_tables("sales"))
     sent = _statements(store)
-    again = (store.get_table("SALES", "Orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"))
+    again = (store.get_table("SALES", "Orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"),
+             store.list_databases(), store.list_tables("Sales"))
     assert again == first
+    assert [t.name for t in again[4]] == ["orders"]
     assert sent == []   # no transaction, so no BEGIN IMMEDIATE: only the counter's plain read, below SQLAlchemy
 
 
@@ -71,10 +74,15 @@ def test_every_write_raises_the_version_and_is_seen(store: CatalogStore) -> None
         changed, version = now > version, now
         return changed
 
+    def listed() -> list[str]:   # the listings (kept like the rows) as a schema browser reads them
+        return [f"{d.name}.{t.name}" for d in store.list_databases() for t in store.list_tables(d.name)]
+
+    assert "sales.orders" not in listed()
     store.create_database("sales")
     assert moved()
     store.create_table(_table("sales", "orders"))
     assert moved()
+    assert "sales.orders" in listed()
     assert store.get_table("sales", "orders").comment is None
     store.update_table("sales", "orders", comment="money")
     assert moved()
@@ -90,8 +98,10 @@ def test_every_write_raises_the_version_and_is_seen(store: CatalogStore) -> None
     assert moved()
     assert store.get_table("sales", "orders") is None
     assert store.get_table("sales", "orders2") is not None
+    assert "sales.orders2" in listed() and "sales.orders" not in listed()
     store.drop_database("sales", cascade=True)   # bulk deletes of its tables and grants
     assert moved()
+    assert not [name for name in listed() if name.startswith("sales.")]
     assert store.get_table("sales", "orders2") is None
     assert store.get_database("sales") is None
     with pytest.raises(TableNotFoundError):   # a failed write rolls back and raises nothing
@@ -107,10 +117,15 @@ def test_a_write_by_another_gateway_process_is_seen_at_once(store: CatalogStore,
     grants = GrantStore(store)
     assert store.get_table("sales", "orders").comment is None
     assert grants.held("bob", "sales", "orders") == set()
+    assert [t.name for t in store.list_tables("sales")] == ["orders"]
     _in_another_process(tmp_path, """
         store.update_table("sales", "orders", comment="changed elsewhere")
         grants.grant(Securable.table("sales", "orders"), ("bob",), ("SELECT",), "ann")
+        store.create_database("returns")
+        store.create_table(TableEntry("sales", "refunds", "TABLE", "/w/sales.db/refunds", None, None, owner="ann"))
     """)
+    assert [t.name for t in store.list_tables("sales")] == ["orders", "refunds"]
+    assert "returns" in [d.name for d in store.list_databases()]
     assert store.get_table("sales", "orders").comment == "changed elsewhere"
     assert grants.held("bob", "sales", "orders") == {"SELECT"}
     _in_another_process(tmp_path, """
