@@ -62,11 +62,6 @@ def escaped_lines(text: str) -> list[list[str]]:
     return [[_ESCAPED.sub(_unescape, part) for part in line.split("\t")] for line in text.split("\n")]
 
 
-def escape_field(value: str) -> str:
-    """`value` escaped as the Java helpers escape a field (for a list of names sent to one)."""
-    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-
-
 def _unescape(match: re.Match[str]) -> str:
     return _UNESCAPED.get(match[1], match[1])
 

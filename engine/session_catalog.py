@@ -9,9 +9,9 @@ collects it with Spark jobs, which queue for task slots behind every other clien
 calls on the catalog objects themselves (the shared external catalog, the session's `SessionCatalog`), never a plan,
 a Dataset or a job.
 
-The listings' questions are answered in one py4j call each by CatalogListing.java, compiled in the driver (Spark's
-databases with the session's temporary views; the tables of some databases with their kind and comment): under load
-each round trip waits for a JVM thread behind Spark's tasks, and a GetTables made about nine. Elsewhere a Scala
+A listing's questions are answered in one py4j call by CatalogListing.java, compiled in the driver (Spark's databases,
+the session's temporary views, every table with its kind and comment): under load each round trip waits for a JVM
+thread behind Spark's tasks, and a GetTables made about nine. Elsewhere a Scala
 sequence of strings crosses in three calls (the sequence, its length, its elements joined by NUL) instead of one per
 element; should a name hold a NUL (only a backquoted Spark name can), the lengths disagree and the elements are read
 one by one. The built-in functions never change in a process: they are read once, with their usage text, and kept.
@@ -23,7 +23,6 @@ import json
 import re
 import threading
 import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
 
-from sluicegate.engine.jvm_objects import compiled_java, escape_field, escaped_lines
+from sluicegate.engine.jvm_objects import compiled_java, escaped_lines
 from sluicegate.engine.sessions import REFLECTION_FUNCTIONS
 
 if TYPE_CHECKING:
@@ -48,10 +47,11 @@ class SparkTable:
 
 @dataclass(frozen=True)
 class SparkListing:
-    """Spark's databases and a session's temporary views, read together."""
+    """Spark's databases, a session's temporary views and every table of Spark's catalog, read together."""
 
     databases: tuple[str, ...]
     temporary_views: tuple[str, ...]
+    tables: dict[str, dict[str, SparkTable]]   # database -> name -> table
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class _Catalogs:
 _SEPARATOR = "\x00"
 _LISTING = "sluicegate.engine.CatalogListing"
 _LISTING_SOURCE = (resources.files(__package__) / "CatalogListing.java").read_text(encoding="utf-8")
-_NO_COMMENT = "\x00"   # CatalogListing.tables' comment of a table that has none
+_NO_COMMENT = "\x00"   # CatalogListing's comment of a table that has none
 _CHAR_VARCHAR = re.compile(r"(?:var)?char\(\d+\)")
 _lock = threading.Lock()
 # per SparkSession (each client session has its own): its catalogs' JVM objects, fetched once
@@ -124,26 +124,16 @@ def _listing_helper(spark: SparkSession) -> Any:
 
 
 def listing(spark: SparkSession) -> SparkListing:
-    """Spark's databases and the session's temporary views (not the global ones), in one py4j call."""
-    lines = escaped_lines(str(_listing_helper(spark).databasesAndViews(_session_catalog(spark))))
-    count = int(lines[0][0])
-    names = [line[0] for line in lines[1:]]
-    return SparkListing(tuple(names[:count]), tuple(names[count:]))
-
-
-def tables_in(spark: SparkSession, databases: Iterable[str]) -> dict[str, dict[str, SparkTable]]:
-    """The tables and views of each of `databases` in Spark's catalog, by name, in one py4j call (a database or
-    table dropped meanwhile is left out)."""
-    wanted = "\t".join(escape_field(database) for database in databases)
-    found: dict[str, dict[str, SparkTable]] = {}
-    if not wanted:
-        return found
-    for database, name, kind, comment in escaped_lines(str(_listing_helper(spark).tables(_session_catalog(spark),
-                                                                                          wanted))):
-        found.setdefault(database, {})[name] = SparkTable(kind, None if comment == _NO_COMMENT else comment)
-    return found
-
-
+    """Spark's databases, the session's temporary views (not the global ones) and the tables of every database,
+    in one py4j call (a database or table dropped meanwhile is left out)."""
+    lines = escaped_lines(str(_listing_helper(spark).listing(_session_catalog(spark))))
+    counts = lines[0]
+    databases, views = int(counts[0]), int(counts[1])
+    names = [line[0] for line in lines[1:1 + databases + views]]
+    tables: dict[str, dict[str, SparkTable]] = {}
+    for database, name, kind, comment in lines[1 + databases + views:]:
+        tables.setdefault(database, {})[name] = SparkTable(kind, None if comment == _NO_COMMENT else comment)
+    return SparkListing(tuple(names[:databases]), tuple(names[databases:]), tables)
 
 
 def _table(spark: SparkSession, database: str, name: str) -> Any | None:

@@ -99,9 +99,8 @@ class CatalogView:
 
     def tables_in(self, databases: Sequence[str]) -> list[TableInfo]:
         """The tables and views of each of `databases`, in that order, each database's sorted by name: the
-        catalog's, then those only Spark's catalog has (asked of Spark in one call for them all)."""
-        in_spark = self.spark_databases()
-        spark_tables = session_catalog.tables_in(self.spark, [db for db in databases if db in in_spark])
+        catalog's, then those only Spark's catalog has (read with Spark's databases, in the listing's one call)."""
+        spark_tables = self._spark_listing().tables
         listed: list[TableInfo] = []
         for database in databases:
             tables: dict[str, TableInfo] = {}
