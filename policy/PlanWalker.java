@@ -16,8 +16,9 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation;
  *
  * Compiled in the driver by Janino (engine/jvm_objects.compiled_java). It replaces `TreeNode.toJSON`, which asks
  * Scala reflection for every node's field names (45-55 ms for a TPC query's analysed plan, more under load), and
- * it sees more: it follows every constructor argument of every node (plans, expressions, subqueries, options,
- * collections, maps, arrays and the case classes around them), where toJSON leaves out what it cannot render.
+ * it sees more: it follows every node's children and every constructor argument (plans, expressions, subqueries,
+ * options, collections, maps, arrays and the case classes around them), where toJSON leaves out what it cannot
+ * render, and a plan's inner children (its subqueries) too.
  *
  * The answer is one line per node: its class's full name, then tab-separated details for the nodes the policy
  * reads (a function's name; a catalog relation's database and table), with backslash, tab, CR and LF escaped.
@@ -61,6 +62,13 @@ public final class PlanWalker {
                 root = line;
             } else {
                 lines.add(line);
+            }
+            // the children toJSON walks, should a node compute them from other fields than its arguments
+            visitAll(((TreeNode) value).children().iterator());
+            try {
+                visitAll(((TreeNode) value).innerChildren().iterator());   // a plan's subqueries: beyond toJSON
+            } catch (RuntimeException beyondToJson) {
+                // what toJSON reads (children and arguments) is walked either way
             }
         }
         if (value instanceof scala.Option) {
