@@ -29,12 +29,12 @@ public final class CatalogListing {
         scala.collection.Iterator names = databases.iterator();
         while (names.hasNext()) {
             out.append('\n');
-            field(out, (String) names.next());
+            Fields.append(out, (String) names.next());
         }
         names = views.iterator();
         while (names.hasNext()) {
             out.append('\n');
-            field(out, (String) names.next());
+            Fields.append(out, (String) names.next());
         }
         names = databases.iterator();
         while (names.hasNext()) {
@@ -66,30 +66,13 @@ public final class CatalogListing {
                 continue;
             }
             out.append('\n');
-            field(out, database);
+            Fields.append(out, database);
             out.append('\t');
-            field(out, name);
+            Fields.append(out, name);
             out.append('\t');
-            field(out, table.tableType().name());
+            Fields.append(out, table.tableType().name());
             out.append('\t');
-            field(out, table.comment().isDefined() ? (String) table.comment().get() : "\u0000");
-        }
-    }
-
-    private static void field(StringBuilder out, String value) {
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c == '\\') {
-                out.append("\\\\");
-            } else if (c == '\t') {
-                out.append("\\t");
-            } else if (c == '\n') {
-                out.append("\\n");
-            } else if (c == '\r') {
-                out.append("\\r");
-            } else {
-                out.append(c);
-            }
+            Fields.append(out, table.comment().isDefined() ? (String) table.comment().get() : "\u0000");
         }
     }
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from py4j.java_gateway import JavaClass
@@ -25,6 +26,7 @@ _CONSTANTS_LOCK = threading.Lock()
 _SEPARATOR = "\x1f"
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 _UNESCAPED = {"t": "\t", "n": "\n", "r": "\r"}
+_FIELDS_SOURCE = (resources.files(__package__) / "Fields.java").read_text(encoding="utf-8")
 
 
 def java_class(df: DataFrame, name: str) -> Any:
@@ -43,20 +45,32 @@ def compiled_java(spark: SparkSession, class_name: str, source: str) -> Any:
     """An instance of the public class `class_name` compiled from Java `source` in the driver, once per py4j client.
 
     Janino compiles it in memory, the compiler Spark itself uses for its generated code (so every Spark has it and
-    no build step or jar is needed), with Spark's class loader as parent: the class may use Spark's and Scala's
-    classes. For work that would cost one py4j round trip per object, or Scala reflection, done in one call."""
+    no build step or jar is needed). Its class loader's parent is Fields.java's, whose is Spark's: the class may use
+    Spark's and Scala's classes and the helpers' shared answer format. For work that would cost one py4j round trip
+    per object, or Scala reflection, done in one call."""
     def compile_it() -> Any:
-        compiler = spark._jvm.org.codehaus.janino.SimpleCompiler()  # type: ignore[union-attr]  # a session's JVM
-        compiler.setParentClassLoader(spark._jsparkSession.getClass().getClassLoader())
-        compiler.cook(source)
-        return compiler.getClassLoader().loadClass(class_name).newInstance()
+        loader = _compiled_loader(spark, _helpers_loader(spark), source)
+        return loader.loadClass(class_name).newInstance()
 
     return _once_per_client(spark, "compiled:" + class_name, compile_it)
 
 
+def _helpers_loader(spark: SparkSession) -> Any:
+    """The class loader of Fields.java, compiled once per py4j client over Spark's."""
+    return _once_per_client(spark, "loader:Fields", lambda: _compiled_loader(
+        spark, spark._jsparkSession.getClass().getClassLoader(), _FIELDS_SOURCE))
+
+
+def _compiled_loader(spark: SparkSession, parent: Any, source: str) -> Any:
+    compiler = spark._jvm.org.codehaus.janino.SimpleCompiler()  # type: ignore[union-attr]  # a session's JVM
+    compiler.setParentClassLoader(parent)
+    compiler.cook(source)
+    return compiler.getClassLoader()
+
+
 def escaped_lines(text: str) -> list[list[str]]:
     """The fields of each line of a Java helper's answer: lines of tab-separated fields, with backslash, tab, CR and
-    LF escaped in each field as `\\\\`, `\\t`, `\\r`, `\\n` (PlanWalker.java, CatalogListing.java)."""
+    LF escaped in each field as `\\\\`, `\\t`, `\\r`, `\\n` (Fields.java, which the helpers write with)."""
     if not text:
         return []
     return [[_ESCAPED.sub(_unescape, part) for part in line.split("\t")] for line in text.split("\n")]

@@ -11,6 +11,8 @@ import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.trees.TreeNode;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
 
+import sluicegate.engine.Fields;
+
 /**
  * Every tree node of a Spark plan, for the gateway's policy (policy/spark_plans.py), in one call from Python.
  *
@@ -112,36 +114,18 @@ public final class PlanWalker {
     private static String describe(Object node) {
         StringBuilder line = new StringBuilder(node.getClass().getName());
         if (node instanceof UnresolvedFunction) {
-            detail(line, (String) ((UnresolvedFunction) node).nameParts().last());
+            Fields.append(line.append('\t'), (String) ((UnresolvedFunction) node).nameParts().last());
         } else if (node instanceof UnresolvedTableValuedFunction) {
-            detail(line, (String) ((UnresolvedTableValuedFunction) node).name().last());
+            Fields.append(line.append('\t'), (String) ((UnresolvedTableValuedFunction) node).name().last());
         } else if (node instanceof LogicalRelation) {
             scala.Option table = ((LogicalRelation) node).catalogTable();
             if (table.isDefined()) {
                 TableIdentifier identifier = ((CatalogTable) table.get()).identifier();
                 scala.Option database = identifier.database();
-                detail(line, database.isDefined() ? (String) database.get() : "");
-                detail(line, identifier.table());
+                Fields.append(line.append('\t'), database.isDefined() ? (String) database.get() : "");
+                Fields.append(line.append('\t'), identifier.table());
             }
         }
         return line.toString();
-    }
-
-    private static void detail(StringBuilder line, String value) {
-        line.append('\t');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c == '\\') {
-                line.append("\\\\");
-            } else if (c == '\t') {
-                line.append("\\t");
-            } else if (c == '\n') {
-                line.append("\\n");
-            } else if (c == '\r') {
-                line.append("\\r");
-            } else {
-                line.append(c);
-            }
-        }
     }
 }
