@@ -86,11 +86,15 @@ class FunctionStore:
         return self._store.reads.get(("function names", database), read, self._store.transaction)
 
     def list(self, database: str, pattern: str | None = None) -> list[FunctionEntry]:
+        """The schema's functions by name (kept while the version stays: GetFunctions lists every schema's)."""
         matcher = pattern_matcher(pattern)
-        with self._store.transaction() as session:
-            rows = session.scalars(select(FunctionRow).where(FunctionRow.database == database.lower())
-                                   .order_by(FunctionRow.name)).all()
-            return [_entry(r) for r in rows if matcher is None or matcher.match(r.name)]
+        database = database.lower()
+
+        def read(session: Session) -> tuple[FunctionEntry, ...]:
+            return tuple(_entry(r) for r in session.scalars(
+                select(FunctionRow).where(FunctionRow.database == database).order_by(FunctionRow.name)))
+        return [entry for entry in self._store.reads.get(("functions", database), read, self._store.transaction)
+                if matcher is None or matcher.match(entry.name)]
 
     def drop(self, database: str, name: str) -> FunctionEntry:
         """Remove the function and its grants; a missing one is ROUTINE_NOT_FOUND."""

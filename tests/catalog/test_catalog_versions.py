@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import event
 
 from sluicegate.catalog.errors import TableNotFoundError
+from sluicegate.catalog.functions import FunctionEntry, FunctionStore
 from sluicegate.catalog.grants import GrantStore, Securable
 from sluicegate.catalog.store import CatalogStore, TableEntry
 from sluicegate.catalog.versions import read_version
@@ -53,14 +54,16 @@ def _in_another_process(warehouse: Path, code: str) -> None:
 def test_reads_are_kept_while_nothing_is_written(store: CatalogStore) -> None:
     store.create_database("sales")
     store.create_table(_table("sales", "orders"))
+    functions = FunctionStore(store)
+    functions.create(FunctionEntry("sales", "twice", (("x", "INT"),), "INT", "x * 2"), replace=False)
     grants = GrantStore(store)
     first = (store.get_table("sales", "orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"),
-             store.list_databases(), store.list_tables("sales"))
+             store.list_databases(), store.list_tables("sales"), functions.list("sales"))
     sent = _statements(store)
     again = (store.get_table("SALES", "Orders"), store.get_database("sales"), grants.held("bob", "sales", "orders"),
-             store.list_databases(), store.list_tables("Sales"))
+             store.list_databases(), store.list_tables("Sales"), functions.list("SALES"))
     assert again == first
-    assert [t.name for t in again[4]] == ["orders"]
+    assert [t.name for t in again[4]] == ["orders"] and [f.name for f in again[5]] == ["twice"]
     assert sent == []   # no transaction, so no BEGIN IMMEDIATE: only the counter's plain read, below SQLAlchemy
 
 
@@ -99,6 +102,13 @@ def test_every_write_raises_the_version_and_is_seen(store: CatalogStore) -> None
     assert store.get_table("sales", "orders") is None
     assert store.get_table("sales", "orders2") is not None
     assert "sales.orders2" in listed() and "sales.orders" not in listed()
+    functions = FunctionStore(store)
+    functions.create(FunctionEntry("sales", "twice", (("x", "INT"),), "INT", "x * 2"), replace=False)
+    assert moved()
+    assert [f.name for f in functions.list("sales")] == ["twice"]
+    functions.drop("sales", "twice")
+    assert moved()
+    assert functions.list("sales") == []
     store.drop_database("sales", cascade=True)   # bulk deletes of its tables and grants
     assert moved()
     assert not [name for name in listed() if name.startswith("sales.")]
@@ -201,8 +211,6 @@ def test_a_catalog_from_before_shallow_clones_gets_their_column(tmp_path: Path) 
 def test_a_catalog_from_before_functions_gets_their_table_and_keeps_them_across_a_restart(tmp_path: Path) -> None:
     """A catalog at version 11 (no `functions` table) is migrated; a function kept in it is there after a restart,
     its grants go with it when it is dropped, and reading it again after a write sees the write (the version)."""
-    from sluicegate.catalog.functions import FunctionEntry, FunctionStore
-
     _back_to(tmp_path, 11, "DROP TABLE functions")
     opened = CatalogStore.for_warehouse(tmp_path)
     try:
