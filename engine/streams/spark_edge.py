@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.java_gateway import ensure_callback_server_started
 
 from sluicegate.dialect.streaming.plan import StreamingPlan
 from sluicegate.engine.sessions import new_user_session
@@ -199,28 +199,38 @@ def quiet_failure_logs(spark: SparkSession) -> None:
         log.info("could not quiet Spark's failure logs: %s", exc)
 
 
-class _Listener(StreamingQueryListener):
+class _ProgressRelay:
+    """Spark's Python listener interface, taking of each event only what the supervisor uses: a progress's JSON
+    text, a termination's run id and error. PySpark's own listener turns every progress into Python objects field
+    by field first: about a hundred py4j calls, 0.1 s a micro-batch, on a core and the GIL the next batch needs
+    (issue 29's profile)."""
+
     def __init__(self, progress: Callable[[str, dict[str, Any]], None],
                  terminated: Callable[[str, str | None], None]) -> None:
         self.progress, self.terminated = progress, terminated
 
-    def onQueryStarted(self, event: Any) -> None:
+    def onQueryStarted(self, jevent: Any) -> None:
         pass
 
-    def onQueryProgress(self, event: Any) -> None:
+    def onQueryProgress(self, jevent: Any) -> None:
         try:
-            self.progress(str(event.progress.runId), json.loads(event.progress.json))
+            progress = jevent.progress()
+            self.progress(progress.runId().toString(), json.loads(progress.json()))
         except Exception:
             log.exception("recording stream progress failed")
 
-    def onQueryIdle(self, event: Any) -> None:
+    def onQueryIdle(self, jevent: Any) -> None:
         pass
 
-    def onQueryTerminated(self, event: Any) -> None:
+    def onQueryTerminated(self, jevent: Any) -> None:
         try:
-            self.terminated(str(event.runId), event.exception)
+            failure = jevent.exception()
+            self.terminated(jevent.runId().toString(), failure.get() if failure.isDefined() else None)
         except Exception:
             log.exception("handling a stream's end failed")
+
+    class Java:
+        implements = ["org.apache.spark.sql.streaming.PythonStreamingQueryListener"]
 
 
 class SparkEdge:
@@ -236,7 +246,11 @@ class SparkEdge:
         self.checkpoint_store = checkpoint_store
         self._sessions: dict[Key, SparkSession] = {}
         self._lock = threading.Lock()   # sessions are made by statements' threads (CREATE builds) and the supervisor
-        self._listener = _Listener(progress, terminated)
+        jvm, gateway = spark.sparkContext._jvm, spark.sparkContext._gateway
+        assert jvm is not None and gateway is not None  # typed optional; a running session has both
+        ensure_callback_server_started(gateway)
+        self._listener = jvm.org.apache.spark.sql.streaming.PythonStreamingQueryListenerWrapper(
+            _ProgressRelay(progress, terminated))
         quiet_failure_logs(spark)
 
     def session(self, key: Key) -> SparkSession:
@@ -244,7 +258,7 @@ class SparkEdge:
             session = self._sessions.get(key)
             if session is None:
                 session = new_user_session(self.spark)  # a stream's query is a user's query
-                session.streams.addListener(self._listener)
+                session._jsparkSession.streams().addListener(self._listener)
                 self._sessions[key] = session
             return session
 
@@ -252,7 +266,7 @@ class SparkEdge:
         with self._lock:
             session = self._sessions.pop(key, None)
         if session is not None:
-            session.streams.removeListener(self._listener)
+            session._jsparkSession.streams().removeListener(self._listener)
 
     def build(self, key: Key, plan: StreamingPlan, checkpoint: str | None = None) -> BuiltStream:
         return build(self.session(key), plan, table_locations(self.store, plan), checkpoint)
