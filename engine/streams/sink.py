@@ -115,6 +115,13 @@ def batch_done(kept: KeptTable | LogTail | None, stream_id: str, batch_id: int) 
     return done is not None and batch_id <= done
 
 
+def estimated_bytes(frame: DataFrame) -> int:
+    """Spark's estimate of `frame`'s size before it runs: for a micro-batch of a file source, the bytes of the
+    batch's files (Spark's file statistics); a source that reports none (the Python data sources: Kafka, Delta
+    tables) is estimated at `spark.sql.defaultSizeInBytes`, so as large as can be."""
+    return int(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+
+
 def batch_arrow(rows: DataFrame) -> pa.Table:
     """The rows on the driver; a failure of the job computing them (a NOT NULL violation) in the gateway's shape."""
     try:
