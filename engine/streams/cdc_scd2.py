@@ -28,22 +28,25 @@ or sequence Arrow does not order as Spark, takes that join.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sluicegate.dialect.streaming.cdc import END_AT, START_AT, tracked_columns
 from sluicegate.engine.streams.cdc_sink import (
     DELETE,
+    ORDER,
     SEQ,
     STATE_PREFIX,
     TIE,
     CdcSink,
     Decided,
     _concat,
+    numbered,
     prefixed,
     q,
     same_keys,
+    without_keys,
 )
 from sluicegate.engine.streams.sink import batch_arrow
 from sluicegate.storage.delta.write import AppTransaction
@@ -52,15 +55,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
-VERSION, NEXT, OPENS, ORDER = "__sg_version", "__sg_next", "__sg_opens", "__sg_order"
-
-
-def _numbered(rows: pa.Table, columns: Sequence[str]) -> pa.Table:
-    """`rows`' `columns` and each row's index (ORDER): a join's probe that carries no other column (Arrow's hash
-    join takes no nested column along) and says which rows of `rows` matched."""
-    import pyarrow as pa
-
-    return rows.select(list(columns)).append_column(ORDER, pa.array(range(rows.num_rows), pa.int64()))
+VERSION, NEXT, OPENS = "__sg_version", "__sg_next", "__sg_opens"
 
 
 class Scd2Sink(CdcSink):
@@ -98,17 +93,16 @@ class Scd2Sink(CdcSink):
         keys, by = list(self.keys), [*self.keys, SEQ]
         stored = self._stored_of(state, winners, [c for c in winners.column_names if c not in keys])
         ranks = stored.select([*by, DELETE, TIE]).rename_columns([*by, STATE_PREFIX + DELETE, STATE_PREFIX + TIE])
-        looked = _numbered(winners, by).join(ranks, keys=by, join_type="left outer").sort_by(ORDER)
+        looked = numbered(winners, by).join(ranks, keys=by, join_type="left outer").sort_by(ORDER)
         delete, stored_delete = winners.column(DELETE), looked.column(STATE_PREFIX + DELETE)
         beats = pc.or_(pc.fill_null(pc.greater(delete, stored_delete), False), pc.and_(
             pc.fill_null(pc.equal(delete, stored_delete), False),
             pc.fill_null(pc.greater(winners.column(TIE), looked.column(STATE_PREFIX + TIE)), False)))
         new = winners.filter(pc.or_(pc.is_null(stored_delete), beats))
         touched = new.group_by(keys).aggregate([])
-        kept = _numbered(stored, keys).join(touched, keys=keys, join_type="left semi")
+        kept = numbered(stored, keys).join(touched, keys=keys, join_type="left semi")
         before = stored.take(kept.column(ORDER).combine_chunks())
-        replaced = _numbered(before, by).join(new.select(by), keys=by, join_type="left anti")
-        history = _concat(before.take(replaced.column(ORDER).combine_chunks()), new)
+        history = _concat(without_keys(before, new, by), new)
         return new, history.select(winners.column_names).cast(winners.schema)
 
     @contextmanager

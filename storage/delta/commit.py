@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -40,6 +41,7 @@ from sluicegate.storage.delta.tables import open_table
 from sluicegate.storage.delta.write import AppTransaction, write_files
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
 OPERATION_KEY = "sluicegate.operation"
@@ -239,15 +241,22 @@ def rewrite(location: str, read_version: int, removed: Sequence[str], df: DataFr
             parameters: dict[str, str] | None = None) -> int:
     """Replace the files `removed` (absolute paths or URIs of version `read_version`) by `df`'s rows, as one commit
     checked against what happened since `read_version`."""
+    table = open_table(location, version=read_version)
+    files = write_files(df, location, table.metadata().partition_columns) if df is not None else []
+    return replace_files(table, _relative_paths(location, removed), files, operation, parameters)
+
+
+def replace_files(table: Any, removed: Sequence[str], files: Sequence[WrittenFile], operation: str,
+                  parameters: dict[str, str] | None = None, app_transaction: AppTransaction | None = None, *,
+                  announce: bool = True) -> int:
+    """One commit removing the data files `removed` (relative to the table and decoded, as remove actions name
+    them) and adding `files`: the rows of part of the table, rewritten by the caller."""
     from deltalake.transaction import RemoveAction
 
-
-    table = open_table(location, version=read_version)
     now = int(time.time() * 1000)
-    actions: list[Any] = [RemoveAction(path, True, now) for path in _relative_paths(location, removed)]
-    if df is not None:
-        actions.extend(_adds(write_files(df, location, table.metadata().partition_columns)))
-    return commit_actions(table, actions, "append", operation, parameters)
+    actions: list[Any] = [RemoveAction(path, True, now) for path in removed]
+    actions.extend(_adds(files))
+    return commit_actions(table, actions, "append", operation, parameters, app_transaction, announce=announce)
 
 
 def _relative_paths(location: str, removed: Sequence[str]) -> list[str]:
@@ -264,18 +273,32 @@ def replace_with_arrow(location: str, read_version: int, rows: Any, operation: s
                        parameters: dict[str, str] | None = None) -> int:
     """Replace every file of the table (as of `read_version`) by one Parquet file of the Arrow table `rows`, written
     on the driver (for a small result Spark has already computed in memory), as one commit."""
+    files = write_arrow(location, [rows])
+    return commit_actions(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
+
+
+def write_arrow(location: str, parts: Sequence[pa.Table], plain_columns: Sequence[str] = ()) -> list[WrittenFile]:
+    """The driver writes each Arrow table of `parts` as one Parquet file of the (unpartitioned) table at `location`,
+    not committed yet. `plain_columns`: written without a dictionary or statistics, for a column of distinct values
+    nothing filters on (on an object store every column has both)."""
     import uuid
 
     import pyarrow.parquet as pq
 
-
     if is_object_uri(location):
-        files = write_arrow_files(location, rows)
-        return commit_actions(open_table(location, version=read_version), _adds(files), "overwrite", operation,
-                              parameters)
+        return [file for part in parts for file in write_arrow_files(location, part)]
     staging = f"_sg_write_{uuid.uuid4().hex}"
     os.makedirs(os.path.join(location, staging))
-    pq.write_table(rows, os.path.join(location, staging, f"part-00000-{uuid.uuid4().hex}.snappy.parquet"),
-                   compression="snappy")
-    files = list_written_files(location, staging)
-    return commit_actions(open_table(location, version=read_version), _adds(files), "overwrite", operation, parameters)
+
+    def write(number: int) -> None:
+        part = parts[number]
+        encoded = [name for name in part.column_names if name not in plain_columns]
+        pq.write_table(part, os.path.join(location, staging, f"part-{number:05d}-{uuid.uuid4().hex}.snappy.parquet"),
+                       compression="snappy", use_dictionary=encoded, write_statistics=encoded)
+
+    if len(parts) > 1:   # pyarrow writes without the GIL: the parts side by side
+        with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
+            list(pool.map(write, range(len(parts))))
+    elif parts:
+        write(0)
+    return list_written_files(location, staging)
