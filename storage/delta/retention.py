@@ -15,6 +15,10 @@ the JSON commits and checkpoints older than `delta.logRetentionDuration` only up
 old, so every version inside the window can still be loaded.
 
 Statements hold the versions they read (storage/delta/holds.py); retention keeps every file a held version needs.
+
+An AUTO CDC table's state tables (`_sg_cdc_state/<stream id>/`) are Delta tables of their own that VACUUM of the table
+never touches; the table's background retention deletes their removed files an hour after their removal, since
+their only reader, the table's next batch, reads their latest version.
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ from sluicegate.storage.files import StoredFile, delete_files, list_files, read_
 
 __all__ = [
     "CDC_STATE_FOLDER", "InvalidIntervalError", "RetentionResult", "Retentions", "VacuumResult",
-    "check_interval_properties", "clean_up_log", "effective_retentions", "expired_files", "interval_seconds",
-    "maintain_retention", "tombstones", "vacuum",
+    "cdc_states", "check_interval_properties", "clean_up_log", "effective_retentions", "expired_files",
+    "interval_seconds", "maintain_retention", "tombstones", "vacuum",
 ]
 
 LOG_FOLDER = "_delta_log"
@@ -286,4 +290,17 @@ def maintain_retention(location: str | Path, now: float | None = None) -> Retent
         raise DeltaTableNotFoundError(f"no Delta table at {location}", hint="retention applies to Delta tables only")
     retentions = effective_retentions(location)
     result = vacuum(location, retentions.deleted_files, now=now, untracked_min_age=UNTRACKED_MIN_AGE_SECONDS)
-    return RetentionResult(len(result.paths), result.bytes, clean_up_log(location, now))
+    files, freed, entries = len(result.paths), result.bytes, clean_up_log(location, now)
+    for state in cdc_states(location):
+        # a state's batch reads its latest version only: its rewritten files go once a write in flight is done
+        kept = vacuum(state, UNTRACKED_MIN_AGE_SECONDS, now=now, untracked_min_age=UNTRACKED_MIN_AGE_SECONDS)
+        files, freed, entries = files + len(kept.paths), freed + kept.bytes, entries + clean_up_log(state, now)
+    return RetentionResult(files, freed, entries)
+
+
+def cdc_states(location: str) -> list[str]:
+    """The AUTO CDC state tables inside the table's folder (`_sg_cdc_state/<stream id>/`, engine/streams/cdc_sink.py):
+    each batch rewrites part of one, so their removed files are deleted with the table's retention, not kept."""
+    root = f"{location.rstrip('/')}/{CDC_STATE_FOLDER}"
+    names = sorted({stored.path.split("/")[0] for stored in list_files(root) if "/" in stored.path})
+    return [f"{root}/{name}" for name in names if is_delta_table(f"{root}/{name}")]

@@ -309,6 +309,29 @@ def test_maintaining_a_table_that_is_gone_is_a_typed_error(tmp_path):
     assert raised.value.sqlstate == "42P01" and str(tmp_path / "gone") in str(raised.value)
 
 
+def test_maintenance_deletes_an_auto_cdc_states_rewritten_files_an_hour_after(tmp_path):
+    """Each AUTO CDC batch rewrites part of the table's state (engine/streams/cdc_sink.py), whose batches read its
+    latest version only: the background retention of the table deletes the state's removed files an hour after
+    their removal (a state grew by every batch's rewrite before), and keeps its current files."""
+    location = tmp_path / "t"
+    _table(location, batches=1)
+    state = location / retention.CDC_STATE_FOLDER / "stream-1"
+    write_deltalake(str(state), pa.table({"id": [1], "__sg_seq": [1]}))
+    first = {p for p in state.rglob("*.parquet") if "_delta_log" not in p.parts}
+    write_deltalake(str(state), pa.table({"id": [1], "__sg_seq": [2]}), mode="overwrite")
+    current = {p for p in state.rglob("*.parquet") if "_delta_log" not in p.parts} - first
+    table_files = _data_files(location)
+    assert first and current
+    now = time.time()
+    assert retention.maintain_retention(str(location), now=now + 60).files_deleted == 0   # removed just now
+    assert all(path.exists() for path in first | current)
+    result = retention.maintain_retention(str(location), now=now + 2 * 3600)
+    assert result.files_deleted == len(first) and not any(path.exists() for path in first)
+    assert all(path.exists() for path in current) and _data_files(location) == table_files - {
+        str(path.relative_to(location)) for path in first}
+    assert DeltaTable(str(state)).to_pyarrow_table().column("__sg_seq").to_pylist() == [2]
+
+
 def test_an_auto_cdc_tables_state_inside_its_folder_is_never_vacuumed(tmp_path):
     """The ranks and tombstones of an AUTO CDC table are a Delta table of their own under `_sg_cdc_state/` in the
     table's folder: files the table's log does not know, which VACUUM of the table must leave alone."""
