@@ -16,8 +16,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cdc_reference import events_source, scd1_reference, scd2_reference
 from pyhive_helpers import error_status, poll_until, sorted_rows
+
+from sluicegate.engine.streams import cdc_sink
 
 
 def _create(cur: Any, table: str, folder: Path, extra: str = "") -> None:
@@ -67,6 +70,31 @@ def test_changes_apply_by_key_with_the_highest_sequence(stream_cursor, streams, 
     cur.execute("DESCRIBE STREAMING TABLE customers")
     described = {row[0]: row[1] for row in cur.fetchall()}
     assert "keys (id), sequence by seq, SCD type 1" in described["Auto CDC"]
+
+
+@pytest.mark.parametrize("ranked_by", ["driver", "spark"])
+def test_a_null_sequence_fails_the_batch_and_applies_none_of_it(stream_cursor, streams, tmp_path, land, monkeypatch,
+                                                                 ranked_by):
+    """An event whose SEQUENCE BY value is NULL cannot be ordered: its batch fails with an error naming the
+    sequence, whether the driver picks the winners or Spark's aggregate does (a batch above
+    DRIVER_RANKING_BYTES), and none of the batch is applied; DESCRIBE STREAMING TABLE shows the error."""
+    if ranked_by == "spark":
+        monkeypatch.setattr(cdc_sink, "DRIVER_RANKING_BYTES", -1)
+    cur = stream_cursor
+    folder = tmp_path / "changes"
+    land(folder, [{"id": 1, "op": "U", "seq": 1, "name": "ann", "amount": 10}])
+    _create(cur, "unordered", folder)
+    assert sorted_rows(cur, "SELECT * FROM unordered") == [(1, 1, "ann", 10)]
+    land(folder, [{"id": 2, "op": "U", "seq": 2, "name": "bob", "amount": 20},
+                  {"id": 1, "op": "U", "seq": None, "name": "no order", "amount": 0}])
+    failed = poll_until(lambda: (e := streams.store.get_stream(cur.database, "unordered")) and e.last_error and e,
+                        "the stream to fail on the NULL sequence")
+    assert "SEQUENCE BY value (seq) is NULL, so it cannot be ordered" in failed.last_error
+    assert "USER_RAISED_EXCEPTION" in failed.last_error and "P0001" in failed.last_error
+    cur.execute("DESCRIBE STREAMING TABLE unordered")
+    assert "SEQUENCE BY value (seq) is NULL" in ({row[0]: row[1] for row in cur.fetchall()}["Last error"] or "")
+    assert sorted_rows(cur, "SELECT * FROM unordered") == [(1, 1, "ann", 10)]
+    cur.execute("DROP TABLE unordered")
 
 
 def test_ignore_null_updates_keeps_the_stored_values(stream_cursor, streams, tmp_path, land):
