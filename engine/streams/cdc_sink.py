@@ -166,7 +166,7 @@ class Decided:
     truncated: bool = False
     truncating: bool = False   # SCD 1: a writer of the table truncates, so the state keeps truncate flags
     stored: StateSlice | None = None   # SCD 1: the state's files the batch looked its keys up in, read whole
-    files: Future[list[WrittenFile]] | None = None   # SCD 1: their rewrite, written while the table's MERGE runs
+    rewrite: Future[StateRewrite] | None = None   # SCD 1: their rewrite, written while the table's MERGE runs
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,15 @@ class StateSlice:
 
     rows: pa.Table
     paths: list[str] | None
+
+
+@dataclass(frozen=True)
+class StateRewrite:
+    """The state's commit of a batch, written but not committed: the files it removes (a `StateSlice`'s paths) and
+    those it adds in their place."""
+
+    removed: list[str]
+    added: list[WrittenFile]
 
 
 @dataclass(frozen=True)
@@ -768,16 +777,17 @@ class Scd1Sink(CdcSink):
         stored = decided.stored
         if stored is None or stored.paths is None or state is None or tombstones_before(state, self._cutoff()):
             return
-        decided.files = _state_writer_pool().submit(self._state_files, decided.state(), stored)
+        decided.rewrite = _state_writer_pool().submit(self._state_files, decided.state(), stored.rows, stored.paths)
 
     def _remember(self, decided: Decided, txn: AppTransaction, parameters: dict[str, str]) -> None:
         """The state table's commit: each changed key's rank (a tombstone for a delete), and tombstones older than
         the threshold dropped (with APPLY AS TRUNCATE, the latest truncate's row too)."""
-        if decided.files is not None:
+        if decided.rewrite is not None:
             state = self._kept_state.existing()
             try:
-                commit.replace_files(state, (decided.stored.paths if decided.stored else None) or [],
-                                     decided.files.result(), OPERATION, parameters, txn, announce=False)
+                rewrite = decided.rewrite.result()
+                commit.replace_files(state, rewrite.removed, rewrite.added, OPERATION, parameters, txn,
+                                     announce=False)
             except Exception:
                 self._kept_state.forget()
                 raise
@@ -790,19 +800,19 @@ class Scd1Sink(CdcSink):
                            gc=f"t.{DELETE} AND t.{DELETED_AT} < {cutoff}"
                            if state is not None and tombstones_before(state, cutoff) else None)
 
-    def _state_files(self, rows: pa.Table, stored: StateSlice) -> list[WrittenFile]:
-        """The rewrite of the state's files the batch looked its keys up in (`stored`, read under the table's lock,
-        so still the state's), not committed: their rows but those of `rows`' keys, and `rows`, sorted by key, in
-        files of about `STATE_FILE_BYTES` (in memory; smaller on disk). What the MERGE of `_commit_state` writes,
-        without reading those files a second time or planning a join (issue 29: 0.06 s of a batch's 0.45)."""
+    def _state_files(self, rows: pa.Table, stored: pa.Table, paths: list[str]) -> StateRewrite:
+        """The rewrite of the state's files the batch looked its keys up in (`paths`, whose rows are `stored`, read
+        under the table's lock, so still the state's), not committed: their rows but those of `rows`' keys, and
+        `rows`, sorted by key, in files of about `STATE_FILE_BYTES` (in memory; smaller on disk). What the MERGE of
+        `_commit_state` writes, without reading those files a second time or planning a join (issue 29: 0.06 s of
+        a batch's 0.45)."""
         import pyarrow as pa
 
-        schema = stored.rows.schema
-        new = rows.select(schema.names).cast(schema)
-        merged = by_key(pa.concat_tables([without_keys(stored.rows, new, self.keys), new]), self.keys)
+        new = rows.select(stored.schema.names).cast(stored.schema)
+        merged = by_key(pa.concat_tables([without_keys(stored, new, self.keys), new]), self.keys)
         per_file = max(1, merged.num_rows * STATE_FILE_BYTES // max(1, merged.nbytes))
         parts = [merged.slice(start, per_file) for start in range(0, merged.num_rows, per_file)]
-        return commit.write_arrow(self.state, parts, plain_columns=[TIE])
+        return StateRewrite(paths, commit.write_arrow(self.state, parts, plain_columns=[TIE]))
 
 
 @cache
